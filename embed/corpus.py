@@ -1,0 +1,315 @@
+"""Read corpus files into one table of papers: normalised text, stable ids, display titles.
+
+Supported inputs (optionally ``.gz``-compressed): the plain-text sample format (an optional
+heading line naming the collection, then abstracts separated by blank lines), CSV, TSV,
+JSON (a list of records), JSON lines (the arXiv metadata snapshot among them) and Parquet.
+Fields are found by common column names, or named explicitly.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from embed.errors import UserError
+from embed.text import normalise_text
+from embed.titles import derive_title
+
+# Candidate column names, most specific first; matched case-insensitively.
+FIELD_NAMES = {
+    "id": ["id", "paper_id", "paperid", "arxiv_id", "doi", "uid"],
+    "title": ["title", "paper_title"],
+    "abstract": ["abstract", "summary", "text", "abstract_text", "content"],
+    "year": ["year", "publication_year", "update_date", "published", "publication_date", "date"],
+    "authors": ["authors", "author", "author_names"],
+    "venue": ["venue", "conference", "journal", "booktitle"],
+    "url": ["url", "link", "pdf_url", "html_url"],
+    "categories": ["categories", "category", "primary_category", "subjects", "keywords"],
+}
+OPTIONAL_FIELDS = ["year", "authors", "venue", "url", "categories"]
+MAX_ABSTRACT_CHARS = 200_000  # longer "abstracts" are whole papers pasted by mistake
+MAX_FILE_BYTES = 2 * 1024**3
+FORMATS = ("text", "csv", "tsv", "json", "jsonl", "parquet")
+
+
+@dataclass
+class ReadReport:
+    """What reading dropped and why, for the build to report."""
+
+    skipped: list[str] = field(default_factory=list)  # "file:line: reason"
+    duplicate_ids: list[str] = field(default_factory=list)
+    duplicate_abstracts: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """Human-readable summary lines (empty when nothing was dropped)."""
+        out = []
+        for label, items in [
+            ("records skipped", self.skipped),
+            ("duplicate ids kept once", self.duplicate_ids),
+            ("duplicate abstracts kept once", self.duplicate_abstracts),
+        ]:
+            if items:
+                shown = "; ".join(items[:5]) + (f"; … {len(items) - 5} more" if len(items) > 5 else "")
+                out.append(f"{len(items)} {label}: {shown}")
+        return out
+
+
+def text_id(abstract: str) -> str:
+    """A short stable id from the normalised abstract, so ids survive reordering and re-runs."""
+    return hashlib.sha256(abstract.encode("utf-8")).hexdigest()[:12]
+
+
+def detect_format(path: Path, head: bytes) -> str:
+    """Pick a reader from the file name, falling back to the first bytes."""
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    ext = suffixes[-1] if suffixes else ""
+    by_ext = {".txt": "text", ".md": "text", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
+              ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
+    if ext in by_ext:
+        return by_ext[ext]
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    stripped = head.lstrip()
+    if stripped.startswith(b"["):
+        return "json"
+    if stripped.startswith(b"{"):
+        return "jsonl"
+    return "text"
+
+
+def _read_bytes(path: Path) -> bytes:
+    if path.is_dir():
+        raise UserError(f"{path}: is a directory; pass the corpus files inside it")
+    if not path.exists():
+        raise UserError(f"{path}: no such file")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise UserError(f"{path}: larger than {MAX_FILE_BYTES // 1024**3} GiB; split it into several files")
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise UserError(f"{path}: broken gzip data ({exc})") from None
+    if not data.strip():
+        raise UserError(f"{path}: the file is empty")
+    return data
+
+
+def _decode(path: Path, data: bytes) -> str:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        encoding = "utf-16"
+    else:
+        encoding = "utf-8-sig"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UserError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
+                        "save it as UTF-8 or pass a CSV/JSON/Parquet file") from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise UserError(f"{path}:{line}: NUL byte in text; this looks like a binary file, not a corpus")
+    return text
+
+
+def _read_text_format(path: Path, text: str) -> list[tuple[int, dict]]:
+    """Blocks separated by blank lines; a first one-line block without a full stop is a heading."""
+    blocks, start, current = [], 1, []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            if not current:
+                start = number
+            current.append(line)
+        elif current:
+            blocks.append((start, current))
+            current = []
+    if current:
+        blocks.append((start, current))
+    heading = ""
+    first_lines = blocks[0][1] if blocks else []
+    if len(first_lines) == 1 and len(first_lines[0]) <= 120 and not first_lines[0].rstrip().endswith("."):
+        heading = normalise_text(first_lines[0])
+        blocks = blocks[1:]
+    if not blocks:
+        raise UserError(f"{path}: no abstracts after the heading line (abstracts are separated by blank lines)")
+    return [(line, {"abstract": " ".join(lines), "venue": heading}) for line, lines in blocks]
+
+
+def _read_delimited(path: Path, text: str, delimiter: str) -> list[tuple[int, dict]]:
+    csv.field_size_limit(MAX_ABSTRACT_CHARS * 10)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        header = next(reader)
+        rows = []
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise UserError(f"{path}:{reader.line_num}: {len(row)} fields where the header has {len(header)}")
+            rows.append((reader.line_num, dict(zip(header, row))))
+    except csv.Error as exc:
+        raise UserError(f"{path}:{reader.line_num}: malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})") from None
+    return rows
+
+
+def _read_jsonl(path: Path, text: str) -> list[tuple[int, dict]]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise UserError(f"{path}:{number}: broken JSON line ({getattr(exc, 'msg', 'nested too deeply')})") from None
+        if not isinstance(record, dict):
+            raise UserError(f"{path}:{number}: expected a JSON object, found {type(record).__name__}")
+        rows.append((number, record))
+    return rows
+
+
+def _read_json(path: Path, text: str) -> list[tuple[int, dict]]:
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise UserError(f"{path}{where}: broken JSON ({getattr(exc, 'msg', 'nested too deeply')})") from None
+    if isinstance(data, dict):  # {"papers": [...]} and similar wrappers
+        lists = [value for value in data.values() if isinstance(value, list)]
+        data = lists[0] if len(lists) == 1 else [data]
+    if not isinstance(data, list):
+        raise UserError(f"{path}: expected a JSON list of paper records, found {type(data).__name__}")
+    bad = next((i for i, record in enumerate(data) if not isinstance(record, dict)), None)
+    if bad is not None:
+        raise UserError(f"{path}: record {bad + 1} is a {type(data[bad]).__name__}, not a JSON object")
+    return [(i + 1, record) for i, record in enumerate(data)]
+
+
+def _read_parquet(path: Path, data: bytes) -> list[tuple[int, dict]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise UserError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
+    return [(i + 1, record) for i, record in enumerate(table.to_pylist())]
+
+
+def _as_text(value) -> str:
+    """Flatten a field value (string, number, list of names, {'name': …} dicts) into one string."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, dict):
+        value = value.get("name") or " ".join(str(v) for v in value.values() if isinstance(v, str))
+    if isinstance(value, (list, tuple)):
+        return "; ".join(filter(None, (_as_text(item) for item in value)))
+    return normalise_text(str(value))
+
+
+def _resolve_columns(path: Path, columns: list[str], overrides: dict[str, str | None], fmt: str) -> dict[str, str]:
+    """Map our field names to the file's column names."""
+    lower = {c.lower().strip(): c for c in columns}
+    resolved = {}
+    for name, candidates in FIELD_NAMES.items():
+        override = overrides.get(name)
+        if override:
+            if override not in columns:
+                if fmt == "text":
+                    continue
+                raise UserError(f"{path}: no field '{override}' (given as --{name if name != 'abstract' else 'text'}-field); "
+                                f"fields are: {', '.join(columns[:20])}")
+            resolved[name] = override
+            continue
+        found = next((lower[c] for c in candidates if c in lower), None)
+        if found:
+            resolved[name] = found
+    if "abstract" not in resolved:
+        raise UserError(f"{path}: no abstract-like field (looked for {', '.join(FIELD_NAMES['abstract'])}); "
+                        f"fields are: {', '.join(columns[:20]) or 'none'}; name one with --text-field")
+    return resolved
+
+
+def _year(value: str) -> int | None:
+    match = re.search(r"\b(1[89]\d\d|20\d\d)\b", value)
+    return int(match.group(1)) if match else None
+
+
+def read_records(path: str | Path, overrides: dict[str, str | None] | None = None) -> list[dict]:
+    """Read one corpus file into a list of paper dicts with normalised fields and a ``source``."""
+    path = Path(path)
+    data = _read_bytes(path)
+    fmt = detect_format(path, data[:64])
+    if fmt == "parquet":
+        rows = _read_parquet(path, data)
+    else:
+        text = _decode(path, data)
+        readers = {"text": _read_text_format, "jsonl": _read_jsonl, "json": _read_json,
+                   "csv": lambda p, t: _read_delimited(p, t, ","), "tsv": lambda p, t: _read_delimited(p, t, "\t")}
+        rows = readers[fmt](path, text)
+    if not rows:
+        raise UserError(f"{path}: no records found")
+    columns = list(dict.fromkeys(key for _, record in rows for key in record))
+    mapping = _resolve_columns(path, columns, overrides or {}, fmt)
+    records = []
+    for line, raw in rows:
+        record = {name: _as_text(raw.get(column)) for name, column in mapping.items()}
+        if "year" in record:
+            record["year"] = _year(record["year"])
+        record["source"] = f"{path.name}:{line}"
+        records.append(record)
+    return records
+
+
+def read_corpus(paths: list[str | Path], overrides: dict[str, str | None] | None = None) -> tuple[pd.DataFrame, ReadReport]:
+    """Read several corpus files into one DataFrame of papers, one row each, deduplicated.
+
+    Columns: ``id``, ``title``, ``title_derived`` (True when made from the abstract),
+    ``abstract``, ``source`` (file:line), plus whichever of year, authors, venue, url,
+    categories the files carry. Raises :class:`UserError` for unreadable input.
+    """
+    if not paths:
+        raise UserError("no corpus files given")
+    report = ReadReport()
+    papers, seen_ids, seen_texts = [], {}, {}
+    for path in paths:
+        for record in read_records(path, overrides):
+            abstract = record.get("abstract", "")
+            if not abstract:
+                report.skipped.append(f"{record['source']}: empty abstract")
+                continue
+            if len(abstract) > MAX_ABSTRACT_CHARS:
+                report.skipped.append(f"{record['source']}: abstract of {len(abstract):,} characters "
+                                      f"(limit {MAX_ABSTRACT_CHARS:,})")
+                continue
+            text_key = abstract.casefold()
+            if text_key in seen_texts:
+                report.duplicate_abstracts.append(f"{record['source']} repeats {seen_texts[text_key]}")
+                continue
+            paper_id = record.get("id") or text_id(abstract)
+            if paper_id in seen_ids:
+                report.duplicate_ids.append(f"{paper_id} at {record['source']} and {seen_ids[paper_id]}")
+                continue
+            seen_ids[paper_id], seen_texts[text_key] = record["source"], record["source"]
+            title = record.get("title", "")
+            papers.append({"id": paper_id, "title": title or derive_title(abstract), "title_derived": not title,
+                           "abstract": abstract, **{k: record.get(k) for k in OPTIONAL_FIELDS if k in record},
+                           "source": record["source"]})
+    if not papers:
+        raise UserError(f"no abstracts found in {', '.join(str(p) for p in paths)}"
+                        + (f" ({report.skipped[0]})" if report.skipped else ""))
+    frame = pd.DataFrame(papers)
+    for name in OPTIONAL_FIELDS:
+        if name in frame and (frame[name].dropna().astype(str) == "").all():
+            frame = frame.drop(columns=name)
+    if "year" in frame:
+        frame["year"] = frame["year"].astype("Int64")
+    ordered = ["id", "title", "title_derived", "abstract"] + [c for c in OPTIONAL_FIELDS if c in frame] + ["source"]
+    return frame[ordered], report

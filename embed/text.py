@@ -1,0 +1,22 @@
+"""Plain-text helpers shared by the readers, the embedder and the explanations."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "etc.", "vs.", "cf.", "Fig.", "Eq.", "Sec.", "approx.", "resp.")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$\\*])")
+
+
+def normalise_text(text: str) -> str:
+    """Unicode NFC, every whitespace run (line breaks, tabs, no-break spaces) to one space."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split normalised text into sentences, keeping abbreviations such as "e.g." intact."""
+    protected = text
+    for abbreviation in _ABBREVIATIONS:
+        protected = protected.replace(abbreviation, abbreviation.replace(".", "\0"))
+    return [s.replace("\0", ".").strip() for s in _SENTENCE_END.split(protected) if s.strip()]

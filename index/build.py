@@ -1,0 +1,105 @@
+"""Build an index folder from corpus files: read, embed (with cache), FAISS, map, store."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from embed import EmbeddingCache, Encoder, encode_with_cache, read_corpus
+from index import locations, store
+
+TEXT_RECIPE = "title + '. ' + abstract when the paper has a real title, else the abstract alone"
+
+
+@dataclass
+class BuildReport:
+    """What a build did, for the CLI and the app to show."""
+
+    folder: Path
+    count: int
+    embedded: int
+    long_texts: int
+    notes: list[str] = field(default_factory=list)
+
+
+def embedding_texts(papers) -> list[str]:
+    """The text embedded for each paper (see TEXT_RECIPE)."""
+    return [abstract if derived else f"{title.rstrip('.')}. {abstract}"
+            for title, abstract, derived in zip(papers["title"], papers["abstract"], papers["title_derived"])]
+
+
+def _versions() -> dict[str, str]:
+    names = ["paperscope", "faiss-cpu", "numpy", "sentence-transformers", "torch", "transformers", "umap-learn",
+             "scikit-learn", "pandas", "pyarrow"]
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def _corpus_fingerprint(papers) -> str:
+    digest = hashlib.sha256()
+    for paper_id, abstract in sorted(zip(papers["id"], papers["abstract"])):
+        digest.update(f"{paper_id}\0{abstract}\0".encode())
+    return digest.hexdigest()[:16]
+
+
+def build_index(inputs: list[str | Path], output: str | Path, model_path: str | Path | None = None,
+                long_text: str = "mean", fields: dict[str, str | None] | None = None, use_cache: bool = True,
+                show_progress: bool | None = None, log=None) -> BuildReport:
+    """Read ``inputs``, embed them and write the index folder ``output`` atomically.
+
+    ``fields`` overrides column names ({"id": …, "title": …, "abstract": …}); ``log`` receives
+    progress lines (default: stderr). Raises :class:`embed.UserError` for bad input, in which
+    case an existing index at ``output`` is left as it was.
+    """
+    import faiss
+
+    log = log or (lambda line: print(line, file=sys.stderr))
+    show_progress = sys.stderr.isatty() if show_progress is None else show_progress
+    output = Path(output)
+    encoder = Encoder(model_path)
+    papers, read_report = read_corpus(inputs, fields)
+    log(f"read {len(papers)} papers from {len(inputs)} file(s)")
+    for line in read_report.lines():
+        log(f"warning: {line}")
+    texts = embedding_texts(papers)
+    token_counts = encoder.count_tokens(texts)
+    long_count = int((token_counts > encoder.max_tokens).sum())
+    if long_count:
+        action = "averaged over windows" if long_text == "mean" else "truncated to their first window"
+        log(f"{long_count} of {len(texts)} texts are longer than the model's {encoder.max_tokens} word pieces: "
+            f"{action} (--long-text {long_text})")
+    cache = EmbeddingCache(locations.cache_dir(), encoder.fingerprint, long_text) if use_cache else None
+    with store.build_lock(output):
+        vectors, embedded = encode_with_cache(encoder, texts, long_text, cache, show_progress)
+        log(f"embedded {embedded} texts ({len(texts) - embedded} from the cache)")
+        faiss_index = faiss.IndexFlatIP(vectors.shape[1])
+        faiss_index.add(vectors)
+        papers = papers.assign(tokens=token_counts)
+        manifest = {
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "count": len(papers),
+            "dimension": int(vectors.shape[1]),
+            "model": {"name": encoder.name, "path": str(encoder.path), "fingerprint": encoder.fingerprint,
+                      "max_tokens": encoder.max_tokens},
+            "text_recipe": TEXT_RECIPE,
+            "long_text": {"strategy": long_text, "long_texts": long_count, "max_tokens": encoder.max_tokens},
+            "corpus": {"fingerprint": _corpus_fingerprint(papers), "sources": [Path(p).name for p in inputs],
+                       "skipped": len(read_report.skipped), "duplicate_ids": len(read_report.duplicate_ids),
+                       "duplicate_abstracts": len(read_report.duplicate_abstracts)},
+            "search": {"faiss": "IndexFlatIP", "metric": "cosine (inner product of normalised vectors)"},
+            "versions": _versions(),
+        }
+        store.write_generation(output, manifest, vectors, faiss_index, papers)
+    log(f"index written to {output} ({len(papers)} papers)")
+    return BuildReport(output, len(papers), embedded, long_count)

@@ -1,0 +1,41 @@
+"""Where paperscope keeps things on disk, all under one data folder.
+
+The data folder is ``$PAPERSCOPE_HOME`` if set, else ``$XDG_DATA_HOME/paperscope``, else
+``~/.local/share/paperscope``. Inside it: ``indexes/`` (the default index of the bundled
+sample and indexes built from uploads) and ``embedding-cache/``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SAMPLE_INDEX_NAME = "neurips2025-sample"
+
+
+def data_home() -> Path:
+    """The data folder (see the module docstring)."""
+    if os.environ.get("PAPERSCOPE_HOME"):
+        return Path(os.environ["PAPERSCOPE_HOME"])
+    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(xdg) / "paperscope"
+
+
+def indexes_dir() -> Path:
+    """Folder holding named indexes: the sample's and those built from uploads."""
+    return data_home() / "indexes"
+
+
+def default_index_dir() -> Path:
+    """The index commands use when none is given: the bundled NeurIPS 2025 sample."""
+    return indexes_dir() / SAMPLE_INDEX_NAME
+
+
+def cache_dir() -> Path:
+    """The embedding cache folder."""
+    return data_home() / "embedding-cache"
+
+
+def bundled_corpus() -> list[Path]:
+    """The NeurIPS 2025 sample files shipped in the project's ``data/`` folder."""
+    return sorted((Path(__file__).resolve().parent.parent / "data").glob("neurips2025_*.txt"))

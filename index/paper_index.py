@@ -1,0 +1,141 @@
+"""PaperIndex: load an index folder and look up the nearest papers to a paper or to free text."""
+
+from __future__ import annotations
+
+import difflib
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from embed.errors import UserError
+from embed.text import normalise_text
+from index import store
+
+MAX_QUERY_CHARS = 20_000
+
+
+def check_k(k) -> int:
+    """Validate a result count: a positive whole number."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise UserError(f"k must be a whole number of at least 1, got {k!r}")
+    return int(k)
+
+
+def clean_query(text) -> str:
+    """Normalise free query text; empty, non-text or overlong queries are user errors."""
+    if not isinstance(text, str):
+        raise UserError(f"the query must be text, got {type(text).__name__}")
+    text = normalise_text("".join(ch if ch.isprintable() else " " for ch in text))
+    if not text:
+        raise UserError("the query is empty; type a few words or an abstract")
+    if len(text) > MAX_QUERY_CHARS:
+        raise UserError(f"the query has {len(text):,} characters; the limit is {MAX_QUERY_CHARS:,} (about ten abstracts)")
+    return text
+
+
+class PaperIndex:
+    """A loaded index folder: papers, their vectors, the FAISS index and the map.
+
+    ``similar(paper_id, k)`` and ``search(text, k)`` return a DataFrame with one row per
+    result, best first: ``rank``, ``id``, ``title``, ``score`` (cosine similarity) and the
+    paper's metadata columns.
+    """
+
+    def __init__(self, folder: Path, manifest: dict, vectors: np.ndarray, faiss_index, papers: pd.DataFrame,
+                 clusters: pd.DataFrame | None, model_path: str | Path | None = None):
+        self.folder = folder
+        self.manifest = manifest
+        self.vectors = vectors
+        self.faiss_index = faiss_index
+        self.papers = papers
+        self.clusters = clusters
+        self._model_path = model_path
+        self._row_by_id = {paper_id: row for row, paper_id in enumerate(papers["id"])}
+
+    @classmethod
+    def load(cls, folder: str | Path, model_path: str | Path | None = None, verify: bool = True) -> "PaperIndex":
+        """Load the index folder; ``model_path`` overrides where the query model is loaded from."""
+        folder = Path(folder)
+        for _ in range(3):  # a concurrent build may replace the generation while we read it
+            generation = store.current_generation_name(folder)
+            try:
+                return cls(folder, *store.read_generation(folder, verify=verify), model_path=model_path)
+            except (UserError, FileNotFoundError):
+                if generation is None or store.current_generation_name(folder) == generation:
+                    raise
+        raise UserError(f"{folder}: the index kept changing while loading; try again")
+
+    def __len__(self) -> int:
+        return len(self.papers)
+
+    def __repr__(self) -> str:
+        return f"PaperIndex({str(self.folder)!r}, papers={len(self)}, model={self.manifest['model']['name']!r})"
+
+    @cached_property
+    def encoder(self):
+        """The query encoder: the model the index was built with, checked by fingerprint."""
+        from embed.model import Encoder
+        from embed.model import BUNDLED_MODEL_NAME, bundled_model_path
+
+        built_with = self.manifest["model"]
+        path = self._model_path or built_with["path"]
+        if not self._model_path and not Path(path).is_dir() and built_with["name"] == BUNDLED_MODEL_NAME:
+            path = bundled_model_path()  # the index was built on another machine or in another venv
+        if not Path(path).is_dir():
+            raise UserError(f"the model this index was built with is not at {path}; pass its folder with --model")
+        encoder = Encoder(path)
+        if encoder.fingerprint != built_with["fingerprint"]:
+            raise UserError(f"the model at {path} (fingerprint {encoder.fingerprint}) is not the one this index was "
+                            f"built with ({built_with['name']}, {built_with['fingerprint']}); rebuild the index or pass --model")
+        return encoder
+
+    def row(self, paper_id: str) -> int:
+        """Row number of ``paper_id``; an unknown id raises a UserError suggesting close ids or titles."""
+        paper_id = str(paper_id).strip()
+        if paper_id in self._row_by_id:
+            return self._row_by_id[paper_id]
+        ids = list(self._row_by_id)
+        close = difflib.get_close_matches(paper_id, ids, n=3, cutoff=0.6)
+        lowered = paper_id.lower()
+        by_title = [pid for pid, title in zip(self.papers["id"], self.papers["title"]) if lowered in title.lower()][:3]
+        suggestions = list(dict.fromkeys(close + by_title))
+        hint = ("; did you mean " + ", ".join(f"{pid} ({self.papers['title'][self._row_by_id[pid]][:50]})"
+                                              for pid in suggestions) + "?") if suggestions else \
+            "; `paperscope search TEXT` finds papers by text"
+        raise UserError(f"no paper with id '{paper_id}' in {self.folder}{hint}")
+
+    def paper(self, paper_id: str) -> dict:
+        """The metadata of one paper as a dict."""
+        return self.papers.iloc[self.row(paper_id)].to_dict()
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The query vector of free text, as the index's papers were embedded."""
+        strategy = self.manifest["long_text"]["strategy"]
+        return self.encoder.encode([clean_query(text)], long_text=strategy)[0]
+
+    def search_vector(self, vector: np.ndarray, k: int = 10, exclude_rows=()) -> pd.DataFrame:
+        """Papers nearest to ``vector`` (normalised, the index's dimension), skipping ``exclude_rows``."""
+        k = check_k(k)
+        exclude = set(int(r) for r in exclude_rows)
+        wanted = min(k + len(exclude), len(self))
+        query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        scores, rows = self.faiss_index.search(query, wanted)
+        keep = [(row, score) for row, score in zip(rows[0], scores[0]) if row >= 0 and row not in exclude][:k]
+        results = self.papers.iloc[[row for row, _ in keep]].reset_index(drop=True)
+        results.insert(0, "score", np.array([score for _, score in keep], dtype=np.float32).clip(-1, 1))
+        results.insert(0, "rank", np.arange(1, len(keep) + 1))
+        columns = ["rank", "id", "title", "score"] + [c for c in results.columns if c not in ("rank", "id", "title", "score")]
+        return results[columns]
+
+    def similar(self, paper_id: str, k: int = 10) -> pd.DataFrame:
+        """The ``k`` papers most similar to ``paper_id`` (itself excluded)."""
+        check_k(k)
+        row = self.row(paper_id)
+        return self.search_vector(self.vectors[row], k, exclude_rows=[row])
+
+    def search(self, text: str, k: int = 10) -> pd.DataFrame:
+        """The ``k`` papers most similar to free ``text``."""
+        check_k(k)
+        return self.search_vector(self.embed_query(text), k)

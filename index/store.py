@@ -1,0 +1,171 @@
+"""The index folder on disk: the only code that writes or reads its files.
+
+Layout of an index folder ``DIR``::
+
+    DIR/CURRENT                   name of the generation readers use (replaced atomically)
+    DIR/gen-<time>-<hex>/         one complete build
+        manifest.json             format version, model, counts, recipe, versions, file checksums
+        vectors.npy               float32 (n, d), L2-normalised, row i = paper i (memory-mappable)
+        faiss.index               FAISS inner-product index over the same rows
+        papers.parquet            metadata, one row per paper, same order as the vectors
+        clusters.parquet          topic clusters and their names, when the build computed them
+    DIR/.build.lock               held by the build writing into DIR
+
+A build writes a new generation into a temporary folder, renames it into place and only
+then points CURRENT at it, so a failed or killed build leaves the previous index answering.
+Old generations and leftover temporary folders are removed by the next build.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from embed.errors import UserError
+
+FORMAT_NAME = "paperscope-index"
+FORMAT_VERSION = 1
+VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
+    "vectors.npy", "faiss.index", "papers.parquet", "clusters.parquet", "manifest.json")
+POINTER_FILE, LOCK_FILE = "CURRENT", ".build.lock"
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fsync_folder(folder: Path) -> None:
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+@contextmanager
+def build_lock(folder: Path):
+    """Hold the folder's build lock; a second build into the same folder fails clearly."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK_FILE, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(f"{folder}: another build is writing this index; wait for it or use another -o") from None
+        yield
+
+
+def write_generation(folder: Path, manifest: dict, vectors: np.ndarray, faiss_index, papers: pd.DataFrame,
+                     clusters: pd.DataFrame | None = None) -> Path:
+    """Write one complete index generation into ``folder`` and make it current (call under build_lock)."""
+    import faiss
+
+    temporary = folder / f".tmp-{uuid.uuid4().hex[:8]}"
+    temporary.mkdir()
+    try:
+        np.save(temporary / VECTORS_FILE, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
+        faiss.write_index(faiss_index, str(temporary / FAISS_FILE))
+        papers.to_parquet(temporary / PAPERS_FILE, index=False)
+        if clusters is not None:
+            clusters.to_parquet(temporary / CLUSTERS_FILE, index=False)
+        written = sorted(p.name for p in temporary.iterdir())
+        manifest = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, **manifest,
+                    "files": {name: {"bytes": (temporary / name).stat().st_size, "sha256": file_digest(temporary / name)}
+                              for name in written}}
+        (temporary / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, default=str))
+        for path in temporary.iterdir():
+            with open(path, "rb") as handle:
+                os.fsync(handle.fileno())
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
+        generation = folder / f"gen-{stamp}-{uuid.uuid4().hex[:6]}"
+        os.rename(temporary, generation)
+        pointer = folder / f".{POINTER_FILE}.{uuid.uuid4().hex[:8]}"
+        pointer.write_text(generation.name + "\n")
+        os.replace(pointer, folder / POINTER_FILE)
+        _fsync_folder(folder)
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+    remove_stale(folder)
+    return generation
+
+
+def remove_stale(folder: Path) -> None:
+    """Delete generations other than the current one and leftovers of killed builds (under build_lock)."""
+    current = current_generation_name(folder)
+    for path in folder.iterdir():
+        stale_generation = path.name.startswith("gen-") and path.name != current
+        leftover = path.name.startswith((".tmp-", f".{POINTER_FILE}."))
+        if stale_generation or leftover:
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+
+def current_generation_name(folder: Path) -> str | None:
+    """Name of the generation CURRENT points at, or None for a folder without a finished build."""
+    try:
+        return (folder / POINTER_FILE).read_text().strip() or None
+    except FileNotFoundError:
+        return None
+
+
+def is_index(folder: str | Path) -> bool:
+    """Whether ``folder`` holds a finished index."""
+    return current_generation_name(Path(folder)) is not None
+
+
+def read_generation(folder: str | Path, verify: bool = True) -> tuple[dict, np.ndarray, object, pd.DataFrame, pd.DataFrame | None]:
+    """Read the current generation: (manifest, vectors (memory-mapped), faiss index, papers, clusters)."""
+    import faiss
+
+    folder = Path(folder)
+    hint = f"build one with: paperscope build -o {folder}"
+    if not folder.is_dir():
+        raise UserError(f"{folder}: no such index folder; {hint}")
+    name = current_generation_name(folder)
+    if name is None:
+        raise UserError(f"{folder}: not a paperscope index (no {POINTER_FILE} file); {hint}")
+    generation = folder / name
+    try:
+        manifest = json.loads((generation / MANIFEST_FILE).read_text())
+    except FileNotFoundError:
+        raise UserError(f"{generation}: {MANIFEST_FILE} is missing; rebuild the index ({hint})") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{generation / MANIFEST_FILE}: corrupt ({exc.msg}); rebuild the index ({hint})") from None
+    if manifest.get("format") != FORMAT_NAME or manifest.get("format_version") != FORMAT_VERSION:
+        raise UserError(f"{folder}: index format {manifest.get('format_version')!r}, this paperscope reads "
+                        f"version {FORMAT_VERSION}; rebuild the index ({hint})")
+    for file_name, expected in manifest.get("files", {}).items():
+        path = generation / file_name
+        if not path.is_file():
+            raise UserError(f"{path}: missing; rebuild the index ({hint})")
+        if path.stat().st_size != expected["bytes"]:
+            raise UserError(f"{path}: {path.stat().st_size} bytes, the manifest says {expected['bytes']} "
+                            f"(truncated?); rebuild the index ({hint})")
+        if verify and file_digest(path) != expected["sha256"]:
+            raise UserError(f"{path}: checksum does not match the manifest (corrupted); rebuild the index ({hint})")
+    vectors = np.load(generation / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
+    faiss_index = faiss.read_index(str(generation / FAISS_FILE))
+    papers = pd.read_parquet(generation / PAPERS_FILE)
+    clusters_path = generation / CLUSTERS_FILE
+    clusters = pd.read_parquet(clusters_path) if clusters_path.is_file() else None
+    expected_shape = (manifest["count"], manifest["dimension"])
+    if vectors.shape != expected_shape or faiss_index.ntotal != manifest["count"] or len(papers) != manifest["count"]:
+        raise UserError(f"{generation}: vectors {vectors.shape}, FAISS {faiss_index.ntotal} rows and "
+                        f"{len(papers)} papers disagree with the manifest {expected_shape}; rebuild the index ({hint})")
+    return manifest, vectors, faiss_index, papers, clusters

@@ -1,0 +1,44 @@
+"""Shared fixtures: one data folder per test session, the real model, the real sample index."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def data_home(tmp_path_factory) -> Path:
+    """Keep indexes and the embedding cache of the tests out of the user's data folder."""
+    home = tmp_path_factory.mktemp("paperscope-home")
+    os.environ["PAPERSCOPE_HOME"] = str(home)
+    return home
+
+
+@pytest.fixture(scope="session")
+def encoder():
+    """The bundled all-MiniLM-L6-v2, loaded once."""
+    from embed import Encoder
+
+    return Encoder()
+
+
+@pytest.fixture(scope="session")
+def sample_index_dir(tmp_path_factory, data_home) -> Path:
+    """An index of the bundled NeurIPS 2025 sample, built once with the real model."""
+    from index import build_index, locations
+
+    folder = tmp_path_factory.mktemp("sample") / "index"
+    build_index(locations.bundled_corpus(), folder, log=lambda line: None)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def sample_index(sample_index_dir):
+    """The loaded sample index."""
+    from index import PaperIndex
+
+    return PaperIndex.load(sample_index_dir)

@@ -1,0 +1,85 @@
+"""The paperscope command as a user runs it: real processes, exit codes, one-line errors."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from index import store
+
+PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
+
+
+def run(*args, home=None, check=True):
+    env = dict(os.environ)
+    if home:
+        env["PAPERSCOPE_HOME"] = str(home)
+    result = subprocess.run([PAPERSCOPE, *map(str, args)], capture_output=True, text=True, env=env, timeout=300)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_default_build_then_lookups_on_the_bundled_sample(tmp_path):
+    home = tmp_path / "home"
+    built = run("build", home=home)
+    assert "read 38 papers" in built.stderr and "17 of 38 texts are longer" in built.stderr
+    info = json.loads(run("info", "--json", home=home).stdout)
+    assert info["count"] == 38 and Path(info["folder"]) == home / "indexes" / "neurips2025-sample"
+    first = json.loads(run("search", "making diffusion transformers faster", "-k", "4", "--json", home=home).stdout)
+    assert [r["rank"] for r in first] == [1, 2, 3, 4]
+    assert all({"id", "title", "score", "rank", "abstract"} <= set(r) for r in first)
+    neighbours = json.loads(run("similar", first[0]["id"], "-k", "3", "--json", home=home).stdout)
+    assert len(neighbours) == 3 and first[0]["id"] not in [r["id"] for r in neighbours]
+    table = run("similar", first[0]["id"], "-k", "2", home=home).stdout.splitlines()
+    assert len(table) == 2 and table[0].split()[0] == "1"
+
+
+def test_lookup_without_an_index_builds_the_sample_first(tmp_path):
+    result = run("similar", "nope", home=tmp_path / "fresh", check=False)
+    assert "first run: building the bundled NeurIPS 2025 sample" in result.stderr
+    assert result.returncode == 2 and "no paper with id 'nope'" in result.stderr
+
+
+def _bad_inputs(tmp_path):
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "heading.txt").write_text("My Reading List\n")
+    (tmp_path / "binary.bin").write_bytes(bytes(range(256)) * 4)
+    (tmp_path / "nums.csv").write_text("id,score\n1,2\n")
+    (tmp_path / "broken.jsonl").write_text('{"abstract": "fine"}\n{"abstract": \n')
+    return {"missing": ["build", tmp_path / "missing.csv"], "empty": ["build", tmp_path / "empty.txt"],
+            "heading only": ["build", tmp_path / "heading.txt"], "binary": ["build", tmp_path / "binary.bin"],
+            "no text column": ["build", tmp_path / "nums.csv"], "broken line": ["build", tmp_path / "broken.jsonl"]}
+
+
+def test_bad_input_is_one_line_non_zero_and_leaves_the_index(sample_index_dir, tmp_path):
+    generation = store.current_generation_name(sample_index_dir)
+    expected = {"missing": "missing.csv: no such file", "empty": "empty.txt: the file is empty",
+                "heading only": "no abstracts after the heading", "binary": "binary.bin",
+                "no text column": "no abstract-like field", "broken line": "broken.jsonl:2: broken JSON line"}
+    for name, args in _bad_inputs(tmp_path).items():
+        result = run(*args, "-o", sample_index_dir, check=False)
+        assert result.returncode == 2, name
+        assert result.stderr.count("\n") == 1 and expected[name] in result.stderr, (name, result.stderr)
+        assert "Traceback" not in result.stderr
+    assert store.current_generation_name(sample_index_dir) == generation
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-k", "0"], "k must be a whole number of at least 1"),
+    (["-k", "-2"], "k must be a whole number of at least 1"),
+    (["-k", "many"], "invalid int value: 'many'"),
+])
+def test_bad_k_on_the_command_line(sample_index_dir, args, message):
+    result = run("similar", "anything", "--index", sample_index_dir, *args, check=False)
+    assert result.returncode == 2 and message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_missing_index_folder_says_how_to_build_one(tmp_path):
+    result = run("info", "--index", tmp_path / "nowhere", check=False)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"paperscope: error: {tmp_path / 'nowhere'}: no such index folder; " \
+                                    f"build one with: paperscope build -o {tmp_path / 'nowhere'}"

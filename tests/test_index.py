@@ -1,0 +1,144 @@
+"""The index folder: build, load, lookups, cache, atomic writes, integrity checks."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from embed import UserError
+from index import PaperIndex, build_index, locations
+from index import store
+
+
+def test_folder_holds_vectors_faiss_metadata_and_manifest(sample_index_dir, sample_index):
+    manifest = sample_index.manifest
+    assert manifest["format_version"] == store.FORMAT_VERSION and manifest["count"] == 38
+    assert manifest["dimension"] == 384
+    assert manifest["model"]["name"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert len(manifest["model"]["fingerprint"]) == 16
+    assert manifest["long_text"] == {"strategy": "mean", "long_texts": 17, "max_tokens": 254}
+    assert set(manifest["files"]) >= {"vectors.npy", "faiss.index", "papers.parquet"}
+    assert set(manifest["versions"]) >= {"faiss-cpu", "numpy", "sentence-transformers"}
+    vectors = np.load(next(sample_index_dir.glob("gen-*/vectors.npy")), mmap_mode="r", allow_pickle=False)
+    assert vectors.dtype == np.float32 and vectors.shape == (38, 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert sample_index.papers["id"].is_unique and len(sample_index.papers) == 38
+
+
+def test_rows_of_vectors_and_metadata_agree(sample_index, encoder):
+    row = 7
+    text = sample_index.papers["abstract"][row]
+    np.testing.assert_allclose(sample_index.vectors[row], encoder.encode([text])[0], atol=1e-5)
+    assert sample_index.search(text, k=1)["id"][0] == sample_index.papers["id"][row]
+
+
+def test_similar_excludes_the_paper_and_scores_are_cosines(sample_index):
+    paper_id = sample_index.papers["id"][0]
+    results = sample_index.similar(paper_id, k=5)
+    assert results["rank"].tolist() == [1, 2, 3, 4, 5]
+    assert paper_id not in results["id"].tolist()
+    expected = sample_index.vectors[[sample_index.row(i) for i in results["id"]]] @ sample_index.vectors[0]
+    np.testing.assert_allclose(results["score"], expected, atol=1e-5)
+    assert (np.diff(results["score"]) <= 1e-7).all()
+    assert {"title", "abstract", "venue", "source"} <= set(results.columns)
+    assert len(sample_index.similar(paper_id, k=1000)) == 37  # clamped to the corpus
+
+
+def test_free_text_search_finds_the_topic(sample_index):
+    results = sample_index.search("speculative decoding to accelerate diffusion transformers", k=3)
+    assert results["title"][0].startswith("ASDSV")
+    graph = sample_index.search("graph neural networks message passing", k=3)
+    assert all("GNN" in abstract or "graph" in abstract.lower() for abstract in graph["abstract"])
+
+
+def test_unknown_id_suggests_close_ids_and_titles(sample_index):
+    real = sample_index.papers["id"][0]
+    with pytest.raises(UserError, match=f"did you mean {real}"):
+        sample_index.similar(real[:-1] + "x")
+    with pytest.raises(UserError, match="did you mean .*Jenga"):
+        sample_index.similar("Jenga")
+
+
+@pytest.mark.parametrize("k", [0, -3, 2.5, "10", True])
+def test_bad_k_is_a_user_error(sample_index, k):
+    with pytest.raises(UserError, match="k must be a whole number"):
+        sample_index.similar(sample_index.papers["id"][0], k=k)
+
+
+@pytest.mark.parametrize("query", ["", "   \n\t ", "\x00\x01\x02", "x" * 100_000])
+def test_bad_queries_are_user_errors(sample_index, query):
+    with pytest.raises(UserError, match="query"):
+        sample_index.search(query)
+
+
+def test_rebuild_with_five_new_abstracts_embeds_exactly_five(tmp_path):
+    build_index(locations.bundled_corpus(), tmp_path / "first", log=lambda line: None)
+    extra = tmp_path / "extra.txt"
+    extra.write_text("\n\n".join(f"Paper {i} studies protein design number {i} with language models." for i in range(5)))
+    report = build_index(locations.bundled_corpus() + [extra], tmp_path / "second", log=lambda line: None)
+    assert (report.count, report.embedded) == (43, 5)
+    again = build_index(locations.bundled_corpus() + [extra], tmp_path / "second", log=lambda line: None)
+    assert again.embedded == 0
+    assert len(PaperIndex.load(tmp_path / "second")) == 43
+
+
+def _copy(folder, tmp_path):
+    target = tmp_path / "copy"
+    shutil.copytree(folder, target)
+    return target, target / store.current_generation_name(target)
+
+
+def test_a_failed_rebuild_leaves_the_previous_index_answering(sample_index_dir, tmp_path):
+    folder, generation = _copy(sample_index_dir, tmp_path)
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(UserError, match="empty"):
+        build_index([tmp_path / "empty.csv"], folder, log=lambda line: None)
+    (folder / ".tmp-deadbeef").mkdir()  # what a killed build leaves behind
+    (folder / "gen-killed").mkdir()
+    assert store.current_generation_name(folder) == generation.name
+    assert len(PaperIndex.load(folder).similar(PaperIndex.load(folder).papers["id"][0], k=3)) == 3
+    build_index(locations.bundled_corpus(), folder, log=lambda line: None)
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(("gen-", ".tmp-"))) == \
+        [store.current_generation_name(folder)]
+
+
+def test_a_second_build_into_the_same_folder_fails_clearly(tmp_path):
+    with store.build_lock(tmp_path / "busy"):
+        with pytest.raises(UserError, match="another build is writing"):
+            build_index(locations.bundled_corpus(), tmp_path / "busy", log=lambda line: None)
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("flip", "checksum does not match"), ("truncate", "truncated"), ("delete", "missing"),
+    ("version", "index format 99"), ("no-pointer", "not a paperscope index")])
+def test_damaged_index_is_a_clear_error(sample_index_dir, tmp_path, damage, message):
+    folder, generation = _copy(sample_index_dir, tmp_path)
+    vectors = generation / "vectors.npy"
+    data = bytearray(vectors.read_bytes())
+    if damage == "flip":
+        data[-5] ^= 0xFF
+        vectors.write_bytes(bytes(data))
+    elif damage == "truncate":
+        vectors.write_bytes(bytes(data[:-100]))
+    elif damage == "delete":
+        (generation / "papers.parquet").unlink()
+    elif damage == "version":
+        manifest = json.loads((generation / "manifest.json").read_text())
+        (generation / "manifest.json").write_text(json.dumps({**manifest, "format_version": 99}))
+    else:
+        (folder / "CURRENT").unlink()
+    with pytest.raises(UserError, match=message) as error:
+        PaperIndex.load(folder)
+    assert "rebuild" in str(error.value) or "build one" in str(error.value)
+
+
+def test_a_different_model_is_refused_for_queries(sample_index_dir, tmp_path):
+    folder, generation = _copy(sample_index_dir, tmp_path)
+    manifest = json.loads((generation / "manifest.json").read_text())
+    manifest["model"]["fingerprint"] = "0" * 16
+    (generation / "manifest.json").write_text(json.dumps(manifest))
+    index = PaperIndex.load(folder)
+    assert len(index.similar(index.papers["id"][0], k=2)) == 2  # lookups by id need no model
+    with pytest.raises(UserError, match="not the one this index was built with"):
+        index.search("diffusion")

@@ -1,0 +1,50 @@
+"""The embedding model: model-card similarities, vector form, long texts."""
+
+import numpy as np
+import pytest
+
+from embed import Encoder, UserError
+
+
+def test_reproduces_model_card_similarities(encoder):
+    vectors = encoder.encode(["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."])
+    similarities = vectors @ vectors.T
+    assert similarities[0, 1] == pytest.approx(0.6660, abs=1e-3)
+    assert similarities[0, 2] == pytest.approx(0.1046, abs=1e-3)
+    assert similarities[1, 2] == pytest.approx(0.1411, abs=1e-3)
+
+
+def test_vectors_are_float32_and_normalised(encoder):
+    vectors = encoder.encode(["graph neural networks", "diffusion models for video generation"])
+    assert vectors.dtype == np.float32 and vectors.shape == (2, 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_long_text_windows_cover_the_whole_text_within_the_model_limit(encoder):
+    sentence = "Sparse attention lets transformers read long documents at linear cost in the sequence length. "
+    text = (sentence * 30).strip()
+    windows = encoder.windows(text)
+    assert len(windows) > 1
+    assert all(tokens <= encoder.max_tokens for _, tokens in windows)
+    assert sum(tokens for _, tokens in windows) == encoder.count_tokens([text])[0]
+    assert " ".join(piece for piece, _ in windows) == text
+    assert all(piece.endswith(".") for piece, _ in windows)  # cut at sentence ends
+
+
+def test_long_text_strategies_differ_only_for_long_texts(encoder):
+    short = "Bilevel optimization with differential privacy."
+    head = "Diffusion transformers generate video frames quickly. " * 40
+    long = head + "A final section studies protein folding and molecular chemistry. " * 10
+    assert encoder.count_tokens([head])[0] > encoder.max_tokens
+    mean = encoder.encode([short, long], long_text="mean")
+    truncated = encoder.encode([short, long], long_text="truncate")
+    np.testing.assert_allclose(mean[0], truncated[0], atol=1e-6)
+    protein = encoder.encode(["protein folding and chemistry"])[0]
+    assert mean[1] @ protein > truncated[1] @ protein + 0.05  # the tail counts only when averaged
+
+
+def test_unknown_strategy_and_bad_model_folder_are_user_errors(encoder, tmp_path):
+    with pytest.raises(UserError, match="long-text strategy"):
+        encoder.encode(["x"], long_text="middle")
+    with pytest.raises(UserError, match="not a sentence-transformers model folder"):
+        Encoder(tmp_path)

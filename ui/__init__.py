@@ -1,0 +1,1 @@
+"""Interfaces over the index: the ``paperscope`` command line and the Streamlit app."""

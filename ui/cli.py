@@ -1,0 +1,176 @@
+"""The ``paperscope`` command line: build an index, look up nearest papers, describe an index.
+
+User errors print one line on stderr and exit with status 2; nothing heavy (torch, umap) is
+imported unless the command needs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from embed.errors import UserError
+
+EXIT_USER_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line naming the fix, not a usage dump."""
+
+    def error(self, message):
+        raise UserError(f"{message} (see: {self.prog} --help)")
+
+
+def _log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _index_folder(args) -> Path:
+    """The --index folder, or the default sample index, built on first use."""
+    from index import build_index, locations
+    from index.store import is_index
+
+    if args.index:
+        return Path(args.index)
+    folder = locations.default_index_dir()
+    if not is_index(folder):
+        _log(f"first run: building the bundled NeurIPS 2025 sample index at {folder}")
+        build_index(locations.bundled_corpus(), folder, log=_log)
+    return folder
+
+
+def _load(args):
+    from index import PaperIndex
+
+    return PaperIndex.load(_index_folder(args), model_path=getattr(args, "model", None))
+
+
+def _jsonable(value):
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def _print_results(results, as_json: bool) -> None:
+    if as_json:
+        records = [{key: _jsonable(value) for key, value in row.items()} for row in results.to_dict("records")]
+        print(json.dumps(records, indent=2, ensure_ascii=False))
+        return
+    for row in results.itertuples():
+        print(f"{row.rank:>3}  {row.score:6.3f}  {row.id:<14}  {row.title}")
+
+
+def cmd_build(args) -> None:
+    """Build an index folder from corpus files (the bundled sample when none are given)."""
+    from index import build_index, locations
+
+    inputs = args.inputs or locations.bundled_corpus()
+    output = Path(args.output) if args.output else locations.default_index_dir()
+    fields = {"id": args.id_field, "title": args.title_field, "abstract": args.text_field}
+    build_index(inputs, output, model_path=args.model, long_text=args.long_text, fields=fields,
+                use_cache=not args.no_cache, log=_log)
+
+
+def cmd_similar(args) -> None:
+    """Print the papers most similar to a paper id."""
+    _print_results(_load(args).similar(args.paper_id, k=args.k), args.json)
+
+
+def cmd_search(args) -> None:
+    """Print the papers most similar to free text."""
+    _print_results(_load(args).search(args.text, k=args.k), args.json)
+
+
+def cmd_info(args) -> None:
+    """Describe an index: papers, model, build settings."""
+    index = _load(args)
+    manifest = index.manifest
+    if args.json:
+        print(json.dumps({**manifest, "folder": str(index.folder)}, indent=2))
+        return
+    rows = [("folder", index.folder), ("papers", manifest["count"]),
+            ("model", f"{manifest['model']['name']} ({manifest['model']['fingerprint']})"),
+            ("dimension", manifest["dimension"]),
+            ("long texts", f"{manifest['long_text']['long_texts']} over {manifest['long_text']['max_tokens']} "
+                           f"word pieces, strategy '{manifest['long_text']['strategy']}'"),
+            ("text embedded", manifest["text_recipe"]), ("search", manifest["search"]["faiss"]),
+            ("sources", ", ".join(manifest["corpus"]["sources"])), ("built", manifest["created"])]
+    for label, value in rows:
+        print(f"{label:>14}  {value}")
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    from embed.model import LONG_TEXT_STRATEGIES
+
+    parser = _Parser(prog="paperscope", description="Semantic similarity explorer for research-paper abstracts.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def with_index(sub):
+        sub.add_argument("--index", metavar="DIR",
+                         help="index folder (default: the bundled NeurIPS 2025 sample, built on first use)")
+
+    def with_lookup(sub):
+        with_index(sub)
+        sub.add_argument("-k", type=int, default=10,
+                         help="number of results, 1 or more; more than the corpus holds returns them all (default 10)")
+        sub.add_argument("--json", action="store_true", help="print a JSON list of result objects")
+        sub.add_argument("--model", metavar="PATH", help="folder of the model the index was built with, if moved")
+
+    build = commands.add_parser("build", help="build an index from corpus files")
+    build.add_argument("inputs", nargs="*", metavar="FILE",
+                       help="corpus files: .txt, .csv, .tsv, .json, .jsonl, .parquet, optionally .gz "
+                            "(default: the bundled sample)")
+    build.add_argument("-o", "--output", metavar="DIR", help="index folder to write (default: the sample's index)")
+    build.add_argument("--model", metavar="PATH", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
+    build.add_argument("--long-text", choices=LONG_TEXT_STRATEGIES, default="mean",
+                       help="texts over the model's 256 word pieces: 'mean' averages windows over the whole "
+                            "text, 'truncate' keeps the first window (default: mean)")
+    build.add_argument("--id-field", metavar="NAME", help="column holding paper ids")
+    build.add_argument("--title-field", metavar="NAME", help="column holding titles")
+    build.add_argument("--text-field", metavar="NAME", help="column holding abstracts")
+    build.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the embedding cache")
+    build.set_defaults(run=cmd_build)
+
+    similar = commands.add_parser("similar", help="papers most similar to a paper id")
+    similar.add_argument("paper_id", metavar="PAPER_ID")
+    with_lookup(similar)
+    similar.set_defaults(run=cmd_similar)
+
+    search = commands.add_parser("search", help="papers most similar to free text")
+    search.add_argument("text", metavar="TEXT", help="free text, e.g. a question or an abstract (up to 20,000 characters)")
+    with_lookup(search)
+    search.set_defaults(run=cmd_search)
+
+    info = commands.add_parser("info", help="describe an index")
+    with_index(info)
+    info.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    info.set_defaults(run=cmd_info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    try:
+        args = make_parser().parse_args(argv)
+        args.run(args)
+    except UserError as exc:
+        print(f"paperscope: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("paperscope: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()  # e.g. `paperscope search … | head`
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
