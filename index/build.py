@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-import numpy as np
+import pandas as pd
 
 from embed import EmbeddingCache, Encoder, encode_with_cache, read_corpus
-from index import locations, store
+from index import locations, store, topics
 
 TEXT_RECIPE = "title + '. ' + abstract when the paper has a real title, else the abstract alone"
 
@@ -85,7 +85,11 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
         log(f"embedded {embedded} texts ({len(texts) - embedded} from the cache)")
         faiss_index = faiss.IndexFlatIP(vectors.shape[1])
         faiss_index.add(vectors)
-        papers = papers.assign(tokens=token_counts)
+        log("laying out the topic map and naming clusters")
+        per_paper, clusters, map_manifest = topics.topic_map(vectors, faiss_index, texts, papers["id"].tolist())
+        log(f"{map_manifest['clusters']['count']} clusters, {map_manifest['clusters']['unclustered']} papers "
+            f"unclustered; map trust {map_manifest['map_trust']['mean']:.2f} ({map_manifest['layout']['method']} layout)")
+        papers = pd.concat([papers.assign(tokens=token_counts).reset_index(drop=True), per_paper], axis=1)
         manifest = {
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "count": len(papers),
@@ -98,8 +102,9 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
                        "skipped": len(read_report.skipped), "duplicate_ids": len(read_report.duplicate_ids),
                        "duplicate_abstracts": len(read_report.duplicate_abstracts)},
             "search": {"faiss": "IndexFlatIP", "metric": "cosine (inner product of normalised vectors)"},
+            "map": map_manifest,
             "versions": _versions(),
         }
-        store.write_generation(output, manifest, vectors, faiss_index, papers)
+        store.write_generation(output, manifest, vectors, faiss_index, papers, clusters)
     log(f"index written to {output} ({len(papers)} papers)")
     return BuildReport(output, len(papers), embedded, long_count)

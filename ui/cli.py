@@ -106,6 +106,16 @@ def cmd_info(args) -> None:
         print(f"{label:>14}  {value}")
 
 
+def cmd_map(args) -> None:
+    """Draw the index's topic map to a PNG or an interactive HTML file."""
+    from ui.mapplot import export_map
+
+    index = _load(args)
+    title = f"{index.manifest['count']} papers · {len(index.clusters)} topics · map trust " \
+            f"{index.manifest['map']['map_trust']['mean']:.0%}"
+    _log(f"map written to {export_map(index.papers, index.clusters, args.output, title)}")
+
+
 def make_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     from embed.model import LONG_TEXT_STRATEGIES
@@ -153,6 +163,11 @@ def make_parser() -> argparse.ArgumentParser:
     with_index(info)
     info.add_argument("--json", action="store_true", help="print the manifest as JSON")
     info.set_defaults(run=cmd_info)
+
+    topic_map = commands.add_parser("map", help="draw the topic map to a .png or an interactive .html file")
+    with_index(topic_map)
+    topic_map.add_argument("-o", "--output", metavar="FILE", required=True, help="map.png or map.html")
+    topic_map.set_defaults(run=cmd_map)
     return parser
 
 

@@ -1,0 +1,236 @@
+"""The topic map, computed once at build time: 2-D layout, clusters, cluster names, map trust.
+
+- Layout: UMAP (cosine) on the embeddings, fed the nearest-neighbour graph FAISS already
+  computed (``precomputed_knn``), with a fixed seed; a PCA layout for corpora too small for UMAP.
+- Clusters: HDBSCAN on a 5-D UMAP of the embeddings (the same neighbour graph), as BERTopic
+  does; papers in no cluster get label -1 ("unclustered") and stay on the map.
+- Names: the 2–4 most distinctive terms of each cluster by class-based TF-IDF against the other
+  clusters, scientific boilerplate removed.
+- Map trust: the share of each paper's 10 nearest neighbours in embedding space that are also
+  among its 10 nearest on the map.
+
+umap and numba are imported here only, and only by a build.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+
+SEED = 42
+TRUST_K = 10
+MIN_UMAP_PAPERS = 4  # UMAP fails below this (zero-size arrays, eigh with k >= N)
+MIN_CLUSTER_PAPERS = 6
+UNCLUSTERED = -1
+BOILERPLATE = {
+    "propose", "proposed", "proposes", "method", "methods", "result", "results", "paper", "novel", "approach",
+    "approaches", "show", "shows", "demonstrate", "demonstrates", "experiment", "experiments", "experimental",
+    "performance", "state", "art", "existing", "based", "work", "new", "task", "tasks", "model", "models",
+    "framework", "study", "problem", "problems", "use", "using", "used", "introduce", "present", "achieve",
+    "achieves", "significantly", "significant", "effective", "effectiveness", "extensive", "code", "available",
+    "github", "com", "https", "http", "key", "challenge", "challenges", "however", "specifically", "outperforms",
+    "improve", "improves", "improved", "improvement", "various", "furthermore", "moreover", "address", "despite",
+    "recent", "recently", "different", "provide", "provides", "datasets", "dataset", "data", "benchmark",
+    "benchmarks", "analysis", "theoretical", "empirical", "empirically", "leverage", "leverages", "leveraging",
+    "enable", "enables", "remains", "including", "learning", "large", "high", "time", "training", "generation",
+    "textit", "textbf", "emph", "mathcal", "href", "url", "times", "baselines", "real", "world", "real-world",
+    "publicly", "release", "lack", "limited", "first", "well", "also", "often", "well-known", "while", "via",
+    "neural", "network", "networks", "deep", "accuracy", "efficient", "efficiency", "robust", "robustness",
+    "scalable", "simple", "strong", "superior", "state-of-the-art", "inference", "prediction", "predictions",
+    "information", "algorithm", "algorithms", "settings", "setting", "applications", "application", "design",
+    "designed", "compared", "existing", "practical", "process", "critical", "crucial", "shown", "studies",
+    # academic filler that is frequent everywhere but names no topic
+    "multiple", "capabilities", "capability", "count", "counts", "diverse", "additionally", "providing", "inspired",
+    "automated", "challenging", "evaluation", "evaluate", "evaluated", "evaluating", "optimal", "minimize",
+    "selection", "architecture", "architectures", "feature", "features", "effect", "effects", "impact", "level",
+    "levels", "number", "numbers", "range", "set", "sets", "way", "ways", "terms", "term", "order", "case", "cases",
+    "key", "insights", "insight", "potential", "promising", "widely", "commonly", "typically", "particular",
+    "particularly", "increasingly", "substantial", "substantially", "remarkable", "fundamental", "fundamentally",
+    "unique", "general", "specific", "standard", "current", "traditional", "conventional", "prior", "previous",
+    "pretrained", "pre-trained", "unknown", "independent", "false", "true", "accurate", "reliable", "reliably",
+    "consistent", "consistency", "quality", "cost", "costs", "costly", "complex", "complexity", "scale", "scales",
+    "across", "within", "without", "among", "component", "components", "module", "modules", "strategy", "strategies",
+    "technique", "techniques", "mechanism", "mechanisms", "system", "systems", "solution", "solutions", "tool",
+    "tools", "guarantee", "guarantees", "theory", "theoretical", "practice", "understanding", "behavior",
+    "behaviour", "making", "make", "makes", "allows", "allow", "require", "requires", "required", "requiring",
+}
+
+
+def knn_graph(faiss_index, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each paper's ``k`` nearest papers (itself first) and their cosine distances, from FAISS."""
+    k = min(k, len(vectors))
+    similarities, indices = faiss_index.search(np.ascontiguousarray(vectors, dtype=np.float32), k)
+    own = np.arange(len(vectors))
+    if not (indices[:, 0] == own).all():  # exact duplicates can tie with the paper itself
+        for row in np.flatnonzero(indices[:, 0] != own):
+            others = [i for i in indices[row] if i != row][: k - 1]
+            indices[row] = [row] + others
+            similarities[row] = [1.0] + [float(vectors[row] @ vectors[i]) for i in others]
+    return indices.astype(np.int64), np.clip(1.0 - similarities, 0.0, 2.0).astype(np.float32)
+
+
+def _umap(vectors, knn, n_components: int, min_dist: float) -> np.ndarray:
+    import umap
+
+    n_neighbors = min(15, len(vectors) - 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "n_jobs overridden by random_state": reproducibility wins
+        reducer = umap.UMAP(n_neighbors=n_neighbors, n_components=n_components, metric="cosine",
+                            min_dist=min_dist, random_state=SEED, init="spectral" if len(vectors) > 10 else "pca",
+                            precomputed_knn=(knn[0][:, :n_neighbors], knn[1][:, :n_neighbors]))
+        return reducer.fit_transform(vectors).astype(np.float32)
+
+
+def layout(vectors: np.ndarray, knn: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, dict]:
+    """2-D map coordinates for each paper and a description of how they were made."""
+    count = len(vectors)
+    if count >= MIN_UMAP_PAPERS:
+        coords = _umap(vectors, knn, n_components=2, min_dist=0.1)
+        return coords, {"method": "umap", "n_neighbors": min(15, count - 1), "metric": "cosine", "seed": SEED,
+                        "precomputed_knn": True}
+    centred = vectors - vectors.mean(axis=0)
+    _, _, components = np.linalg.svd(centred, full_matrices=False)
+    coords = np.zeros((count, 2), dtype=np.float32)
+    projected = centred @ components[:2].T
+    coords[:, : projected.shape[1]] = projected
+    return coords, {"method": "pca", "reason": f"UMAP needs at least {MIN_UMAP_PAPERS} papers, the corpus has {count}"}
+
+
+def cluster(vectors: np.ndarray, knn: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, dict]:
+    """A cluster label per paper (-1: unclustered) and a description of the clustering."""
+    from sklearn.cluster import HDBSCAN
+
+    count = len(vectors)
+    if count < MIN_CLUSTER_PAPERS:
+        return np.full(count, UNCLUSTERED), {"method": "none", "reason": f"fewer than {MIN_CLUSTER_PAPERS} papers"}
+    space = _umap(vectors, knn, n_components=5, min_dist=0.0) if count >= 20 else vectors
+    min_cluster_size = max(3, round(np.sqrt(count) / 1.5))
+    labels = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=1, copy=True,
+                     cluster_selection_method="leaf").fit_predict(space)
+    return labels.astype(np.int64), {"method": "hdbscan", "space": "umap-5d" if count >= 20 else "embeddings",
+                                     "min_cluster_size": min_cluster_size, "selection": "leaf"}
+
+
+_WORD = re.compile(r"(?u)\b[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]\b")
+
+
+def _singular(term: str) -> str:
+    return " ".join(word[:-1] if word.endswith("s") and len(word) > 3 else word for word in term.split())
+
+
+def _clean_for_terms(text: str) -> str:
+    text = re.sub(r"\\[a-zA-Z]+|https?://\S+|\$[^$]*\$", " ", text)
+    return re.sub(r"[{}_*`]", " ", text)
+
+
+def cluster_terms(texts: list[str], labels: np.ndarray, n_terms: int = 4) -> dict[int, list[str]]:
+    """The most distinctive terms of each cluster by class-based TF-IDF (BERTopic's c-TF-IDF)."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+
+    clusters = sorted(set(labels.tolist()) - {UNCLUSTERED})
+    if not clusters:
+        return {}
+    stop_words = ENGLISH_STOP_WORDS | BOILERPLATE
+
+    def phrases(text: str) -> list[str]:
+        """Words and 2–3-word phrases of adjacent words, none of them a stop word."""
+        words = _WORD.findall(_clean_for_terms(text).lower())
+        return [" ".join(words[i: i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)
+                if not stop_words.intersection(words[i: i + n]) and not any(w.endswith("ly") for w in words[i: i + n])]
+
+    vectorizer = CountVectorizer(analyzer=phrases, binary=True)
+    presence = vectorizer.fit_transform(texts)  # paper x term, 1 where the paper uses the term
+    vocabulary = vectorizer.get_feature_names_out()
+    classes = clusters + [UNCLUSTERED]
+    # Count each term once per paper, so one abstract repeating a word cannot name its cluster.
+    counts = np.vstack([np.asarray(presence[labels == c].sum(axis=0)).ravel() for c in classes]).astype(np.float64)
+    term_frequency = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    average_terms = counts.sum() / len(classes)
+    idf = np.log(1 + average_terms / np.maximum(counts.sum(axis=0), 1))
+    phrase_bonus = np.array([1.0 + 0.5 * term.count(" ") for term in vocabulary])
+    scores = term_frequency * idf * phrase_bonus
+    sizes = {c: int((labels == c).sum()) for c in clusters}
+    terms = {}
+    for row, label in enumerate(clusters):
+        chosen: list[str] = []
+        for column in np.argsort(-scores[row]):
+            term = vocabulary[column]
+            if scores[row, column] <= 0:
+                break
+            if counts[row, column] < min(2, sizes[label]):
+                continue  # used by a single paper of the cluster: not the cluster's topic
+            stem = _singular(term)
+            if any(stem in _singular(kept) or _singular(kept) in stem for kept in chosen):
+                continue  # "graph" after "graph neural", "clouds" after "point cloud": nothing new
+            chosen.append(term)
+            if len(chosen) == n_terms:
+                break
+        terms[label] = chosen
+    return terms
+
+
+def name_clusters(terms: dict[int, list[str]]) -> dict[int, str]:
+    """Distinct names of 2–4 terms each: the first two terms, more where two names would clash."""
+    names: dict[int, str] = {}
+    for label, label_terms in terms.items():
+        for size in range(2, len(label_terms) + 1):
+            name = ", ".join(label_terms[:size])
+            if name not in names.values():
+                break
+        names[label] = name if name not in names.values() else f"{name} ({label})"
+    return names
+
+
+def map_trust(knn_indices: np.ndarray, coords: np.ndarray, k: int = TRUST_K) -> np.ndarray:
+    """Per paper, the share of its k nearest neighbours in embedding space that are also its k nearest on the map."""
+    count = len(coords)
+    k = min(k, count - 1)
+    if k < 1:
+        return np.ones(count, dtype=np.float32)
+    squared = ((coords[:, None, :] - coords[None, :, :]) ** 2).sum(-1) if count <= 4000 else None
+    trust = np.empty(count, dtype=np.float32)
+    for row in range(count):
+        distances = squared[row] if squared is not None else ((coords - coords[row]) ** 2).sum(1)
+        distances = distances.copy()
+        distances[row] = np.inf
+        on_map = set(np.argpartition(distances, k - 1)[:k].tolist())
+        in_embedding = set(knn_indices[row, 1: k + 1].tolist())
+        trust[row] = len(on_map & in_embedding) / k
+    return trust
+
+
+def topic_map(vectors: np.ndarray, faiss_index, texts: list[str], ids: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Everything the map needs, per paper and per cluster, plus a manifest section.
+
+    Returns (per-paper columns x, y, cluster, cluster_name, map_trust; one row per cluster with
+    cluster, name, terms, size, central_ids (3 most central papers), x, y (label position: the
+    member nearest the cluster's median), map_trust; the manifest's "map" section).
+    """
+    vectors = np.asarray(vectors, dtype=np.float32)
+    knn = knn_graph(faiss_index, vectors, k=max(16, TRUST_K + 1))
+    coords, layout_info = layout(vectors, knn)
+    labels, cluster_info = cluster(vectors, knn)
+    trust = map_trust(knn[0], coords)
+    terms = cluster_terms(texts, labels)
+    names = name_clusters(terms)
+    rows = []
+    for label in sorted(names):
+        members = np.flatnonzero(labels == label)
+        centroid = vectors[members].mean(axis=0)
+        central = members[np.argsort(-(vectors[members] @ centroid))[:3]]
+        median = np.median(coords[members], axis=0)
+        anchor = coords[members[np.argmin(((coords[members] - median) ** 2).sum(1))]]
+        rows.append({"cluster": label, "name": names[label], "terms": terms[label], "size": len(members),
+                     "central_ids": [ids[i] for i in central], "x": float(anchor[0]), "y": float(anchor[1]),
+                     "map_trust": float(trust[members].mean())})
+    clusters = pd.DataFrame(rows, columns=["cluster", "name", "terms", "size", "central_ids", "x", "y", "map_trust"])
+    per_paper = pd.DataFrame({"x": coords[:, 0], "y": coords[:, 1], "cluster": labels,
+                              "cluster_name": [names.get(label, "unclustered") for label in labels],
+                              "map_trust": trust})
+    manifest = {"layout": layout_info,
+                "clusters": {**cluster_info, "count": len(names), "unclustered": int((labels == UNCLUSTERED).sum())},
+                "map_trust": {"k": min(TRUST_K, len(vectors) - 1), "mean": float(trust.mean())}}
+    return per_paper, clusters, manifest

@@ -1,0 +1,105 @@
+"""The topic map stored in the index: layout, clusters, names, map trust, query placement, export."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from index import PaperIndex, build_index, locations
+from index.topics import BOILERPLATE
+
+QUIET = {"log": lambda line: None}
+
+
+def test_layout_is_stored_per_paper_and_read_back(sample_index):
+    papers = sample_index.papers
+    assert {"x", "y", "cluster", "cluster_name", "map_trust"} <= set(papers.columns)
+    assert np.isfinite(papers[["x", "y"]].to_numpy()).all()
+    assert papers[["x", "y"]].drop_duplicates().shape[0] > 30
+    layout = sample_index.manifest["map"]["layout"]
+    assert layout["method"] == "umap" and layout["precomputed_knn"] and layout["n_neighbors"] == 15
+
+
+def test_a_rebuild_gives_the_same_coordinates(sample_index, tmp_path):
+    build_index(locations.bundled_corpus(), tmp_path / "again", **QUIET)
+    again = PaperIndex.load(tmp_path / "again")
+    np.testing.assert_allclose(again.papers[["x", "y"]].to_numpy(), sample_index.papers[["x", "y"]].to_numpy(), atol=1e-5)
+    assert again.papers["cluster"].tolist() == sample_index.papers["cluster"].tolist()
+
+
+def test_sample_clusters_have_distinct_topic_names(sample_index):
+    clusters = sample_index.clusters
+    assert 3 <= len(clusters) <= 8
+    unclustered = (sample_index.papers["cluster"] < 0).sum()
+    assert unclustered < len(sample_index) / 2
+    assert sample_index.manifest["map"]["clusters"]["unclustered"] == unclustered
+    assert clusters["name"].is_unique
+    for row in clusters.itertuples():
+        terms = list(row.terms)
+        assert 2 <= len(row.name.split(", ")) <= 4 and row.name.split(", ") == terms[: len(row.name.split(", "))]
+        assert not BOILERPLATE.intersection(word for term in terms for word in term.split())
+        assert len(row.central_ids) == min(3, row.size)
+        members = sample_index.papers[sample_index.papers["cluster"] == row.cluster]
+        assert set(row.central_ids) <= set(members["id"]) and row.size == len(members)
+        assert all(any(term in abstract.lower() for abstract in members["abstract"]) for term in terms)
+    assert (sample_index.papers.loc[sample_index.papers["cluster"] < 0, "cluster_name"] == "unclustered").all()
+
+
+def test_map_trust_is_a_share_with_the_corpus_average_in_the_manifest(sample_index):
+    trust = sample_index.papers["map_trust"].to_numpy()
+    assert ((trust >= 0) & (trust <= 1)).all() and len(set(np.round(trust * 10))) > 1
+    assert sample_index.manifest["map"]["map_trust"]["mean"] == pytest.approx(trust.mean(), abs=1e-6)
+
+
+def test_a_query_is_placed_among_its_neighbours(sample_index):
+    coords = sample_index.papers[["x", "y"]].to_numpy()
+    spread = np.median(np.linalg.norm(coords[:, None] - coords[None], axis=-1))
+    for row in (0, 11, 30):
+        vector = sample_index.embed_query(sample_index.papers["abstract"][row])
+        position = sample_index.map_position(vector)
+        neighbours = sample_index.search_vector(vector, k=5)
+        neighbour_xy = coords[[sample_index.row(i) for i in neighbours["id"]]]
+        assert np.linalg.norm(neighbour_xy - position, axis=1).min() < spread / 4
+        assert (position >= neighbour_xy.min(axis=0) - 1e-9).all() and (position <= neighbour_xy.max(axis=0) + 1e-9).all()
+
+
+@pytest.mark.parametrize("count, method", [(2, "pca"), (3, "pca"), (5, "umap"), (15, "umap")])
+def test_tiny_corpora_build_a_map(tmp_path, count, method):
+    from embed import read_corpus
+
+    papers, _ = read_corpus(locations.bundled_corpus())
+    corpus = tmp_path / "tiny.txt"
+    corpus.write_text("\n\n".join(papers["abstract"][:count]))
+    build_index([corpus], tmp_path / "index", **QUIET)
+    index = PaperIndex.load(tmp_path / "index")
+    assert index.manifest["map"]["layout"]["method"] == method
+    if method == "pca":
+        assert "UMAP needs at least 4 papers" in index.manifest["map"]["layout"]["reason"]
+    assert np.isfinite(index.papers[["x", "y"]].to_numpy()).all() and len(index.papers) == count
+    assert len(index.similar(index.papers["id"][0], k=3)) == min(3, count - 1)
+    assert index.clusters is not None and set(index.papers["cluster"]) >= set(index.clusters["cluster"])
+
+
+def test_loading_and_lookups_never_import_umap(sample_index_dir):
+    script = (f"import sys; from index import PaperIndex; ix = PaperIndex.load({str(sample_index_dir)!r}); "
+              "ix.similar(ix.papers['id'][0]); ix.map_position(ix.vectors[0]); "
+              "print(sorted(m for m in ('umap', 'numba', 'torch') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert json.loads(result.stdout.replace("'", '"')) == []
+
+
+def test_map_export_png_and_html(sample_index_dir, tmp_path):
+    paperscope = [sys.executable, "-m", "ui.cli"]
+    for name in ("map.png", "map.html"):
+        result = subprocess.run(paperscope + ["map", "--index", str(sample_index_dir), "-o", str(tmp_path / name)],
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+    assert (tmp_path / "map.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "map.png").stat().st_size > 20_000
+    page = (tmp_path / "map.html").read_text()
+    assert "plotly" in page and "ASDSV: Approximate Speculative Diffusion" in page
+    bad = subprocess.run(paperscope + ["map", "--index", str(sample_index_dir), "-o", str(tmp_path / "map.svg")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "written as .png or .html" in bad.stderr
