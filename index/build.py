@@ -55,16 +55,17 @@ def _corpus_fingerprint(papers) -> str:
 
 def build_index(inputs: list[str | Path], output: str | Path, model_path: str | Path | None = None,
                 long_text: str = "mean", fields: dict[str, str | None] | None = None, use_cache: bool = True,
-                show_progress: bool | None = None, log=None) -> BuildReport:
+                show_progress: bool | None = None, log=None, on_progress=None) -> BuildReport:
     """Read ``inputs``, embed them and write the index folder ``output`` atomically.
 
     ``fields`` overrides column names ({"id": …, "title": …, "abstract": …}); ``log`` receives
-    progress lines (default: stderr). Raises :class:`embed.UserError` for bad input, in which
+    progress lines (default: stderr); ``on_progress(fraction, stage)`` follows the whole build. Raises :class:`embed.UserError` for bad input, in which
     case an existing index at ``output`` is left as it was.
     """
     import faiss
 
     log = log or (lambda line: print(line, file=sys.stderr))
+    on_progress = on_progress or (lambda fraction, stage: None)
     show_progress = sys.stderr.isatty() if show_progress is None else show_progress
     output = Path(output)
     encoder = Encoder(model_path)
@@ -81,11 +82,14 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
             f"{action} (--long-text {long_text})")
     cache = EmbeddingCache(locations.cache_dir(), encoder.fingerprint, long_text) if use_cache else None
     with store.build_lock(output):
-        vectors, embedded = encode_with_cache(encoder, texts, long_text, cache, show_progress)
+        on_progress(0.05, "embedding")
+        vectors, embedded = encode_with_cache(encoder, texts, long_text, cache, show_progress,
+                                              lambda done, total: on_progress(0.05 + 0.75 * done / total, "embedding"))
         log(f"embedded {embedded} texts ({len(texts) - embedded} from the cache)")
         faiss_index = faiss.IndexFlatIP(vectors.shape[1])
         faiss_index.add(vectors)
         log("laying out the topic map and naming clusters")
+        on_progress(0.8, "laying out the topic map")
         per_paper, clusters, map_manifest = topics.topic_map(vectors, faiss_index, texts, papers["id"].tolist())
         log(f"{map_manifest['clusters']['count']} clusters, {map_manifest['clusters']['unclustered']} papers "
             f"unclustered; map trust {map_manifest['map_trust']['mean']:.2f} ({map_manifest['layout']['method']} layout)")
@@ -105,6 +109,8 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
             "map": map_manifest,
             "versions": _versions(),
         }
+        on_progress(0.95, "writing the index")
         store.write_generation(output, manifest, vectors, faiss_index, papers, clusters)
+        on_progress(1.0, "done")
     log(f"index written to {output} ({len(papers)} papers)")
     return BuildReport(output, len(papers), embedded, long_count)

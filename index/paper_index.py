@@ -144,6 +144,17 @@ class PaperIndex:
         row = self.row(paper_id)
         return self.search_vector(self.vectors[row], k, exclude_rows=[row])
 
+    def explain(self, paper_id: str, other_id: str | None = None, query: str | None = None):
+        """Why ``paper_id`` is similar to another paper (``other_id``) or to free text (``query``):
+        an :class:`index.explain.Explanation` with best sentence pairs and shared distinctive terms."""
+        from index.explain import explain_pair
+
+        if (other_id is None) == (query is None):
+            raise UserError("explain needs either a second paper id or a query text")
+        other_text = self.papers["abstract"][self.row(other_id)] if other_id is not None else clean_query(query)
+        abstract = self.papers["abstract"][self.row(paper_id)]
+        return explain_pair(abstract, other_text, self.encoder, tuple(self.papers["abstract"]))
+
     def search(self, text: str, k: int = 10) -> pd.DataFrame:
         """The ``k`` papers most similar to free ``text``."""
         check_k(k)

@@ -56,6 +56,7 @@ BOILERPLATE = {
     "technique", "techniques", "mechanism", "mechanisms", "system", "systems", "solution", "solutions", "tool",
     "tools", "guarantee", "guarantees", "theory", "theoretical", "practice", "understanding", "behavior",
     "behaviour", "making", "make", "makes", "allows", "allow", "require", "requires", "required", "requiring",
+    "later", "nature", "reduce", "reduces", "reducing", "score", "scores",
 }
 
 

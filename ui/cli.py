@@ -106,6 +106,18 @@ def cmd_info(args) -> None:
         print(f"{label:>14}  {value}")
 
 
+def cmd_explain(args) -> None:
+    """Print why two papers are similar: best sentence pairs and shared distinctive terms."""
+    explanation = _load(args).explain(args.first_id, other_id=args.second_id)
+    if args.json:
+        print(json.dumps(explanation.to_dict(), indent=2, ensure_ascii=False))
+        return
+    print(f"similarity {explanation.score:.3f}")
+    print(f"shared terms: {', '.join(explanation.shared_terms) or '(none)'}")
+    for first, second, similarity in explanation.sentence_pairs:
+        print(f"\n[{similarity:.3f}] {args.first_id}: {first}\n        {args.second_id}: {second}")
+
+
 def cmd_map(args) -> None:
     """Draw the index's topic map to a PNG or an interactive HTML file."""
     from ui.mapplot import export_map
@@ -114,6 +126,22 @@ def cmd_map(args) -> None:
     title = f"{index.manifest['count']} papers · {len(index.clusters)} topics · map trust " \
             f"{index.manifest['map']['map_trust']['mean']:.0%}"
     _log(f"map written to {export_map(index.papers, index.clusters, args.output, title)}")
+
+
+def cmd_app(args) -> None:
+    """Start the Streamlit dashboard (the bundled sample when no index is given)."""
+    import subprocess
+
+    app = Path(__file__).with_name("app.py")
+    command = [sys.executable, "-m", "streamlit", "run", str(app), "--browser.gatherUsageStats", "false",
+               "--server.port", str(args.port), "--server.maxUploadSize", "50",
+               "--client.toolbarMode", "minimal", "--server.headless",
+               "true" if args.headless else "false", "--theme.base", "light"]
+    if args.index:
+        if not Path(args.index).is_dir():
+            raise UserError(f"{args.index}: no such index folder; build one with: paperscope build -o {args.index}")
+        command += ["--", "--index", str(Path(args.index).resolve())]
+    raise SystemExit(subprocess.call(command))
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -163,6 +191,20 @@ def make_parser() -> argparse.ArgumentParser:
     with_index(info)
     info.add_argument("--json", action="store_true", help="print the manifest as JSON")
     info.set_defaults(run=cmd_info)
+
+    explain = commands.add_parser("explain", help="why two papers are similar")
+    explain.add_argument("first_id", metavar="ID1")
+    explain.add_argument("second_id", metavar="ID2")
+    with_index(explain)
+    explain.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    explain.add_argument("--model", metavar="PATH", help="folder of the model the index was built with, if moved")
+    explain.set_defaults(run=cmd_explain)
+
+    app = commands.add_parser("app", help="start the dashboard in the browser")
+    with_index(app)
+    app.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
+    app.add_argument("--headless", action="store_true", help="do not open a browser")
+    app.set_defaults(run=cmd_app)
 
     topic_map = commands.add_parser("map", help="draw the topic map to a .png or an interactive .html file")
     with_index(topic_map)

@@ -1,0 +1,97 @@
+"""Why two texts are similar: their best-matching sentence pairs and their shared distinctive terms.
+
+The same function serves the app, ``paperscope explain ID1 ID2`` and notebooks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from embed.text import split_sentences
+from index.topics import BOILERPLATE
+
+_STOP = ENGLISH_STOP_WORDS | BOILERPLATE
+_WORD = re.compile(r"(?u)\b[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]\b")
+
+
+@dataclass
+class Explanation:
+    """The evidence for one pair: (sentence of A, sentence of B, cosine) best first, and shared terms."""
+
+    score: float
+    sentence_pairs: list[tuple[str, str, float]] = field(default_factory=list)
+    shared_terms: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready form."""
+        return {"score": self.score, "shared_terms": self.shared_terms,
+                "sentence_pairs": [{"a": a, "b": b, "similarity": s} for a, b, s in self.sentence_pairs]}
+
+
+def _phrase_counts(text: str) -> dict[str, int]:
+    """Words and two-word phrases of adjacent words, with counts; stop words and boilerplate excluded."""
+    words = [w.lower() for w in _WORD.findall(re.sub(r"\\[a-zA-Z]+|\$[^$]*\$", " ", text))]
+    keep = [w if w not in _STOP and len(w) > 2 else None for w in words]
+    counts: dict[str, int] = {}
+    for phrase in [w for w in keep if w] + [f"{a} {b}" for a, b in zip(keep, keep[1:]) if a and b]:
+        counts[phrase] = counts.get(phrase, 0) + 1
+    return counts
+
+
+@lru_cache(maxsize=8)
+def _document_frequency(abstracts: tuple[str, ...]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for abstract in abstracts:
+        for phrase in _phrase_counts(abstract):
+            counts[phrase] = counts.get(phrase, 0) + 1
+    return counts
+
+
+def shared_terms(text_a: str, text_b: str, corpus_abstracts: tuple[str, ...], limit: int = 6) -> list[str]:
+    """Words and two-word phrases both texts use, most distinctive first: rare in the corpus
+    (IDF), frequent in both texts, phrases before single words."""
+    document_frequency, count = _document_frequency(corpus_abstracts), len(corpus_abstracts)
+    counts_a, counts_b = _phrase_counts(text_a), _phrase_counts(text_b)
+
+    def weight(term: str) -> float:
+        idf = np.log((1 + count) / (1 + document_frequency.get(term, 0)))
+        return idf * min(counts_a[term], counts_b[term]) * (1.5 if " " in term else 1.0)
+
+    chosen: list[str] = []
+    for term in sorted(counts_a.keys() & counts_b.keys(), key=lambda t: (-weight(t), t)):
+        if any(set(term.split()) & set(kept.split()) for kept in chosen):
+            continue  # "diffusion" adds nothing after "diffusion models"
+        if document_frequency.get(term, 0) > 0.5 * count:
+            continue  # half the corpus uses it: not distinctive
+        chosen.append(term)
+        if len(chosen) == limit:
+            break
+    return chosen
+
+
+def explain_pair(text_a: str, text_b: str, encoder, corpus_abstracts: tuple[str, ...], pairs: int = 2) -> Explanation:
+    """Explain the similarity of two texts with the model that embedded them.
+
+    ``corpus_abstracts`` sets how distinctive a shared term is (rarer terms first).
+    """
+    sentences_a, sentences_b = split_sentences(text_a) or [text_a], split_sentences(text_b) or [text_b]
+    vectors = encoder.encode(sentences_a + sentences_b, long_text="mean")
+    whole = encoder.encode([text_a, text_b], long_text="mean")
+    similarity = vectors[: len(sentences_a)] @ vectors[len(sentences_a):].T
+    found, used_a, used_b = [], set(), set()
+    for flat in np.argsort(-similarity, axis=None):
+        i, j = divmod(int(flat), len(sentences_b))
+        if i in used_a or j in used_b:
+            continue
+        found.append((sentences_a[i], sentences_b[j], float(similarity[i, j])))
+        used_a.add(i)
+        used_b.add(j)
+        if len(found) == pairs:
+            break
+    return Explanation(score=float(whole[0] @ whole[1]), sentence_pairs=found,
+                       shared_terms=shared_terms(text_a, text_b, corpus_abstracts))

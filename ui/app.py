@@ -1,0 +1,310 @@
+"""The paperscope dashboard: search, nearest papers with "why similar", the topic map, uploads.
+
+Run with ``paperscope app [--index DIR]`` (or ``streamlit run ui/app.py -- --index DIR``).
+Everything shown from the corpus is HTML-escaped; the view lives in the URL
+(``?paper=ID`` or ``?q=text&k=10``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import html
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from embed.corpus import detect_format
+from embed.errors import UserError
+from index import PaperIndex, build_index, locations
+from index.store import current_generation_name, is_index
+from ui.mapplot import cluster_colours, map_figure
+
+MAX_UPLOAD_MB = 50
+GZIP_MAGIC = b"\x1f\x8b"
+UPLOAD_TYPES = ("csv", "tsv", "json", "jsonl", "txt", "parquet", "gz")
+PAGE_CSS = """<style>
+.block-container {padding-top: 1.2rem; padding-bottom: 0.5rem;}
+.ps-result {margin: 0.1rem 0 0.2rem 0; line-height: 1.35;}
+.ps-title {font-weight: 600;}
+.ps-meta {color: #666; font-size: 0.85rem;}
+.ps-dot {display: inline-block; width: 0.7rem; height: 0.7rem; border-radius: 50%; margin-right: 0.3rem;}
+.ps-bar {display: inline-block; height: 0.5rem; background: #4c78a8; border-radius: 2px; vertical-align: middle;}
+.ps-why {font-size: 0.88rem; margin: 0.3rem 0;}
+.ps-why mark {background: #ffe58f; padding: 0 0.1rem;}
+.ps-pair {border-left: 3px solid #4c78a8; padding-left: 0.5rem; margin: 0.25rem 0;}
+</style>"""
+
+
+def _cli_index() -> str | None:
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--index")
+    return parser.parse_known_args(sys.argv[1:])[0].index
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def load_index(folder: str, generation: str) -> PaperIndex:
+    """Load an index once per process and generation (a rebuild gives a new generation)."""
+    return PaperIndex.load(folder)
+
+
+@st.cache_data(show_spinner=False, max_entries=2000)
+def explain_cached(folder: str, generation: str, paper_id: str, other_id: str | None, query: str | None) -> dict:
+    """Why-similar evidence for one result, cached across reruns."""
+    return load_index(folder, generation).explain(paper_id, other_id=other_id, query=query).to_dict()
+
+
+def index_choices(cli_index: str | None) -> dict[str, str]:
+    """Label → folder of every index the app can open: --index, the sample, uploaded ones."""
+    choices = {}
+    if cli_index:
+        choices[Path(cli_index).name] = str(cli_index)
+    choices["NeurIPS 2025 sample (bundled)"] = str(locations.default_index_dir())
+    if locations.indexes_dir().is_dir():
+        for folder in sorted(locations.indexes_dir().iterdir()):
+            if is_index(folder) and str(folder) not in choices.values():
+                choices[folder.name] = str(folder)
+    return choices
+
+
+def build_with_progress(inputs: list[Path], output: Path, label: str) -> None:
+    """Build an index inside the page, with a progress bar and the build's log lines."""
+    with st.status(f"Building {label}…", expanded=True) as status:
+        bar = st.progress(0.0, text="reading")
+        build_index(inputs, output, log=lambda line: st.write(line),
+                    on_progress=lambda fraction, stage: bar.progress(min(fraction, 1.0), text=stage))
+        status.update(label=f"Built {label}", state="complete", expanded=False)
+
+
+def _highlight(text: str, terms: list[str]) -> str:
+    """Escape ``text`` for HTML and mark the shared terms in it."""
+    escaped = html.escape(text)
+    if not terms:
+        return escaped
+    pattern = re.compile(r"\b(" + "|".join(re.escape(html.escape(t)) for t in sorted(terms, key=len, reverse=True)) + r")\b",
+                         re.IGNORECASE)
+    return pattern.sub(r"<mark>\1</mark>", escaped)
+
+
+def _why_html(why: dict, query_label: str) -> str:
+    terms = why["shared_terms"]
+    parts = [f"<div class='ps-why'><b>Shared terms:</b> "
+             f"{', '.join(f'<mark>{html.escape(t)}</mark>' for t in terms) or '<i>none distinctive</i>'}</div>"]
+    for pair in why["sentence_pairs"]:
+        parts.append(f"<div class='ps-why ps-pair'>{_highlight(pair['a'], terms)}<br><span class='ps-meta'>"
+                     f"↔ {html.escape(query_label)} (sentence similarity {pair['similarity']:.2f}):</span> "
+                     f"{_highlight(pair['b'], terms)}</div>")
+    return "".join(parts)
+
+
+def _result_header(row, colour: str) -> str:
+    width = max(0.0, min(float(row.score), 1.0)) * 90
+    return (f"<div class='ps-result'><span class='ps-title'>{row.rank}. {html.escape(str(row.title))}</span><br>"
+            f"<span class='ps-bar' style='width:{width:.0f}px'></span> <b>{row.score:.3f}</b> "
+            f"<span class='ps-meta'><span class='ps-dot' style='background:{colour}'></span>"
+            f"{html.escape(str(row.cluster_name))} · {html.escape(str(row.id))}</span></div>")
+
+
+def _apply_filters(results: pd.DataFrame, filters: dict) -> pd.DataFrame:
+    keep = pd.Series(True, index=results.index)
+    if filters.get("clusters"):
+        keep &= results["cluster_name"].isin(filters["clusters"])
+    if filters.get("years") and "year" in results:
+        low, high = filters["years"]
+        keep &= results["year"].between(low, high)
+    if filters.get("venues") and "venue" in results:
+        keep &= results["venue"].isin(filters["venues"])
+    if filters.get("category") and "categories" in results:
+        keep &= results["categories"].fillna("").str.contains(filters["category"], case=False, regex=False)
+    return results[keep]
+
+
+def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> tuple[str, int, dict, bool]:
+    sidebar = st.sidebar
+    label = sidebar.selectbox("Index", list(choices), index=list(choices).index(current_label))
+    manifest = index.manifest
+    sidebar.caption(f"{manifest['count']:,} papers · {manifest['model']['name'].split('/')[-1]} · "
+                    f"built {manifest['created'][:10]} · map trust {manifest['map']['map_trust']['mean']:.0%}")
+    k = sidebar.slider("Results (k)", 1, min(50, max(len(index) - 1, 1)), key="k")
+    papers = index.papers
+    filters = {"clusters": sidebar.multiselect("Topics", sorted(set(papers["cluster_name"])))}
+    if "year" in papers and papers["year"].notna().any():
+        low, high = int(papers["year"].min()), int(papers["year"].max())
+        if low < high:
+            filters["years"] = sidebar.slider("Years", low, high, (low, high))
+    if "venue" in papers and papers["venue"].nunique() > 1:
+        filters["venues"] = sidebar.multiselect("Venues", sorted(papers["venue"].dropna().unique()))
+    if "categories" in papers:
+        filters["category"] = sidebar.text_input("Category contains", "")
+    explain = sidebar.toggle("Explain why similar", value=True)
+    with sidebar.expander("Add a corpus"):
+        _upload_form()
+    return label, k, filters, explain
+
+
+def _upload_form() -> None:
+    upload = st.file_uploader(f"CSV, TSV, JSONL, JSON, TXT or Parquet (optionally .gz), up to {MAX_UPLOAD_MB} MB",
+                              type=list(UPLOAD_TYPES))
+    if upload is None or st.session_state.get("built_upload") == upload.file_id:
+        return
+    data = upload.getvalue()
+    if len(data) > MAX_UPLOAD_MB * 1024 * 1024:
+        st.error(f"{upload.name}: {len(data) / 1024 / 1024:.0f} MB is over the {MAX_UPLOAD_MB} MB limit")
+        return
+    suffixes = "".join(Path(upload.name.lower()).suffixes[-2:])
+    suffix = next((s for s in (".csv", ".tsv", ".jsonl", ".json", ".txt", ".parquet") if suffixes.startswith(s)), "")
+    fmt = detect_format(Path(f"upload{suffix}"), data[:64])
+    # The uploaded name never becomes a path: only a cleaned stem for the index name, plus a hash.
+    stem = re.sub(r"[^a-z0-9]+", "-", Path(upload.name).name.lower().split(".")[0]).strip("-")[:40] or "upload"
+    name = f"{stem}-{hashlib.sha256(data).hexdigest()[:8]}"
+    with tempfile.TemporaryDirectory() as folder:
+        compressed = ".gz" if data[:2] == GZIP_MAGIC else ""
+        saved = Path(folder) / f"corpus.{'txt' if fmt == 'text' else fmt}{compressed}"
+        saved.write_bytes(data)
+        try:
+            build_with_progress([saved], locations.indexes_dir() / name, name)
+        except UserError as exc:
+            st.error(str(exc).replace(str(saved), upload.name))
+            return
+    st.session_state["built_upload"] = upload.file_id
+    _switch(index_label=name, paper=None, query="", last_click=None)
+
+
+def _read_url_state(index: PaperIndex) -> None:
+    """First run of a session: take paper, q and k from the URL."""
+    if st.session_state.get("url_read"):
+        return
+    st.session_state["url_read"] = True
+    params = st.query_params
+    st.session_state["k"] = max(1, min(50, int(params["k"]))) if params.get("k", "").isdigit() else 10
+    if params.get("paper") in index._row_by_id:
+        st.session_state["paper"] = params["paper"]
+    elif params.get("q"):
+        st.session_state["query"] = params["q"][:20_000]
+
+
+def _on_query_change() -> None:
+    if st.session_state.get("query"):
+        st.session_state["paper"] = None
+
+
+def _on_paper_change() -> None:
+    if st.session_state.get("paper"):
+        st.session_state["query"] = ""
+
+
+def _switch(**state) -> None:
+    """Change widget values (allowed only before the widgets exist): on the next run."""
+    st.session_state["pending"] = state
+    st.rerun()
+
+
+def _take_map_click(event, index: PaperIndex) -> None:
+    """A click on a paper's point selects that paper (once per new click)."""
+    points = [p for p in (event or {}).get("selection", {}).get("points", []) if p.get("curve_number", 0) == 0]
+    clicked = index.papers["id"][points[0]["point_index"]] if points else None
+    if clicked and clicked != st.session_state.get("last_click"):
+        st.session_state["last_click"] = clicked
+        _switch(paper=clicked, query="")
+
+
+def main() -> None:
+    """Render the dashboard."""
+    st.set_page_config(page_title="paperscope", page_icon="🔭", layout="wide")
+    st.session_state.update(st.session_state.pop("pending", {}))
+    st.html(PAGE_CSS)
+    choices = index_choices(_cli_index())
+    label = st.session_state.get("index_label")
+    if label not in choices:
+        label = next(iter(choices))
+    folder = choices[label]
+    if not is_index(folder):
+        if folder != str(locations.default_index_dir()):
+            st.error(f"{folder}: not a paperscope index; build one with: paperscope build -o {folder}")
+            st.stop()
+        build_with_progress(locations.bundled_corpus(), Path(folder), "the NeurIPS 2025 sample index (first run)")
+    try:
+        index = load_index(folder, current_generation_name(Path(folder)))
+    except UserError as exc:
+        st.error(str(exc))
+        st.stop()
+    _read_url_state(index)
+    chosen_label, k, filters, explain = _sidebar(index, choices, label)
+    if chosen_label != label:
+        _switch(index_label=chosen_label, paper=None, query="", last_click=None)
+
+    st.html(f"<div style='font-size:1.5rem;font-weight:700'>paperscope "
+            f"<span class='ps-meta' style='font-weight:400'>{html.escape(label)}</span></div>")
+    left, right = st.columns([5, 6], gap="medium")
+    papers = index.papers
+    with left:
+        st.text_input("Search by text", key="query", on_change=_on_query_change,
+                      placeholder="e.g. making diffusion transformers faster")
+        ids = papers["id"].tolist()
+        titles = dict(zip(papers["id"], papers["title"]))
+        st.selectbox("…or pick a paper", [None] + ids, key="paper", on_change=_on_paper_change,
+                     format_func=lambda pid: "type to search titles" if pid is None else titles[pid])
+    query, paper_id = st.session_state.get("query", "").strip(), st.session_state.get("paper")
+
+    results, query_xy, selected_rows = None, None, []
+    try:
+        wanted = len(index) if any(filters.values()) else k
+        if paper_id:
+            results = _apply_filters(index.similar(paper_id, k=wanted), filters).head(k)
+            selected_rows = [index.row(paper_id)]
+            st.query_params.from_dict({"paper": paper_id, "k": k})
+        elif query:
+            vector = index.embed_query(query)
+            results = _apply_filters(index.search_vector(vector, k=wanted), filters).head(k)
+            query_xy = index.map_position(vector)
+            st.query_params.from_dict({"q": query, "k": k})
+        else:
+            st.query_params.clear()
+    except UserError as exc:
+        with left:
+            st.error(str(exc))
+
+    neighbour_rows = [index.row(i) for i in results["id"]] if results is not None else []
+    with right:
+        figure = map_figure(papers, index.clusters, selected_rows, neighbour_rows, query_xy, height=600)
+        event = st.plotly_chart(figure, key="map", on_select="rerun", selection_mode="points",
+                                config={"scrollZoom": True, "displaylogo": False})
+        st.caption("Click a point to select that paper; grey points belong to no topic. "
+                   "Map trust: the share of a paper's 10 nearest neighbours that are also near it on the map.")
+    _take_map_click(event, index)
+
+    with left:
+        if results is None:
+            st.info("Type a query or pick a paper — or click a point on the map.")
+            return
+        if paper_id:
+            st.html(f"<div class='ps-meta ps-selected'>Most similar to <b>{html.escape(titles[paper_id])}</b></div>")
+        exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
+        download_csv, download_json = st.columns(2)
+        download_csv.download_button("Results as CSV", exports.to_csv(index=False), "paperscope-results.csv", "text/csv")
+        download_json.download_button("Results as JSON", results.to_json(orient="records", force_ascii=False, indent=1),
+                                      "paperscope-results.json", "application/json")
+        if results.empty:
+            st.warning("No paper passes the filters.")
+        colours = dict(zip(papers["id"], cluster_colours(papers["cluster"])))
+        placeholders = []
+        with st.container(height=560):
+            for row in results.itertuples():
+                st.html(_result_header(row, colours[row.id]))
+                with st.expander("Abstract and why similar"):
+                    placeholders.append((row, st.empty()))
+                    st.html(f"<div class='ps-why'>{html.escape(row.abstract)}</div>")
+        generation = current_generation_name(Path(folder))
+        for row, placeholder in placeholders:
+            if explain:
+                why = explain_cached(folder, generation, row.id, paper_id or None, None if paper_id else query)
+                placeholder.html(_why_html(why, "selected paper" if paper_id else "your query"))
+
+
+if __name__ == "__main__":
+    main()
