@@ -4,6 +4,7 @@ Screenshots land in tests/artifacts/ for a person to look at.
 """
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -113,3 +114,28 @@ def test_a_paper_link_opens_with_that_paper_selected(server, page, sample_index)
     expected = sample_index.similar(paper_id, k=4)["title"].tolist()
     assert [t.split(". ", 1)[1] for t in _result_titles(page)] == expected
     _shot(page, "paper-link.png")
+
+
+def test_uploading_a_corpus_builds_it_and_switches_to_it(server, page, tmp_path):
+    upload = tmp_path / "My Reading List.csv"
+    abstracts = ["Protein structure prediction with graph neural networks and attention.",
+                 "Reinforcement learning for robot locomotion over rough terrain.",
+                 "Retrieval-augmented language models answer open-domain questions.",
+                 "Sparse mixture-of-experts layers scale transformer language models.",
+                 "Diffusion models generate molecules with desired chemical properties."]
+    upload.write_text("title,abstract\n" + "\n".join(f'"Paper {i}","{a}"' for i, a in enumerate(abstracts)))
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"abstract": "fine"}\n{"abstract": \n')
+    page.goto(server)
+    page.get_by_text("Add a corpus").click()
+    page.locator("input[type=file]").set_input_files(str(broken))
+    page.wait_for_selector("text=broken.jsonl:2: broken JSON line", timeout=60_000)
+    page.locator("input[type=file]").set_input_files(str(upload))
+    page.wait_for_selector("text=5 papers ·", timeout=180_000)
+    assert re.search(r"my-reading-list-[0-9a-f]{8}", page.locator("body").inner_text())  # the header names it
+    box = page.get_by_label("Search by text")
+    box.fill("language models")
+    box.press("Enter")
+    page.wait_for_selector(".ps-title", timeout=60_000)
+    assert {t.split(". ", 1)[1] for t in _result_titles(page)[:2]} == {"Paper 2", "Paper 3"}
+    _shot(page, "upload.png")

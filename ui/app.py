@@ -130,7 +130,9 @@ def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> 
     manifest = index.manifest
     sidebar.caption(f"{manifest['count']:,} papers · {manifest['model']['name'].split('/')[-1]} · "
                     f"built {manifest['created'][:10]} · map trust {manifest['map']['map_trust']['mean']:.0%}")
-    k = sidebar.slider("Results (k)", 1, min(50, max(len(index) - 1, 1)), key="k")
+    most = max(2, min(50, len(index) - 1))  # a slider needs two values; search clamps to the corpus anyway
+    st.session_state["k"] = min(st.session_state.get("k", 10), most)
+    k = sidebar.slider("Results (k)", 1, most, key="k")
     papers = index.papers
     filters = {"clusters": sidebar.multiselect("Topics", sorted(set(papers["cluster_name"])))}
     if "year" in papers and papers["year"].notna().any():

@@ -1,0 +1,102 @@
+"""The dashboard's logic through Streamlit's AppTest: search, URL state, filters, escaping."""
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from index import build_index, locations
+
+APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
+
+
+@pytest.fixture(scope="module")
+def default_index():
+    """The bundled sample's index at the default location the app opens."""
+    build_index(locations.bundled_corpus(), locations.default_index_dir(), log=lambda line: None)
+    from index import PaperIndex
+
+    return PaperIndex.load(locations.default_index_dir())
+
+
+def _app(**query_params) -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=120)
+    for key, value in query_params.items():
+        app.query_params[key] = value
+    return app
+
+
+def _htmls(app) -> list[str]:
+    return [element.proto.body for element in app.get("html")]
+
+
+def _result_titles(app) -> list[str]:
+    return [body.split("<span class='ps-title'>")[1].split("</span>")[0].split(". ", 1)[1]
+            for body in _htmls(app) if "<span class='ps-title'>" in body]
+
+
+def test_start_shows_the_index_and_asks_for_a_query(default_index):
+    app = _app().run()
+    assert not app.exception
+    assert app.sidebar.caption[0].value.startswith("38 papers · all-MiniLM-L6-v2")
+    assert "Type a query or pick a paper" in app.info[0].value
+    assert not _result_titles(app)
+
+
+def test_free_text_query_lists_k_results_and_goes_into_the_url(default_index):
+    app = _app().run()
+    app.text_input(key="query").input("graph neural networks and homophily").run()
+    titles = _result_titles(app)
+    expected = default_index.search("graph neural networks and homophily", k=10)["title"].tolist()
+    assert titles == [t.replace("&", "&amp;") for t in expected]
+    assert app.query_params["q"] == ["graph neural networks and homophily"] or \
+        app.query_params["q"] == "graph neural networks and homophily"
+    app.sidebar.slider(key="k").set_value(3).run()
+    assert len(_result_titles(app)) == 3
+    assert any("<mark>" in body for body in _htmls(app))  # why-similar evidence with highlighted terms
+
+
+def test_paper_link_selects_the_paper_and_picking_another_replaces_it(default_index):
+    first, second = default_index.papers["id"][3], default_index.papers["id"][9]
+    app = _app(paper=first, k="5").run()
+    assert app.selectbox(key="paper").value == first
+    assert _result_titles(app) == default_index.similar(first, k=5)["title"].tolist()
+    app.selectbox(key="paper").set_value(second).run()
+    assert _result_titles(app) == default_index.similar(second, k=5)["title"].tolist()
+    assert app.text_input(key="query").value == ""
+
+
+def test_cluster_filter_keeps_only_that_topic(default_index):
+    cluster = default_index.clusters.sort_values("size").iloc[-1]
+    app = _app(q="neural networks for images and video").run()
+    app.sidebar.multiselect[0].set_value([cluster["name"]]).run()
+    titles = _result_titles(app)
+    members = set(default_index.papers.loc[default_index.papers["cluster"] == cluster["cluster"], "title"])
+    assert titles and set(titles) <= members
+
+
+def test_unknown_paper_in_the_url_is_ignored_and_bad_query_is_a_message(default_index):
+    app = _app(paper="no-such-id").run()
+    assert not app.exception and app.selectbox(key="paper").value is None
+    app.text_input(key="query").input("x" * 25_000).run()
+    assert any("limit is 20,000" in error.value for error in app.error)
+
+
+def test_corpus_text_is_escaped_never_html(default_index, tmp_path):
+    corpus = tmp_path / "hostile.jsonl"
+    rows = [{"id": "evil", "title": "<script>alert('x')</script> **bold** $x^2$ <b>tag</b>",
+             "abstract": "We inject <img src=x onerror=alert(1)> into abstracts about graph neural networks."},
+            {"id": "plain", "title": "Graph networks", "abstract": "Graph neural networks for molecules and proteins."},
+            {"id": "other", "title": "Video diffusion", "abstract": "Diffusion transformers for video generation."}]
+    corpus.write_text("\n".join(json.dumps(r) for r in rows))
+    build_index([corpus], locations.indexes_dir() / "hostile", log=lambda line: None)
+    app = _app(q="graph neural networks")
+    app.session_state["index_label"] = "hostile"
+    app.run()
+    assert not app.exception
+    assert len(_result_titles(app)) == 2 and "Graph networks" in _result_titles(app)  # k clamped to the corpus
+    bodies = "".join(_htmls(app))
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; **bold** $x^2$ &lt;b&gt;tag&lt;/b&gt;" in bodies
+    assert "&lt;img src=x onerror=alert(1)&gt;" in bodies
+    assert "<script>" not in bodies and "<img" not in bodies
