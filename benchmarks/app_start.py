@@ -1,0 +1,87 @@
+"""Time from starting `paperscope app` on a built index to the first answer in a real browser.
+
+    .venv/bin/python benchmarks/app_start.py [--index DIR] [--runs 3] [--json benchmarks/app_start.json]
+
+Measures, per run (a fresh server each time): server health, first results for a `?paper=` link
+(no model needed) and for a `?q=` link (loads the query model). Needs /usr/bin/chromium.
+Prints a Markdown table and writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def one_run(index_dir: str, link: str, browser) -> dict:
+    """Start a server, open ``link`` and time health and first results."""
+    port = _free_port()
+    start = time.perf_counter()
+    server = subprocess.Popen([sys.executable, "-m", "ui.cli", "app", "--index", index_dir, "--port", str(port),
+                               "--headless"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.05)
+        healthy = time.perf_counter() - start
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(f"http://127.0.0.1:{port}/{link}")
+        page.wait_for_selector(".ps-title", timeout=120_000)
+        answered = time.perf_counter() - start
+        page.close()
+        return {"healthy_s": round(healthy, 2), "first_results_s": round(answered, 2)}
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def main() -> None:
+    """Run the measurement and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", help="index folder (default: the bundled sample's)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json", default="benchmarks/app_start.json")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    from index import PaperIndex, locations
+
+    index_dir = args.index or str(locations.default_index_dir())
+    paper_id = PaperIndex.load(index_dir).papers["id"][0]
+    links = {"paper link (?paper=ID)": f"?paper={paper_id}", "text query (?q=…)": "?q=making+diffusion+faster"}
+    results = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+        for name, link in links.items():
+            results[name] = [one_run(index_dir, link, browser) for _ in range(args.runs)]
+        browser.close()
+    print("| start-up, fresh server | server healthy (median) | first results (median) | first results (max) |")
+    print("|---|---|---|---|")
+    for name, runs in results.items():
+        firsts = [r["first_results_s"] for r in runs]
+        print(f"| {name} | {statistics.median(r['healthy_s'] for r in runs):.2f} s | "
+              f"{statistics.median(firsts):.2f} s | {max(firsts):.2f} s |")
+    with open(args.json, "w") as handle:
+        json.dump(results, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()
