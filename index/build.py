@@ -68,7 +68,7 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
     on_progress = on_progress or (lambda fraction, stage: None)
     show_progress = sys.stderr.isatty() if show_progress is None else show_progress
     output = Path(output)
-    encoder = Encoder(model_path)
+    encoder = Encoder(model_path, onnx_dir=locations.onnx_dir())
     papers, read_report = read_corpus(inputs, fields)
     log(f"read {len(papers)} papers from {len(inputs)} file(s)")
     for line in read_report.lines():
@@ -99,7 +99,7 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
             "count": len(papers),
             "dimension": int(vectors.shape[1]),
             "model": {"name": encoder.name, "path": str(encoder.path), "fingerprint": encoder.fingerprint,
-                      "max_tokens": encoder.max_tokens},
+                      "max_tokens": encoder.max_tokens, "backend": encoder.backend},
             "text_recipe": TEXT_RECIPE,
             "long_text": {"strategy": long_text, "long_texts": long_count, "max_tokens": encoder.max_tokens},
             "corpus": {"fingerprint": _corpus_fingerprint(papers), "sources": [Path(p).name for p in inputs],

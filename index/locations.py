@@ -2,7 +2,7 @@
 
 The data folder is ``$PAPERSCOPE_HOME`` if set, else ``$XDG_DATA_HOME/paperscope``, else
 ``~/.local/share/paperscope``. Inside it: ``indexes/`` (the default index of the bundled
-sample and indexes built from uploads) and ``embedding-cache/``.
+sample and indexes built from uploads), ``embedding-cache/`` and ``onnx/`` (exported models).
 """
 
 from __future__ import annotations
@@ -34,6 +34,11 @@ def default_index_dir() -> Path:
 def cache_dir() -> Path:
     """The embedding cache folder."""
     return data_home() / "embedding-cache"
+
+
+def onnx_dir() -> Path:
+    """Where models exported to ONNX are kept, one folder per model fingerprint."""
+    return data_home() / "onnx"
 
 
 def bundled_corpus() -> list[Path]:

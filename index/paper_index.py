@@ -11,7 +11,7 @@ import pandas as pd
 
 from embed.errors import UserError
 from embed.text import normalise_text
-from index import store
+from index import locations, store
 
 MAX_QUERY_CHARS = 20_000
 
@@ -85,7 +85,7 @@ class PaperIndex:
             path = bundled_model_path()  # the index was built on another machine or in another venv
         if not Path(path).is_dir():
             raise UserError(f"the model this index was built with is not at {path}; pass its folder with --model")
-        encoder = Encoder(path)
+        encoder = Encoder(path, onnx_dir=locations.onnx_dir())
         if encoder.fingerprint != built_with["fingerprint"]:
             raise UserError(f"the model at {path} (fingerprint {encoder.fingerprint}) is not the one this index was "
                             f"built with ({built_with['name']}, {built_with['fingerprint']}); rebuild the index or pass --model")

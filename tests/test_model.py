@@ -6,7 +6,17 @@ import pytest
 from embed import Encoder, UserError
 
 
-def test_reproduces_model_card_similarities(encoder):
+@pytest.fixture(scope="module")
+def onnx_encoder(data_home):
+    from index import locations
+
+    return Encoder(onnx_dir=locations.onnx_dir())
+
+
+@pytest.mark.parametrize("backend", ["torch", "onnx"])
+def test_reproduces_model_card_similarities(encoder, onnx_encoder, backend):
+    encoder = {"torch": encoder, "onnx": onnx_encoder}[backend]
+    assert encoder.backend == backend
     vectors = encoder.encode(["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."])
     similarities = vectors @ vectors.T
     assert similarities[0, 1] == pytest.approx(0.6660, abs=1e-3)
@@ -48,3 +58,13 @@ def test_unknown_strategy_and_bad_model_folder_are_user_errors(encoder, tmp_path
         encoder.encode(["x"], long_text="middle")
     with pytest.raises(UserError, match="not a sentence-transformers model folder"):
         Encoder(tmp_path)
+
+
+def test_onnx_backend_gives_the_torch_vectors_on_the_sample(encoder, onnx_encoder):
+    from embed import read_corpus
+    from index import locations
+
+    abstracts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
+    cosines = (encoder.encode(abstracts) * onnx_encoder.encode(abstracts)).sum(axis=1)
+    assert cosines.min() >= 0.9999
+    assert not Encoder(onnx_dir=None).backend == "onnx"  # ONNX only where an export folder is given
