@@ -114,3 +114,13 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
         on_progress(1.0, "done")
     log(f"index written to {output} ({len(papers)} papers)")
     return BuildReport(output, len(papers), embedded, long_count)
+
+
+def sample_index(log=None, on_progress=None) -> Path:
+    """The default index of the bundled NeurIPS 2025 sample, built on first use; returns its folder."""
+    folder = locations.default_index_dir()
+    if not store.is_index(folder):
+        (log or (lambda line: print(line, file=sys.stderr)))(
+            f"first run: building the bundled NeurIPS 2025 sample index at {folder}")
+        build_index(locations.bundled_corpus(), folder, log=log, on_progress=on_progress)
+    return folder

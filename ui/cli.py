@@ -30,16 +30,9 @@ def _log(line: str) -> None:
 
 def _index_folder(args) -> Path:
     """The --index folder, or the default sample index, built on first use."""
-    from index import build_index, locations
-    from index.store import is_index
+    from index import sample_index
 
-    if args.index:
-        return Path(args.index)
-    folder = locations.default_index_dir()
-    if not is_index(folder):
-        _log(f"first run: building the bundled NeurIPS 2025 sample index at {folder}")
-        build_index(locations.bundled_corpus(), folder, log=_log)
-    return folder
+    return Path(args.index) if args.index else sample_index(log=_log)
 
 
 def _load(args):
@@ -118,6 +111,20 @@ def cmd_explain(args) -> None:
         print(f"\n[{similarity:.3f}] {args.first_id}: {first}\n        {args.second_id}: {second}")
 
 
+def cmd_duplicates(args) -> None:
+    """Print pairs of papers similar enough to be versions of one another."""
+    from index import near_duplicates
+
+    pairs = near_duplicates(_load(args), threshold=args.threshold)
+    if args.json:
+        print(json.dumps(pairs.to_dict("records"), indent=2, ensure_ascii=False))
+        return
+    if pairs.empty:
+        _log(f"no pairs at similarity {args.threshold} or above")
+    for row in pairs.itertuples():
+        print(f"{row.score:.3f}  {row.id_a}  {row.title_a}\n       {row.id_b}  {row.title_b}")
+
+
 def cmd_map(args) -> None:
     """Draw the index's topic map to a PNG or an interactive HTML file."""
     from ui.mapplot import export_map
@@ -147,6 +154,7 @@ def cmd_app(args) -> None:
 def make_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     from embed.model import LONG_TEXT_STRATEGIES
+    from index.analysis import DUPLICATE_THRESHOLD
 
     parser = _Parser(prog="paperscope", description="Semantic similarity explorer for research-paper abstracts.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -199,6 +207,14 @@ def make_parser() -> argparse.ArgumentParser:
     explain.add_argument("--json", action="store_true", help="print the explanation as JSON")
     explain.add_argument("--model", metavar="PATH", help="folder of the model the index was built with, if moved")
     explain.set_defaults(run=cmd_explain)
+
+    duplicates = commands.add_parser("duplicates", help="pairs of papers that are versions of one another")
+    with_index(duplicates)
+    duplicates.add_argument("--threshold", type=float, default=DUPLICATE_THRESHOLD,
+                            help=f"cosine similarity from which a pair counts (default {DUPLICATE_THRESHOLD}, "
+                                 "measured: see benchmarks/duplicates_threshold.py)")
+    duplicates.add_argument("--json", action="store_true", help="print a JSON list of pairs")
+    duplicates.set_defaults(run=cmd_duplicates)
 
     app = commands.add_parser("app", help="start the dashboard in the browser")
     with_index(app)

@@ -1,0 +1,81 @@
+"""Where to put the near-duplicate threshold: similarity of edited versions of an abstract to the
+original against similarity of different papers.
+
+    .venv/bin/python benchmarks/duplicates_threshold.py [--index DIR] [--other-index DIR]
+
+Edits applied to each sample abstract (see ``edited_versions``): a sentence dropped, two sentences
+swapped, the wording of the opening changed, numbers changed, words dropped. "Different papers":
+the most similar pair of distinct papers in the index (and in --other-index, e.g. a larger corpus).
+Prints a Markdown table and writes benchmarks/duplicates_threshold.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+
+import numpy as np
+
+REWORDING = {"we propose": "this paper presents", "We propose": "This paper presents", "novel": "new",
+             "demonstrate": "show", "significantly": "substantially", "method": "approach", "results": "findings",
+             "However": "Yet", "existing": "current", "achieves": "reaches"}
+
+
+def edited_versions(abstract: str) -> dict[str, str]:
+    """Versions of an abstract a second upload or a camera-ready revision would produce."""
+    from embed import split_sentences
+
+    sentences = split_sentences(abstract)
+    versions = {}
+    if len(sentences) >= 3:
+        versions["sentence dropped"] = " ".join(sentences[:-2] + sentences[-1:])
+        versions["sentences swapped"] = " ".join([sentences[0], sentences[2], sentences[1]] + sentences[3:])
+    reworded = abstract
+    for old, new in REWORDING.items():
+        reworded = reworded.replace(old, new)
+    versions["reworded"] = "In this work, " + reworded[0].lower() + reworded[1:] if reworded == abstract else reworded
+    versions["numbers changed"] = re.sub(r"\d", lambda m: str((int(m.group()) + 3) % 10), abstract)
+    versions["every 15th word dropped"] = " ".join(w for i, w in enumerate(abstract.split()) if i % 15 != 7)
+    return versions
+
+
+def max_distinct_pair(index) -> float:
+    """Highest cosine similarity between two different papers of an index."""
+    scores, rows = index.faiss_index.search(np.ascontiguousarray(index.vectors, dtype=np.float32), 2)
+    own = np.arange(len(index))
+    return float(np.where(rows[:, 0] == own, scores[:, 1], scores[:, 0]).max())
+
+
+def main() -> None:
+    """Measure and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", help="index of the sample (default: the bundled sample's)")
+    parser.add_argument("--other-index", help="a larger index for the different-papers side")
+    parser.add_argument("--json", default="benchmarks/duplicates_threshold.json")
+    args = parser.parse_args()
+    from index import PaperIndex, locations
+
+    index = PaperIndex.load(args.index or locations.default_index_dir())
+    by_edit: dict[str, list[float]] = {}
+    for row, abstract in enumerate(index.papers["abstract"]):
+        for edit, text in edited_versions(abstract).items():
+            by_edit.setdefault(edit, []).append(float(index.embed_query(text) @ index.vectors[row]))
+    different = {"sample": max_distinct_pair(index)}
+    if args.other_index:
+        different["other index"] = max_distinct_pair(PaperIndex.load(args.other_index))
+    from index.analysis import DUPLICATE_THRESHOLD
+
+    print(f"| pair | min similarity | median | found at {DUPLICATE_THRESHOLD} |")
+    print("|---|---|---|---|")
+    for edit, scores in by_edit.items():
+        found = sum(score >= DUPLICATE_THRESHOLD for score in scores)
+        print(f"| edited: {edit} | {min(scores):.3f} | {np.median(scores):.3f} | {found} of {len(scores)} |")
+    for name, score in different.items():
+        print(f"| different papers, most similar pair ({name}) | {score:.3f} (max) | | |")
+    with open(args.json, "w") as handle:
+        json.dump({"edited_min": {e: min(s) for e, s in by_edit.items()}, "different_max": different}, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()
