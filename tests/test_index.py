@@ -142,3 +142,29 @@ def test_a_different_model_is_refused_for_queries(sample_index_dir, tmp_path):
     assert len(index.similar(index.papers["id"][0], k=2)) == 2  # lookups by id need no model
     with pytest.raises(UserError, match="not the one this index was built with"):
         index.search("diffusion")
+
+
+def test_a_100000_character_abstract_is_embedded_whole(tmp_path):
+    sentences = [f"Section {i} studies sparse attention for long documents in topic {i % 7}." for i in range(1500)]
+    long_abstract = " ".join(sentences)[:100_000]
+    corpus = tmp_path / "long.jsonl"
+    corpus.write_text(json.dumps({"id": "long", "abstract": long_abstract}) + "\n" +
+                      json.dumps({"id": "short", "abstract": "Protein folding with graph networks."}) + "\n")
+    lines = []
+    build_index([corpus], tmp_path / "index", log=lines.append)
+    assert any(line.startswith("1 of 2 texts are longer") for line in lines)
+    index = PaperIndex.load(tmp_path / "index")
+    assert len(index.papers["abstract"][0]) == 100_000
+    assert index.search("sparse attention for long documents", k=1)["id"][0] == "long"
+
+
+def test_any_local_model_folder_is_accepted_and_recorded(tmp_path, encoder):
+    model_copy = tmp_path / "my-model"
+    shutil.copytree(encoder.path, model_copy)
+    build_index(locations.bundled_corpus()[:1], tmp_path / "index", model_path=model_copy, log=lambda line: None)
+    index = PaperIndex.load(tmp_path / "index")
+    assert index.manifest["model"]["path"] == str(model_copy) and index.manifest["model"]["name"] == "my-model"
+    assert index.manifest["model"]["fingerprint"] == encoder.fingerprint  # same weights, same fingerprint
+    assert len(index.search("diffusion", k=2)) == 2
+    with pytest.raises(UserError, match="not a sentence-transformers model folder"):
+        build_index(locations.bundled_corpus(), tmp_path / "other", model_path=tmp_path, log=lambda line: None)

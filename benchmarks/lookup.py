@@ -1,0 +1,62 @@
+"""Lookup latency after load: by paper id and by free text, on an index (default: the sample's).
+
+    .venv/bin/python benchmarks/lookup.py [--index DIR] [--repeats 200] [--json benchmarks/lookup.json]
+
+Also times `PaperIndex.load` and the end-to-end `paperscope similar` / `search` commands.
+Prints a Markdown table and writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+
+def _timed(function, repeats: int) -> list[float]:
+    times = []
+    for i in range(repeats):
+        start = time.perf_counter()
+        function(i)
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def main() -> None:
+    """Measure and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", help="index folder (default: the bundled sample's)")
+    parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--json", default="benchmarks/lookup.json")
+    args = parser.parse_args()
+    from index import PaperIndex, sample_index
+
+    folder = args.index or str(sample_index())
+    start = time.perf_counter()
+    index = PaperIndex.load(folder)
+    load_ms = (time.perf_counter() - start) * 1000
+    ids = index.papers["id"].tolist()
+    queries = ["making diffusion transformers faster", "graph neural networks", "privacy in federated learning",
+               "watermarking language model outputs", "reinforcement learning for reasoning"]
+    index.search(queries[0])  # loads the query model once, as a running app has
+    rows = {"load index": [load_ms],
+            "similar(id), k=10": _timed(lambda i: index.similar(ids[i % len(ids)], k=10), args.repeats),
+            "search(text), k=10": _timed(lambda i: index.search(queries[i % len(queries)], k=10), args.repeats)}
+    paperscope = [sys.executable, "-m", "ui.cli"]
+    for name, command in (("`paperscope similar` end to end", ["similar", ids[0], "--index", folder]),
+                          ("`paperscope search` end to end", ["search", queries[0], "--index", folder])):
+        rows[name] = _timed(lambda i: subprocess.run(paperscope + command, capture_output=True, check=True), 3)
+    print(f"| {len(index)} papers | median | p99 / max |")
+    print("|---|---|---|")
+    for name, times in rows.items():
+        tail = sorted(times)[min(len(times) - 1, int(len(times) * 0.99))]
+        print(f"| {name} | {statistics.median(times):.1f} ms | {tail:.1f} ms |")
+    with open(args.json, "w") as handle:
+        json.dump({name: {"median_ms": statistics.median(t), "max_ms": max(t)} for name, t in rows.items()}, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()
