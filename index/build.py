@@ -13,6 +13,8 @@ import pandas as pd
 
 from embed import EmbeddingCache, Encoder, encode_with_cache, read_corpus
 from index import locations, store, topics
+from index.keyword import KeywordIndex
+from index.paper_index import DEFAULT_MODES
 
 TEXT_RECIPE = "title + '. ' + abstract when the paper has a real title, else the abstract alone"
 
@@ -94,6 +96,7 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
         log(f"{map_manifest['clusters']['count']} clusters, {map_manifest['clusters']['unclustered']} papers "
             f"unclustered; map trust {map_manifest['map_trust']['mean']:.2f} ({map_manifest['layout']['method']} layout)")
         papers = pd.concat([papers.assign(tokens=token_counts).reset_index(drop=True), per_paper], axis=1)
+        keyword = KeywordIndex.fit(texts)
         manifest = {
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "count": len(papers),
@@ -105,12 +108,13 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
             "corpus": {"fingerprint": _corpus_fingerprint(papers), "sources": [Path(p).name for p in inputs],
                        "skipped": len(read_report.skipped), "duplicate_ids": len(read_report.duplicate_ids),
                        "duplicate_abstracts": len(read_report.duplicate_abstracts)},
-            "search": {"faiss": "IndexFlatIP", "metric": "cosine (inner product of normalised vectors)"},
+            "search": {"faiss": "IndexFlatIP", "metric": "cosine (inner product of normalised vectors)",
+                       "keyword": {"kind": "tf-idf", "terms": len(keyword.terms)}, **DEFAULT_MODES},
             "map": map_manifest,
             "versions": _versions(),
         }
         on_progress(0.95, "writing the index")
-        store.write_generation(output, manifest, vectors, faiss_index, papers, clusters)
+        store.write_generation(output, store.Generation(manifest, vectors, faiss_index, papers, clusters, keyword))
         on_progress(1.0, "done")
     log(f"index written to {output} ({len(papers)} papers)")
     return BuildReport(output, len(papers), embedded, long_count)

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import difflib
+import re
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import scipy.sparse
 
 from embed.errors import UserError
 from embed.text import normalise_text
 from index import locations, store
 
 MAX_QUERY_CHARS = 20_000
+MODES = ("dense", "keyword", "hybrid")
+ROCCHIO_NEGATIVE = 0.5
+ACRONYM = re.compile(r"(?<![\w-])(?=[A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*[A-Z0-9])[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9](?![\w-])")
+# Defaults written into each manifest; chosen by benchmarks/quality.py (see README, "Retrieval quality").
+DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.8}
 
 
 def check_k(k) -> int:
@@ -43,16 +50,16 @@ class PaperIndex:
     paper's metadata columns.
     """
 
-    def __init__(self, folder: Path, manifest: dict, vectors: np.ndarray, faiss_index, papers: pd.DataFrame,
-                 clusters: pd.DataFrame | None, model_path: str | Path | None = None):
+    def __init__(self, folder: Path, generation: store.Generation, model_path: str | Path | None = None):
         self.folder = folder
-        self.manifest = manifest
-        self.vectors = vectors
-        self.faiss_index = faiss_index
-        self.papers = papers
-        self.clusters = clusters
+        self.manifest = generation.manifest
+        self.vectors = generation.vectors
+        self.faiss_index = generation.faiss_index
+        self.papers = generation.papers
+        self.clusters = generation.clusters
+        self.keyword = generation.keyword
         self._model_path = model_path
-        self._row_by_id = {paper_id: row for row, paper_id in enumerate(papers["id"])}
+        self._row_by_id = {paper_id: row for row, paper_id in enumerate(self.papers["id"])}
 
     @classmethod
     def load(cls, folder: str | Path, model_path: str | Path | None = None, verify: bool = True) -> "PaperIndex":
@@ -61,7 +68,7 @@ class PaperIndex:
         for _ in range(3):  # a concurrent build may replace the generation while we read it
             generation = store.current_generation_name(folder)
             try:
-                return cls(folder, *store.read_generation(folder, verify=verify), model_path=model_path)
+                return cls(folder, store.read_generation(folder, verify=verify), model_path=model_path)
             except (UserError, FileNotFoundError):
                 if generation is None or store.current_generation_name(folder) == generation:
                     raise
@@ -116,18 +123,49 @@ class PaperIndex:
         return self.encoder.encode([clean_query(text)], long_text=strategy)[0]
 
     def search_vector(self, vector: np.ndarray, k: int = 10, exclude_rows=()) -> pd.DataFrame:
-        """Papers nearest to ``vector`` (normalised, the index's dimension), skipping ``exclude_rows``."""
+        """Papers nearest to ``vector`` (normalised, the index's dimension) by cosine, skipping ``exclude_rows``."""
         k = check_k(k)
         exclude = set(int(r) for r in exclude_rows)
         wanted = min(k + len(exclude), len(self))
         query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
         scores, rows = self.faiss_index.search(query, wanted)
         keep = [(row, score) for row, score in zip(rows[0], scores[0]) if row >= 0 and row not in exclude][:k]
-        results = self.papers.iloc[[row for row, _ in keep]].reset_index(drop=True)
-        results.insert(0, "score", np.array([score for _, score in keep], dtype=np.float32).clip(-1, 1))
-        results.insert(0, "rank", np.arange(1, len(keep) + 1))
-        columns = ["rank", "id", "title", "score"] + [c for c in results.columns if c not in ("rank", "id", "title", "score")]
-        return results[columns]
+        return self._table([row for row, _ in keep], {"score": [score for _, score in keep]})
+
+    def rank(self, vector: np.ndarray | None, keyword_query, k: int = 10, mode: str = "hybrid",
+             exclude_rows=(), hybrid_weight: float | None = None, first_rows=()) -> pd.DataFrame:
+        """Rank all papers by ``mode``: "dense" (cosine of ``vector``), "keyword" (TF-IDF cosine of
+        the 1-row sparse ``keyword_query``) or "hybrid" (``hybrid_weight`` x dense + the rest x keyword).
+        ``first_rows`` (exact acronym matches) go before all others, in score order."""
+        k = check_k(k)
+        if mode not in MODES:
+            raise UserError(f"unknown mode '{mode}'; choose one of {', '.join(MODES)}")
+        if mode == "dense":
+            return self.search_vector(vector, k, exclude_rows)
+        weight = self.manifest["search"]["hybrid_weight"] if hybrid_weight is None else hybrid_weight
+        keyword_scores = self.keyword.scores(keyword_query)
+        columns = {"keyword_score": keyword_scores}
+        if mode == "hybrid":
+            cosine = np.asarray(self.vectors @ np.asarray(vector, dtype=np.float32))
+            columns = {"cosine": cosine, **columns}
+            scores = weight * cosine + (1 - weight) * keyword_scores
+        else:
+            scores = keyword_scores
+        order = scores.astype(np.float64)
+        order[list(first_rows)] += 10.0  # above any blend of cosines
+        order[list(exclude_rows)] = -np.inf
+        top = np.argpartition(-order, min(k, len(order) - 1))[:k] if k < len(order) else np.arange(len(order))
+        top = [row for row in top[np.argsort(-order[top], kind="stable")] if np.isfinite(order[row])]
+        return self._table(top, {"score": scores[top], **{name: values[top] for name, values in columns.items()}})
+
+    def _table(self, rows: list[int], scores: dict[str, np.ndarray]) -> pd.DataFrame:
+        """Result rows: rank, id, title, the score columns, then the paper's metadata."""
+        results = self.papers.iloc[rows].reset_index(drop=True)
+        for position, (name, values) in enumerate(scores.items()):
+            results.insert(position, name, np.asarray(values, dtype=np.float32).clip(-1, 1))
+        results.insert(0, "rank", np.arange(1, len(rows) + 1))
+        first = ["rank", "id", "title", *scores]
+        return results[first + [c for c in results.columns if c not in first]]
 
     def map_position(self, vector: np.ndarray, k: int = 5) -> np.ndarray:
         """Where a vector not in the corpus (a query, a new paper) sits on the map: the average of
@@ -138,11 +176,48 @@ class PaperIndex:
         coords = self.papers[["x", "y"]].to_numpy(dtype=np.float64)[rows]
         return (weights[:, None] * coords).sum(axis=0) / weights.sum()
 
-    def similar(self, paper_id: str, k: int = 10) -> pd.DataFrame:
-        """The ``k`` papers most similar to ``paper_id`` (itself excluded)."""
+    def similar(self, paper_ids: str | list[str], k: int = 10, mode: str | None = None,
+                negative: list[str] = (), hybrid_weight: float | None = None) -> pd.DataFrame:
+        """The ``k`` papers most similar to one paper, or to several ("more like these"), and least
+        like the ``negative`` ones (Rocchio: mean of the positives minus half the mean of the
+        negatives). The given papers are excluded. ``mode``: dense, keyword or hybrid (default:
+        the index's, chosen by benchmarks/quality.py)."""
         check_k(k)
-        row = self.row(paper_id)
-        return self.search_vector(self.vectors[row], k, exclude_rows=[row])
+        mode = mode or self.manifest["search"]["similar_mode"]
+        positive = [self.row(i) for i in ([paper_ids] if isinstance(paper_ids, str) else paper_ids)]
+        negative = [self.row(i) for i in negative]
+        if not positive:
+            raise UserError("give at least one paper id")
+        vector = self.vectors[positive].mean(axis=0)
+        keyword_query = self.keyword.matrix[positive].mean(axis=0)
+        if negative:
+            vector = vector - ROCCHIO_NEGATIVE * self.vectors[negative].mean(axis=0)
+            keyword_query = keyword_query - ROCCHIO_NEGATIVE * self.keyword.matrix[negative].mean(axis=0)
+        vector = vector / max(np.linalg.norm(vector), 1e-12)
+        return self.rank(vector, scipy.sparse.csr_matrix(keyword_query), k, mode, positive + negative, hybrid_weight)
+
+    def search(self, text: str, k: int = 10, mode: str | None = None, hybrid_weight: float | None = None) -> pd.DataFrame:
+        """The ``k`` papers most similar to free ``text`` (``mode`` as in :meth:`similar`)."""
+        check_k(k)
+        mode = mode or self.manifest["search"]["search_mode"]
+        text = clean_query(text)
+        vector = self.embed_query(text) if mode != "keyword" else None
+        first = self.acronym_matches(text) if mode != "dense" else ()
+        return self.rank(vector, self.keyword.transform([text]), k, mode, (), hybrid_weight, first_rows=first)
+
+    def acronym_matches(self, text: str) -> np.ndarray:
+        """Rows of the papers that use every acronym of the query ("GRPO", "DiT", "T2I"; plural "s" allowed)."""
+        acronyms = ACRONYM.findall(text)
+        if not acronyms:
+            return np.zeros(0, dtype=np.int64)
+        haystack = (self.papers["title"] + " " + self.papers["abstract"]).to_numpy()
+        found = np.ones(len(self), dtype=bool)
+        for acronym in acronyms:
+            if acronym.endswith("s") and acronym[-2].isupper():
+                acronym = acronym[:-1]  # "LLMs" also finds "LLM"
+            pattern = re.compile(rf"(?<![\w-]){re.escape(acronym)}s?(?![\w-])")
+            found &= np.array([bool(pattern.search(text)) for text in haystack])
+        return np.flatnonzero(found)
 
     def explain(self, paper_id: str, other_id: str | None = None, query: str | None = None):
         """Why ``paper_id`` is similar to another paper (``other_id``) or to free text (``query``):
@@ -155,7 +230,3 @@ class PaperIndex:
         abstract = self.papers["abstract"][self.row(paper_id)]
         return explain_pair(abstract, other_text, self.encoder, tuple(self.papers["abstract"]))
 
-    def search(self, text: str, k: int = 10) -> pd.DataFrame:
-        """The ``k`` papers most similar to free ``text``."""
-        check_k(k)
-        return self.search_vector(self.embed_query(text), k)

@@ -8,7 +8,9 @@ Layout of an index folder ``DIR``::
         vectors.npy               float32 (n, d), L2-normalised, row i = paper i (memory-mappable)
         faiss.index               FAISS inner-product index over the same rows
         papers.parquet            metadata, one row per paper, same order as the vectors
-        clusters.parquet          topic clusters and their names, when the build computed them
+        clusters.parquet          topic clusters and their names
+        keyword.npz               sparse TF-IDF paper x term matrix (keyword side of hybrid search)
+        keyword_terms.json        its terms and their IDF
     DIR/.build.lock               held by the build writing into DIR
 
 A build writes a new generation into a temporary folder, renames it into place and only
@@ -26,17 +28,20 @@ import os
 import shutil
 import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from embed.errors import UserError
+from index.keyword import KeywordIndex
 
 FORMAT_NAME = "paperscope-index"
 FORMAT_VERSION = 1
 VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
     "vectors.npy", "faiss.index", "papers.parquet", "clusters.parquet", "manifest.json")
+KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE = "keyword.npz", "keyword_terms.json"
 POINTER_FILE, LOCK_FILE = "CURRENT", ".build.lock"
 
 
@@ -69,21 +74,32 @@ def build_lock(folder: Path):
         yield
 
 
-def write_generation(folder: Path, manifest: dict, vectors: np.ndarray, faiss_index, papers: pd.DataFrame,
-                     clusters: pd.DataFrame | None = None) -> Path:
+@dataclass
+class Generation:
+    """Everything one index generation holds, as read back."""
+
+    manifest: dict
+    vectors: np.ndarray
+    faiss_index: object
+    papers: pd.DataFrame
+    clusters: pd.DataFrame
+    keyword: KeywordIndex
+
+
+def write_generation(folder: Path, generation: Generation) -> Path:
     """Write one complete index generation into ``folder`` and make it current (call under build_lock)."""
     import faiss
 
     temporary = folder / f".tmp-{uuid.uuid4().hex[:8]}"
     temporary.mkdir()
     try:
-        np.save(temporary / VECTORS_FILE, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
-        faiss.write_index(faiss_index, str(temporary / FAISS_FILE))
-        papers.to_parquet(temporary / PAPERS_FILE, index=False)
-        if clusters is not None:
-            clusters.to_parquet(temporary / CLUSTERS_FILE, index=False)
+        np.save(temporary / VECTORS_FILE, np.ascontiguousarray(generation.vectors, dtype=np.float32), allow_pickle=False)
+        faiss.write_index(generation.faiss_index, str(temporary / FAISS_FILE))
+        generation.papers.to_parquet(temporary / PAPERS_FILE, index=False)
+        generation.clusters.to_parquet(temporary / CLUSTERS_FILE, index=False)
+        generation.keyword.save(temporary, KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE)
         written = sorted(p.name for p in temporary.iterdir())
-        manifest = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, **manifest,
+        manifest = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, **generation.manifest,
                     "files": {name: {"bytes": (temporary / name).stat().st_size, "sha256": file_digest(temporary / name)}
                               for name in written}}
         (temporary / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, default=str))
@@ -91,16 +107,16 @@ def write_generation(folder: Path, manifest: dict, vectors: np.ndarray, faiss_in
             with open(path, "rb") as handle:
                 os.fsync(handle.fileno())
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
-        generation = folder / f"gen-{stamp}-{uuid.uuid4().hex[:6]}"
-        os.rename(temporary, generation)
+        target = folder / f"gen-{stamp}-{uuid.uuid4().hex[:6]}"
+        os.rename(temporary, target)
         pointer = folder / f".{POINTER_FILE}.{uuid.uuid4().hex[:8]}"
-        pointer.write_text(generation.name + "\n")
+        pointer.write_text(target.name + "\n")
         os.replace(pointer, folder / POINTER_FILE)
         _fsync_folder(folder)
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
     remove_stale(folder)
-    return generation
+    return target
 
 
 def remove_stale(folder: Path) -> None:
@@ -129,8 +145,8 @@ def is_index(folder: str | Path) -> bool:
     return current_generation_name(Path(folder)) is not None
 
 
-def read_generation(folder: str | Path, verify: bool = True) -> tuple[dict, np.ndarray, object, pd.DataFrame, pd.DataFrame | None]:
-    """Read the current generation: (manifest, vectors (memory-mapped), faiss index, papers, clusters)."""
+def read_generation(folder: str | Path, verify: bool = True) -> Generation:
+    """Read the current generation (vectors memory-mapped), checking it against its manifest."""
     import faiss
 
     folder = Path(folder)
@@ -140,18 +156,18 @@ def read_generation(folder: str | Path, verify: bool = True) -> tuple[dict, np.n
     name = current_generation_name(folder)
     if name is None:
         raise UserError(f"{folder}: not a paperscope index (no {POINTER_FILE} file); {hint}")
-    generation = folder / name
+    source = folder / name
     try:
-        manifest = json.loads((generation / MANIFEST_FILE).read_text())
+        manifest = json.loads((source / MANIFEST_FILE).read_text())
     except FileNotFoundError:
-        raise UserError(f"{generation}: {MANIFEST_FILE} is missing; rebuild the index ({hint})") from None
+        raise UserError(f"{source}: {MANIFEST_FILE} is missing; rebuild the index ({hint})") from None
     except json.JSONDecodeError as exc:
-        raise UserError(f"{generation / MANIFEST_FILE}: corrupt ({exc.msg}); rebuild the index ({hint})") from None
+        raise UserError(f"{source / MANIFEST_FILE}: corrupt ({exc.msg}); rebuild the index ({hint})") from None
     if manifest.get("format") != FORMAT_NAME or manifest.get("format_version") != FORMAT_VERSION:
         raise UserError(f"{folder}: index format {manifest.get('format_version')!r}, this paperscope reads "
                         f"version {FORMAT_VERSION}; rebuild the index ({hint})")
     for file_name, expected in manifest.get("files", {}).items():
-        path = generation / file_name
+        path = source / file_name
         if not path.is_file():
             raise UserError(f"{path}: missing; rebuild the index ({hint})")
         if path.stat().st_size != expected["bytes"]:
@@ -159,13 +175,14 @@ def read_generation(folder: str | Path, verify: bool = True) -> tuple[dict, np.n
                             f"(truncated?); rebuild the index ({hint})")
         if verify and file_digest(path) != expected["sha256"]:
             raise UserError(f"{path}: checksum does not match the manifest (corrupted); rebuild the index ({hint})")
-    vectors = np.load(generation / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
-    faiss_index = faiss.read_index(str(generation / FAISS_FILE))
-    papers = pd.read_parquet(generation / PAPERS_FILE)
-    clusters_path = generation / CLUSTERS_FILE
-    clusters = pd.read_parquet(clusters_path) if clusters_path.is_file() else None
+    vectors = np.load(source / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
+    faiss_index = faiss.read_index(str(source / FAISS_FILE))
+    papers = pd.read_parquet(source / PAPERS_FILE)
+    clusters = pd.read_parquet(source / CLUSTERS_FILE)
+    keyword = KeywordIndex.load(source, KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE)
     expected_shape = (manifest["count"], manifest["dimension"])
-    if vectors.shape != expected_shape or faiss_index.ntotal != manifest["count"] or len(papers) != manifest["count"]:
-        raise UserError(f"{generation}: vectors {vectors.shape}, FAISS {faiss_index.ntotal} rows and "
+    if vectors.shape != expected_shape or faiss_index.ntotal != manifest["count"] or len(papers) != manifest["count"] \
+            or keyword.matrix.shape[0] != manifest["count"]:
+        raise UserError(f"{source}: vectors {vectors.shape}, FAISS {faiss_index.ntotal} rows and "
                         f"{len(papers)} papers disagree with the manifest {expected_shape}; rebuild the index ({hint})")
-    return manifest, vectors, faiss_index, papers, clusters
+    return Generation(manifest, vectors, faiss_index, papers, clusters, keyword)

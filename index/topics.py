@@ -177,11 +177,9 @@ def name_clusters(terms: dict[int, list[str]]) -> dict[int, str]:
     """Distinct names of 2–4 terms each: the first two terms, more where two names would clash."""
     names: dict[int, str] = {}
     for label, label_terms in terms.items():
-        for size in range(2, len(label_terms) + 1):
-            name = ", ".join(label_terms[:size])
-            if name not in names.values():
-                break
-        names[label] = name if name not in names.values() else f"{name} ({label})"
+        candidates = [", ".join(label_terms[:size]) for size in range(min(2, len(label_terms)), len(label_terms) + 1)]
+        candidates = [name for name in candidates if name] or [f"topic {label + 1}"]
+        names[label] = next((name for name in candidates if name not in names.values()), f"{candidates[-1]} ({label + 1})")
     return names
 
 

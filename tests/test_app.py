@@ -48,7 +48,7 @@ def test_free_text_query_lists_k_results_and_goes_into_the_url(default_index):
     app = _app().run()
     app.text_input(key="query").input("graph neural networks and homophily").run()
     titles = _result_titles(app)
-    expected = default_index.search("graph neural networks and homophily", k=10)["title"].tolist()
+    expected = default_index.search("graph neural networks and homophily", k=10, mode="hybrid")["title"].tolist()
     assert titles == [t.replace("&", "&amp;") for t in expected]
     assert app.query_params["q"] == ["graph neural networks and homophily"] or \
         app.query_params["q"] == "graph neural networks and homophily"
@@ -60,11 +60,29 @@ def test_free_text_query_lists_k_results_and_goes_into_the_url(default_index):
 def test_paper_link_selects_the_paper_and_picking_another_replaces_it(default_index):
     first, second = default_index.papers["id"][3], default_index.papers["id"][9]
     app = _app(paper=first, k="5").run()
-    assert app.selectbox(key="paper").value == first
+    assert app.multiselect(key="papers").value == [first]
     assert _result_titles(app) == default_index.similar(first, k=5)["title"].tolist()
-    app.selectbox(key="paper").set_value(second).run()
+    app.multiselect(key="papers").set_value([second]).run()
     assert _result_titles(app) == default_index.similar(second, k=5)["title"].tolist()
     assert app.text_input(key="query").value == ""
+
+
+def test_several_papers_and_a_negative_rank_more_like_these(default_index):
+    ids = default_index.papers["id"].tolist()
+    app = _app(paper=f"{ids[0]},{ids[19]}", k="4").run()
+    assert app.multiselect(key="papers").value == [ids[0], ids[19]]
+    app.multiselect(key="not_papers").set_value([ids[1]]).run()
+    expected = default_index.similar([ids[0], ids[19]], k=4, negative=[ids[1]])["title"].tolist()
+    assert _result_titles(app) == expected and ids[1] not in expected
+    assert app.query_params["not"] in ([ids[1]], ids[1])
+
+
+def test_ranking_switch_changes_the_mode(default_index):
+    app = _app(q="ATSP").run()
+    assert app.sidebar.radio(key="mode").value == "hybrid"
+    assert _result_titles(app)[0].startswith("Continuous relaxation framework for the Asymmetric Traveling")
+    app.sidebar.radio(key="mode").set_value("dense").run()
+    assert _result_titles(app) == default_index.search("ATSP", k=10, mode="dense")["title"].tolist()
 
 
 def test_cluster_filter_keeps_only_that_topic(default_index):
@@ -78,7 +96,7 @@ def test_cluster_filter_keeps_only_that_topic(default_index):
 
 def test_unknown_paper_in_the_url_is_ignored_and_bad_query_is_a_message(default_index):
     app = _app(paper="no-such-id").run()
-    assert not app.exception and app.selectbox(key="paper").value is None
+    assert not app.exception and app.multiselect(key="papers").value == []
     app.text_input(key="query").input("x" * 25_000).run()
     assert any("limit is 20,000" in error.value for error in app.error)
 

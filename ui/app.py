@@ -2,7 +2,7 @@
 
 Run with ``paperscope app [--index DIR]`` (or ``streamlit run ui/app.py -- --index DIR``).
 Everything shown from the corpus is HTML-escaped; the view lives in the URL
-(``?paper=ID`` or ``?q=text&k=10``).
+(``?paper=ID``, ``?paper=ID1,ID2&not=ID3`` or ``?q=text&k=10``; ``&mode=dense|keyword|hybrid``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import streamlit as st
 from embed.corpus import detect_format
 from embed.errors import UserError
 from index import PaperIndex, build_index, locations
+from index.paper_index import MODES
 from index.store import current_generation_name, is_index
 from ui.mapplot import cluster_colours, map_figure
 
@@ -124,7 +125,7 @@ def _apply_filters(results: pd.DataFrame, filters: dict) -> pd.DataFrame:
     return results[keep]
 
 
-def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> tuple[str, int, dict, bool]:
+def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> tuple[str, int, dict, str, bool]:
     sidebar = st.sidebar
     label = sidebar.selectbox("Index", list(choices), index=list(choices).index(current_label))
     manifest = index.manifest
@@ -143,10 +144,14 @@ def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> 
         filters["venues"] = sidebar.multiselect("Venues", sorted(papers["venue"].dropna().unique()))
     if "categories" in papers:
         filters["category"] = sidebar.text_input("Category contains", "")
+    modes = list(MODES)
+    mode = sidebar.radio("Ranking", modes, horizontal=True, key="mode",
+                         help="hybrid: 80% meaning (MiniLM) + 20% exact words (TF-IDF), measured best; "
+                              "papers using every acronym of a query come first")
     explain = sidebar.toggle("Explain why similar", value=True)
     with sidebar.expander("Add a corpus"):
         _upload_form()
-    return label, k, filters, explain
+    return label, k, filters, mode, explain
 
 
 def _upload_form() -> None:
@@ -174,29 +179,31 @@ def _upload_form() -> None:
             st.error(str(exc).replace(str(saved), upload.name))
             return
     st.session_state["built_upload"] = upload.file_id
-    _switch(index_label=name, paper=None, query="", last_click=None)
+    _switch(index_label=name, papers=[], not_papers=[], query="", last_click=None)
 
 
 def _read_url_state(index: PaperIndex) -> None:
-    """First run of a session: take paper, q and k from the URL."""
+    """First run of a session: take paper, not, q, k and mode from the URL."""
     if st.session_state.get("url_read"):
         return
     st.session_state["url_read"] = True
     params = st.query_params
     st.session_state["k"] = max(1, min(50, int(params["k"]))) if params.get("k", "").isdigit() else 10
-    if params.get("paper") in index._row_by_id:
-        st.session_state["paper"] = params["paper"]
-    elif params.get("q"):
+    known = set(index.papers["id"])
+    for key, param in (("papers", "paper"), ("not_papers", "not")):
+        st.session_state[key] = [i for i in params.get(param, "").split(",") if i in known]
+    st.session_state["mode"] = params.get("mode") if params.get("mode") in MODES else index.manifest["search"]["search_mode"]
+    if not st.session_state["papers"] and params.get("q"):
         st.session_state["query"] = params["q"][:20_000]
 
 
 def _on_query_change() -> None:
     if st.session_state.get("query"):
-        st.session_state["paper"] = None
+        st.session_state["papers"], st.session_state["not_papers"] = [], []
 
 
 def _on_paper_change() -> None:
-    if st.session_state.get("paper"):
+    if st.session_state.get("papers"):
         st.session_state["query"] = ""
 
 
@@ -212,7 +219,7 @@ def _take_map_click(event, index: PaperIndex) -> None:
     clicked = index.papers["id"][points[0]["point_index"]] if points else None
     if clicked and clicked != st.session_state.get("last_click"):
         st.session_state["last_click"] = clicked
-        _switch(paper=clicked, query="")
+        _switch(papers=[clicked], not_papers=[], query="")
 
 
 def main() -> None:
@@ -236,9 +243,9 @@ def main() -> None:
         st.error(str(exc))
         st.stop()
     _read_url_state(index)
-    chosen_label, k, filters, explain = _sidebar(index, choices, label)
+    chosen_label, k, filters, mode, explain = _sidebar(index, choices, label)
     if chosen_label != label:
-        _switch(index_label=chosen_label, paper=None, query="", last_click=None)
+        _switch(index_label=chosen_label, papers=[], not_papers=[], query="", last_click=None)
 
     st.html(f"<div style='font-size:1.5rem;font-weight:700'>paperscope "
             f"<span class='ps-meta' style='font-weight:400'>{html.escape(label)}</span></div>")
@@ -249,22 +256,26 @@ def main() -> None:
                       placeholder="e.g. making diffusion transformers faster")
         ids = papers["id"].tolist()
         titles = dict(zip(papers["id"], papers["title"]))
-        st.selectbox("…or pick a paper", [None] + ids, key="paper", on_change=_on_paper_change,
-                     format_func=lambda pid: "type to search titles" if pid is None else titles[pid])
-    query, paper_id = st.session_state.get("query", "").strip(), st.session_state.get("paper")
+        st.multiselect("…or pick papers (several: more like these)", ids, key="papers", on_change=_on_paper_change,
+                       format_func=titles.get, placeholder="type to search titles")
+        if st.session_state.get("papers"):
+            st.multiselect("…and less like these", [i for i in ids if i not in st.session_state["papers"]],
+                           key="not_papers", format_func=titles.get, placeholder="optional")
+    query, chosen = st.session_state.get("query", "").strip(), st.session_state.get("papers") or []
+    avoided = [i for i in st.session_state.get("not_papers") or [] if i not in chosen] if chosen else []
 
     results, query_xy, selected_rows = None, None, []
     try:
         wanted = len(index) if any(filters.values()) else k
-        if paper_id:
-            results = _apply_filters(index.similar(paper_id, k=wanted), filters).head(k)
-            selected_rows = [index.row(paper_id)]
-            st.query_params.from_dict({"paper": paper_id, "k": k})
+        if chosen:
+            results = _apply_filters(index.similar(chosen, k=wanted, mode=mode, negative=avoided), filters).head(k)
+            selected_rows = [index.row(i) for i in chosen]
+            st.query_params.from_dict({"paper": ",".join(chosen), "k": k, "mode": mode,
+                                       **({"not": ",".join(avoided)} if avoided else {})})
         elif query:
-            vector = index.embed_query(query)
-            results = _apply_filters(index.search_vector(vector, k=wanted), filters).head(k)
-            query_xy = index.map_position(vector)
-            st.query_params.from_dict({"q": query, "k": k})
+            results = _apply_filters(index.search(query, k=wanted, mode=mode), filters).head(k)
+            query_xy = index.map_position(index.embed_query(query))
+            st.query_params.from_dict({"q": query, "k": k, "mode": mode})
         else:
             st.query_params.clear()
     except UserError as exc:
@@ -284,8 +295,10 @@ def main() -> None:
         if results is None:
             st.info("Type a query or pick a paper — or click a point on the map.")
             return
-        if paper_id:
-            st.html(f"<div class='ps-meta ps-selected'>Most similar to <b>{html.escape(titles[paper_id])}</b></div>")
+        if chosen:
+            names = " + ".join(f"<b>{html.escape(titles[i])}</b>" for i in chosen)
+            unlike = f", least like {' + '.join(html.escape(titles[i]) for i in avoided)}" if avoided else ""
+            st.html(f"<div class='ps-meta ps-selected'>Most similar to {names}{unlike}</div>")
         exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
         download_csv, download_json = st.columns(2)
         download_csv.download_button("Results as CSV", exports.to_csv(index=False), "paperscope-results.csv", "text/csv")
@@ -304,8 +317,8 @@ def main() -> None:
         generation = current_generation_name(Path(folder))
         for row, placeholder in placeholders:
             if explain:
-                why = explain_cached(folder, generation, row.id, paper_id or None, None if paper_id else query)
-                placeholder.html(_why_html(why, "selected paper" if paper_id else "your query"))
+                why = explain_cached(folder, generation, row.id, chosen[0] if chosen else None, None if chosen else query)
+                placeholder.html(_why_html(why, "selected paper" if chosen else "your query"))
 
 
 if __name__ == "__main__":

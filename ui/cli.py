@@ -72,13 +72,13 @@ def cmd_build(args) -> None:
 
 
 def cmd_similar(args) -> None:
-    """Print the papers most similar to a paper id."""
-    _print_results(_load(args).similar(args.paper_id, k=args.k), args.json)
+    """Print the papers most similar to one or several paper ids (and least like --not ids)."""
+    _print_results(_load(args).similar(args.paper_ids, k=args.k, mode=args.mode, negative=args.negative), args.json)
 
 
 def cmd_search(args) -> None:
     """Print the papers most similar to free text."""
-    _print_results(_load(args).search(args.text, k=args.k), args.json)
+    _print_results(_load(args).search(args.text, k=args.k, mode=args.mode), args.json)
 
 
 def cmd_info(args) -> None:
@@ -155,6 +155,7 @@ def make_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     from embed.model import LONG_TEXT_STRATEGIES
     from index.analysis import DUPLICATE_THRESHOLD
+    from index.paper_index import MODES
 
     parser = _Parser(prog="paperscope", description="Semantic similarity explorer for research-paper abstracts.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -168,6 +169,9 @@ def make_parser() -> argparse.ArgumentParser:
         sub.add_argument("-k", type=int, default=10,
                          help="number of results, 1 or more; more than the corpus holds returns them all (default 10)")
         sub.add_argument("--json", action="store_true", help="print a JSON list of result objects")
+        sub.add_argument("--mode", choices=MODES,
+                         help="dense (meaning), keyword (exact words, TF-IDF) or hybrid (default: the index's, "
+                              "hybrid unless rebuilt otherwise; acronym queries put papers using them first)")
         sub.add_argument("--model", metavar="PATH", help="folder of the model the index was built with, if moved")
 
     build = commands.add_parser("build", help="build an index from corpus files")
@@ -185,8 +189,10 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the embedding cache")
     build.set_defaults(run=cmd_build)
 
-    similar = commands.add_parser("similar", help="papers most similar to a paper id")
-    similar.add_argument("paper_id", metavar="PAPER_ID")
+    similar = commands.add_parser("similar", help="papers most similar to one or several papers")
+    similar.add_argument("paper_ids", metavar="PAPER_ID", nargs="+", help="one id, or several: more like these")
+    similar.add_argument("--not", dest="negative", metavar="PAPER_ID", nargs="+", default=[],
+                         help="less like these papers")
     with_lookup(similar)
     similar.set_defaults(run=cmd_similar)
 

@@ -1,0 +1,76 @@
+"""The keyword side of search: sparse TF-IDF over word and two-word terms (scikit-learn).
+
+It finds what dense MiniLM vectors blur: exact acronyms and rare terms ("GRPO", "ATSP", "DiT").
+Stored in the index as a sparse paper x term matrix (``keyword.npz``, rows L2-normalised) and
+the terms with their IDF (``keyword_terms.json``); no pickle.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse
+
+SETTINGS = {"ngram_range": [1, 2], "sublinear_tf": True, "stop_words": "english", "lowercase": True,
+            "token_pattern": r"(?u)\b\w\w+\b"}
+
+
+def _vectorizer(min_df: int = 1, vocabulary: dict[str, int] | None = None):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(ngram_range=tuple(SETTINGS["ngram_range"]), sublinear_tf=SETTINGS["sublinear_tf"],
+                           stop_words=SETTINGS["stop_words"], lowercase=SETTINGS["lowercase"],
+                           token_pattern=SETTINGS["token_pattern"], min_df=min_df, vocabulary=vocabulary,
+                           dtype=np.float32)
+
+
+class KeywordIndex:
+    """TF-IDF rows of the papers, and the means to turn a query into a row of the same space."""
+
+    def __init__(self, matrix: scipy.sparse.csr_matrix, terms: list[str], idf: np.ndarray):
+        self.matrix = matrix
+        self.terms = terms
+        self.vectorizer = _vectorizer(vocabulary={term: i for i, term in enumerate(terms)})
+        self.vectorizer.fit(["x"])  # sets up the vocabulary; the IDF comes from the corpus:
+        self.vectorizer.idf_ = idf
+
+    @classmethod
+    def fit(cls, texts: list[str]) -> "KeywordIndex":
+        """Learn terms and IDF from the corpus (terms in two papers or more once it has 1,000+)."""
+        vectorizer = _vectorizer(min_df=2 if len(texts) >= 1000 else 1)
+        try:
+            matrix = vectorizer.fit_transform(texts)
+        except ValueError:  # nothing but stop words: an empty vocabulary
+            return cls(scipy.sparse.csr_matrix((len(texts), 0), dtype=np.float32), [], np.zeros(0, np.float32))
+        return cls(matrix.tocsr(), vectorizer.get_feature_names_out().tolist(), vectorizer.idf_.astype(np.float32))
+
+    def transform(self, texts: list[str]) -> scipy.sparse.csr_matrix:
+        """TF-IDF rows (L2-normalised) of new texts in the corpus's term space."""
+        if not self.terms:
+            return scipy.sparse.csr_matrix((len(texts), 0), dtype=np.float32)
+        return self.vectorizer.transform(texts).tocsr()
+
+    def scores(self, query: scipy.sparse.csr_matrix) -> np.ndarray:
+        """Similarity of each paper to a 1-row query in term space (cosine when the query is L2-normalised)."""
+        if query.shape[1] == 0:
+            return np.zeros(self.matrix.shape[0], dtype=np.float32)
+        return np.asarray((self.matrix @ query.T).todense(), dtype=np.float32).ravel()
+
+    def save(self, folder: Path, matrix_file: str, terms_file: str) -> None:
+        """Write the matrix and the terms into ``folder``."""
+        scipy.sparse.save_npz(folder / matrix_file, self.matrix, compressed=False)
+        (folder / terms_file).write_text(json.dumps({"settings": SETTINGS, "terms": self.terms,
+                                                     "idf": self.idf_list()}))
+
+    def idf_list(self) -> list[float]:
+        """The IDF of each term, as plain floats."""
+        return [float(value) for value in self.vectorizer.idf_]
+
+    @classmethod
+    def load(cls, folder: Path, matrix_file: str, terms_file: str) -> "KeywordIndex":
+        """Read what ``save`` wrote (scipy's load_npz refuses pickled objects)."""
+        stored = json.loads((folder / terms_file).read_text())
+        return cls(scipy.sparse.load_npz(folder / matrix_file).tocsr(), stored["terms"],
+                   np.array(stored["idf"], dtype=np.float32))

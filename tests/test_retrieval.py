@@ -1,0 +1,82 @@
+"""Hybrid keyword + vector search, acronyms, more-like-these, and the quality benchmark's arithmetic."""
+
+import json
+
+import numpy as np
+import pytest
+
+from benchmarks.quality import evaluate, label_agreement, labels_by_id
+from embed import UserError
+from index import PaperIndex, build_index
+
+
+def test_label_agreement_matches_a_hand_computed_case():
+    labels = ["a", "a", "a", "b"]
+    neighbours = [["a", "a"], ["a", "a"], ["a", "b"], ["b", "b"]]
+    # P@1: all four first neighbours agree. P@2: (1 + 1 + 0.5 + 1) / 4. Macro: a = 2.5 / 3, b = 1.
+    assert label_agreement(labels, neighbours, k=2) == pytest.approx(
+        {"P@1": 1.0, "P@2": 0.875, "macro P@2": (2.5 / 3 + 1) / 2})
+
+
+def test_benchmark_runs_through_the_index_on_a_labelled_fixture(tmp_path):
+    records = [{"id": f"g{i}", "title": t, "abstract": a, "label": "graphs"} for i, (t, a) in enumerate([
+        ("Graph neural networks", "Message passing graph neural networks classify nodes in citation graphs."),
+        ("Graph attention", "Attention over graph neighbourhoods improves node classification on graphs."),
+        ("Graph pooling", "Hierarchical pooling of graph neural networks for molecule property prediction.")])]
+    records += [{"id": f"v{i}", "title": t, "abstract": a, "label": "vision"} for i, (t, a) in enumerate([
+        ("Video diffusion", "Diffusion models generate high-resolution video frames from text prompts."),
+        ("Image diffusion", "Latent diffusion generates photorealistic images from captions."),
+        ("Diffusion speed-up", "Fewer sampling steps make diffusion image generation faster.")])]
+    corpus = tmp_path / "labelled.jsonl"
+    corpus.write_text("\n".join(json.dumps(r) for r in records))
+    build_index([corpus], tmp_path / "index", log=lambda line: None)
+    index = PaperIndex.load(tmp_path / "index")
+    index.papers["label"] = index.papers["id"].map(labels_by_id(str(corpus)))
+    for mode in ("dense", "keyword", "hybrid"):
+        assert evaluate(index, mode, k=2) == {"P@1": 1.0, "P@2": 1.0, "macro P@2": 1.0}
+
+
+def test_acronym_queries_return_the_papers_using_them_first(sample_index):
+    for acronym in ("ATSP", "DiT", "RLVR", "VBench"):
+        users = set(sample_index.acronym_matches(acronym))
+        assert users, acronym
+        results = sample_index.search(acronym, k=len(users) + 3)
+        top = [sample_index.row(i) for i in results["id"][: len(users)]]
+        assert set(top) == users, acronym
+    dit = sample_index.search("DiT", k=2)["abstract"]
+    assert all("DiT" in abstract for abstract in dit)
+
+
+def test_keyword_search_needs_no_model(sample_index_dir):
+    index = PaperIndex.load(sample_index_dir)
+    results = index.search("traveling salesman", k=3, mode="keyword")
+    assert "Traveling Salesman" in results["abstract"][0] and "encoder" not in index.__dict__
+    assert (results["keyword_score"] == results["score"]).all()
+
+
+def test_more_like_these_less_like_those(sample_index):
+    ids = sample_index.papers["id"].tolist()
+    positive, negative = [ids[0], ids[19]], [ids[20]]
+    both = sample_index.similar(positive, k=36, mode="dense")
+    assert not set(positive) & set(both["id"]) and len(both) == 36
+    centroid = sample_index.vectors[[0, 19]].mean(axis=0)
+    expected = np.argsort(-(sample_index.vectors @ centroid))
+    expected = [ids[row] for row in expected if row not in (0, 19)][:5]
+    assert both["id"].tolist()[:5] == expected
+    without = sample_index.similar(positive, k=36, mode="dense", negative=negative)
+    assert ids[20] not in without["id"].tolist()
+    close_to_negative = sample_index.similar(ids[20], k=3, mode="dense")["id"].tolist()
+    rank_before = {i: r for r, i in zip(both["rank"], both["id"])}
+    rank_after = {i: r for r, i in zip(without["rank"], without["id"])}
+    assert sum(rank_after[i] for i in close_to_negative if i in rank_after) > \
+        sum(rank_before[i] for i in close_to_negative if i in rank_after)
+    with pytest.raises(UserError, match="unknown mode"):
+        sample_index.similar(ids[0], mode="fuzzy")
+
+
+def test_hybrid_blends_the_two_scores_with_the_manifest_weight(sample_index):
+    weight = sample_index.manifest["search"]["hybrid_weight"]
+    results = sample_index.similar(sample_index.papers["id"][3], k=5, mode="hybrid")
+    np.testing.assert_allclose(results["score"], weight * results["cosine"] + (1 - weight) * results["keyword_score"],
+                               atol=1e-5)
+    assert sample_index.manifest["search"]["similar_mode"] in ("dense", "keyword", "hybrid")
