@@ -114,6 +114,8 @@ def _decode(path: Path, data: bytes) -> str:
         line = data[: exc.start].count(b"\n") + 1
         raise UserError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
                         "save it as UTF-8 or pass a CSV/JSON/Parquet file") from None
+    if not text.strip():
+        raise UserError(f"{path}: the file is empty")
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise UserError(f"{path}:{line}: NUL byte in text; this looks like a binary file, not a corpus")

@@ -61,8 +61,9 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
     """Read ``inputs``, embed them and write the index folder ``output`` atomically.
 
     ``fields`` overrides column names ({"id": …, "title": …, "abstract": …}); ``log`` receives
-    progress lines (default: stderr); ``on_progress(fraction, stage)`` follows the whole build. Raises :class:`embed.UserError` for bad input, in which
-    case an existing index at ``output`` is left as it was.
+    progress lines (default: stderr); ``on_progress(fraction, stage)`` follows the whole build.
+    Raises :class:`embed.UserError` for bad input, in which case an existing index at ``output``
+    is left as it was.
     """
     import faiss
 
@@ -71,19 +72,19 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
     show_progress = sys.stderr.isatty() if show_progress is None else show_progress
     output = Path(output)
     encoder = Encoder(model_path, onnx_dir=locations.onnx_dir())
-    papers, read_report = read_corpus(inputs, fields)
-    log(f"read {len(papers)} papers from {len(inputs)} file(s)")
-    for line in read_report.lines():
-        log(f"warning: {line}")
-    texts = embedding_texts(papers)
-    token_counts = encoder.count_tokens(texts)
-    long_count = int((token_counts > encoder.max_tokens).sum())
-    if long_count:
-        action = "averaged over windows" if long_text == "mean" else "truncated to their first window"
-        log(f"{long_count} of {len(texts)} texts are longer than the model's {encoder.max_tokens} word pieces: "
-            f"{action} (--long-text {long_text})")
-    cache = EmbeddingCache(locations.cache_dir(), encoder.fingerprint, long_text) if use_cache else None
-    with store.build_lock(output):
+    with store.build_lock(output):  # before reading: a second build fails at once
+        papers, read_report = read_corpus(inputs, fields)
+        log(f"read {len(papers)} papers from {len(inputs)} file(s)")
+        for line in read_report.lines():
+            log(f"warning: {line}")
+        texts = embedding_texts(papers)
+        token_counts = encoder.count_tokens(texts)
+        long_count = int((token_counts > encoder.max_tokens).sum())
+        if long_count:
+            action = "averaged over windows" if long_text == "mean" else "truncated to their first window"
+            log(f"{long_count} of {len(texts)} texts are longer than the model's {encoder.max_tokens} word pieces: "
+                f"{action} (--long-text {long_text})")
+        cache = EmbeddingCache(locations.cache_dir(), encoder.fingerprint, long_text) if use_cache else None
         on_progress(0.05, "embedding")
         vectors, embedded = encode_with_cache(encoder, texts, long_text, cache, show_progress,
                                               lambda done, total: on_progress(0.05 + 0.75 * done / total, "embedding"))

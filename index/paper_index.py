@@ -20,7 +20,7 @@ MODES = ("dense", "keyword", "hybrid")
 ROCCHIO_NEGATIVE = 0.5
 ACRONYM = re.compile(r"(?<![\w-])(?=[A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*[A-Z0-9])[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9](?![\w-])")
 # Defaults written into each manifest; chosen by benchmarks/quality.py (see README, "Retrieval quality").
-DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.8}
+DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.7}
 
 
 def check_k(k) -> int:

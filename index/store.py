@@ -65,13 +65,19 @@ def _fsync_folder(folder: Path) -> None:
 @contextmanager
 def build_lock(folder: Path):
     """Hold the folder's build lock; a second build into the same folder fails clearly."""
+    created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / LOCK_FILE, "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise UserError(f"{folder}: another build is writing this index; wait for it or use another -o") from None
-        yield
+        try:
+            yield
+        except BaseException:
+            if created and not is_index(folder):  # a first build that failed leaves nothing behind
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
 
 
 @dataclass

@@ -35,13 +35,16 @@ def test_rows_of_vectors_and_metadata_agree(sample_index, encoder):
 
 def test_similar_excludes_the_paper_and_scores_are_cosines(sample_index):
     paper_id = sample_index.papers["id"][0]
-    results = sample_index.similar(paper_id, k=5)
+    results = sample_index.similar(paper_id, k=5, mode="dense")
     assert results["rank"].tolist() == [1, 2, 3, 4, 5]
     assert paper_id not in results["id"].tolist()
     expected = sample_index.vectors[[sample_index.row(i) for i in results["id"]]] @ sample_index.vectors[0]
     np.testing.assert_allclose(results["score"], expected, atol=1e-5)
     assert (np.diff(results["score"]) <= 1e-7).all()
     assert {"title", "abstract", "venue", "source"} <= set(results.columns)
+    hybrid = sample_index.similar(paper_id, k=5)
+    np.testing.assert_allclose(hybrid["cosine"], sample_index.vectors[[sample_index.row(i) for i in hybrid["id"]]]
+                               @ sample_index.vectors[0], atol=1e-5)
     assert len(sample_index.similar(paper_id, k=1000)) == 37  # clamped to the corpus
 
 
@@ -168,3 +171,10 @@ def test_any_local_model_folder_is_accepted_and_recorded(tmp_path, encoder):
     assert len(index.search("diffusion", k=2)) == 2
     with pytest.raises(UserError, match="not a sentence-transformers model folder"):
         build_index(locations.bundled_corpus(), tmp_path / "other", model_path=tmp_path, log=lambda line: None)
+
+
+def test_a_failed_first_build_leaves_no_folder(tmp_path):
+    (tmp_path / "empty.txt").write_text("")
+    with pytest.raises(UserError):
+        build_index([tmp_path / "empty.txt"], tmp_path / "new-index", log=lambda line: None)
+    assert not (tmp_path / "new-index").exists()

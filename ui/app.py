@@ -146,7 +146,7 @@ def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> 
         filters["category"] = sidebar.text_input("Category contains", "")
     modes = list(MODES)
     mode = sidebar.radio("Ranking", modes, horizontal=True, key="mode",
-                         help="hybrid: 80% meaning (MiniLM) + 20% exact words (TF-IDF), measured best; "
+                         help="hybrid: 70% meaning (MiniLM) + 30% exact words (TF-IDF), measured best; "
                               "papers using every acronym of a query come first")
     explain = sidebar.toggle("Explain why similar", value=True)
     with sidebar.expander("Add a corpus"):
