@@ -104,12 +104,14 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def _decode(path: Path, data: bytes) -> str:
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        encoding = "utf-16"
-    else:
-        encoding = "utf-8-sig"
+    """UTF-8 (or UTF-16 with a byte-order mark) text; binary data and other encodings are refused."""
+    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+    if not utf16 and b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise UserError(f"{path}:{line}: binary data (NUL bytes), not a text corpus; "
+                        "pass CSV, TSV, JSON, JSONL, TXT or Parquet")
     try:
-        text = data.decode(encoding)
+        text = data.decode("utf-16" if utf16 else "utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise UserError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
@@ -118,7 +120,7 @@ def _decode(path: Path, data: bytes) -> str:
         raise UserError(f"{path}: the file is empty")
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
-        raise UserError(f"{path}:{line}: NUL byte in text; this looks like a binary file, not a corpus")
+        raise UserError(f"{path}:{line}: NUL character in text; this looks like a binary file, not a corpus")
     return text
 
 

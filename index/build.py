@@ -124,8 +124,8 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
 def sample_index(log=None, on_progress=None) -> Path:
     """The default index of the bundled NeurIPS 2025 sample, built on first use; returns its folder."""
     folder = locations.default_index_dir()
-    if not store.is_index(folder):
+    if not store.is_current_format(folder):
         (log or (lambda line: print(line, file=sys.stderr)))(
-            f"first run: building the bundled NeurIPS 2025 sample index at {folder}")
+            f"first run of this version: building the bundled NeurIPS 2025 sample index at {folder}")
         build_index(locations.bundled_corpus(), folder, log=log, on_progress=on_progress)
     return folder

@@ -38,7 +38,7 @@ from embed.errors import UserError
 from index.keyword import KeywordIndex
 
 FORMAT_NAME = "paperscope-index"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: keyword index added
 VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
     "vectors.npy", "faiss.index", "papers.parquet", "clusters.parquet", "manifest.json")
 KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE = "keyword.npz", "keyword_terms.json"
@@ -151,6 +151,16 @@ def is_index(folder: str | Path) -> bool:
     return current_generation_name(Path(folder)) is not None
 
 
+def is_current_format(folder: str | Path) -> bool:
+    """Whether ``folder`` holds a finished index this paperscope can read."""
+    name = current_generation_name(Path(folder))
+    try:
+        manifest = json.loads((Path(folder) / name / MANIFEST_FILE).read_text()) if name else {}
+    except (OSError, ValueError):
+        return False
+    return manifest.get("format") == FORMAT_NAME and manifest.get("format_version") == FORMAT_VERSION
+
+
 def read_generation(folder: str | Path, verify: bool = True) -> Generation:
     """Read the current generation (vectors memory-mapped), checking it against its manifest."""
     import faiss
@@ -181,11 +191,14 @@ def read_generation(folder: str | Path, verify: bool = True) -> Generation:
                             f"(truncated?); rebuild the index ({hint})")
         if verify and file_digest(path) != expected["sha256"]:
             raise UserError(f"{path}: checksum does not match the manifest (corrupted); rebuild the index ({hint})")
-    vectors = np.load(source / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
-    faiss_index = faiss.read_index(str(source / FAISS_FILE))
-    papers = pd.read_parquet(source / PAPERS_FILE)
-    clusters = pd.read_parquet(source / CLUSTERS_FILE)
-    keyword = KeywordIndex.load(source, KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE)
+    try:
+        vectors = np.load(source / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
+        faiss_index = faiss.read_index(str(source / FAISS_FILE))
+        papers = pd.read_parquet(source / PAPERS_FILE)
+        clusters = pd.read_parquet(source / CLUSTERS_FILE)
+        keyword = KeywordIndex.load(source, KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE)
+    except (OSError, ValueError, RuntimeError, KeyError) as exc:  # faiss raises RuntimeError
+        raise UserError(f"{source}: unreadable ({str(exc).splitlines()[0][:120]}); rebuild the index ({hint})") from None
     expected_shape = (manifest["count"], manifest["dimension"])
     if vectors.shape != expected_shape or faiss_index.ntotal != manifest["count"] or len(papers) != manifest["count"] \
             or keyword.matrix.shape[0] != manifest["count"]:

@@ -126,10 +126,20 @@ def test_uploading_a_corpus_builds_it_and_switches_to_it(server, page, tmp_path)
     upload.write_text("title,abstract\n" + "\n".join(f'"Paper {i}","{a}"' for i, a in enumerate(abstracts)))
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"abstract": "fine"}\n{"abstract": \n')
+    disguised = tmp_path / "image.csv"
+    disguised.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    oversized = tmp_path / "huge.csv"
+    oversized.write_bytes(b"abstract\n" + b"x" * (51 * 1024 * 1024))
     page.goto(server)
     page.get_by_text("Add a corpus").click()
     page.locator("input[type=file]").set_input_files(str(broken))
     page.wait_for_selector("text=broken.jsonl:2: broken JSON line", timeout=60_000)
+    page.locator("input[type=file]").set_input_files(str(disguised))
+    page.wait_for_selector(r"text=/image\.csv:\d+: binary data/", timeout=60_000)  # content, not name, decides
+    page.locator("input[type=file]").set_input_files(str(oversized))
+    # Refused before upload: the file is marked invalid and never reaches the server.
+    page.wait_for_selector("[data-testid='stFileChip'][aria-invalid='true'][aria-label^='huge.csv']", timeout=60_000)
+    _shot(page, "upload-refused.png")
     page.locator("input[type=file]").set_input_files(str(upload))
     page.wait_for_selector("text=5 papers ·", timeout=180_000)
     assert re.search(r"my-reading-list-[0-9a-f]{8}", page.locator("body").inner_text())  # the header names it

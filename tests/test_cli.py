@@ -40,7 +40,7 @@ def test_default_build_then_lookups_on_the_bundled_sample(tmp_path):
 
 def test_lookup_without_an_index_builds_the_sample_first(tmp_path):
     result = run("similar", "nope", home=tmp_path / "fresh", check=False)
-    assert "first run: building the bundled NeurIPS 2025 sample" in result.stderr
+    assert "building the bundled NeurIPS 2025 sample index" in result.stderr
     assert result.returncode == 2 and "no paper with id 'nope'" in result.stderr
 
 

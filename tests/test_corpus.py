@@ -159,7 +159,7 @@ def test_unicode_latex_and_html_survive_normalisation(tmp_path):
     (None, "no such file"),
     (b"", "the file is empty"),
     (b"NeurIPS 2025 Papers\n", "no abstracts after the heading line"),
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not UTF-8 text|NUL byte"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", r"bad.txt:\d+: binary data \(NUL bytes\)"),
     (b"caf\xe9 au lait is an abstract in Latin-1", r"bad.txt:1: not UTF-8 text \(byte 0xe9\)"),
 ])
 def test_unreadable_text_files_are_one_line_errors(tmp_path, content, message):

@@ -23,7 +23,7 @@ from embed.corpus import detect_format
 from embed.errors import UserError
 from index import PaperIndex, build_index, locations
 from index.paper_index import MODES
-from index.store import current_generation_name, is_index
+from index.store import current_generation_name, is_current_format, is_index
 from ui.mapplot import cluster_colours, map_figure
 
 MAX_UPLOAD_MB = 50
@@ -77,8 +77,12 @@ def build_with_progress(inputs: list[Path], output: Path, label: str) -> None:
     """Build an index inside the page, with a progress bar and the build's log lines."""
     with st.status(f"Building {label}…", expanded=True) as status:
         bar = st.progress(0.0, text="reading")
-        build_index(inputs, output, log=lambda line: st.write(line),
-                    on_progress=lambda fraction, stage: bar.progress(min(fraction, 1.0), text=stage))
+        try:
+            build_index(inputs, output, log=lambda line: st.write(line),
+                        on_progress=lambda fraction, stage: bar.progress(min(fraction, 1.0), text=stage))
+        except UserError:
+            status.update(label=f"Could not build {label}", state="error", expanded=False)
+            raise
         status.update(label=f"Built {label}", state="complete", expanded=False)
 
 
@@ -232,10 +236,7 @@ def main() -> None:
     if label not in choices:
         label = next(iter(choices))
     folder = choices[label]
-    if not is_index(folder):
-        if folder != str(locations.default_index_dir()):
-            st.error(f"{folder}: not a paperscope index; build one with: paperscope build -o {folder}")
-            st.stop()
+    if folder == str(locations.default_index_dir()) and not is_current_format(folder):
         build_with_progress(locations.bundled_corpus(), Path(folder), "the NeurIPS 2025 sample index (first run)")
     try:
         index = load_index(folder, current_generation_name(Path(folder)))
