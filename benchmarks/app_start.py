@@ -1,6 +1,6 @@
 """Time from starting `paperscope app` on a built index to the first answer in a real browser.
 
-    .venv/bin/python benchmarks/app_start.py [--index DIR] [--runs 3] [--json benchmarks/app_start.json]
+    .venv/bin/python -m benchmarks.app_start [--index DIR] [--runs 3] [--json benchmarks/app_start.json]
 
 Measures, per run (a fresh server each time): server health, first results for a `?paper=` link
 (no model needed) and for a `?q=` link (loads the query model). Needs /usr/bin/chromium.
@@ -10,27 +10,17 @@ Prints a Markdown table and writes JSON.
 from __future__ import annotations
 
 import argparse
-import json
-import socket
 import statistics
 import subprocess
 import sys
 import time
 import urllib.request
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
+from benchmarks.common import CHROMIUM, CHROMIUM_FLAGS, free_port, report
 
 def one_run(index_dir: str, link: str, browser) -> dict:
     """Start a server, open ``link`` and time health and first results."""
-    port = _free_port()
+    port = free_port()
     start = time.perf_counter()
     server = subprocess.Popen([sys.executable, "-m", "ui.cli", "app", "--index", index_dir, "--port", str(port),
                                "--headless"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -69,18 +59,15 @@ def main() -> None:
     links = {"paper link (?paper=ID)": f"?paper={paper_id}", "text query (?q=…)": "?q=making+diffusion+faster"}
     results = {}
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         for name, link in links.items():
             results[name] = [one_run(index_dir, link, browser) for _ in range(args.runs)]
         browser.close()
-    print("| start-up, fresh server | server healthy (median) | first results (median) | first results (max) |")
-    print("|---|---|---|---|")
-    for name, runs in results.items():
-        firsts = [r["first_results_s"] for r in runs]
-        print(f"| {name} | {statistics.median(r['healthy_s'] for r in runs):.2f} s | "
-              f"{statistics.median(firsts):.2f} s | {max(firsts):.2f} s |")
-    with open(args.json, "w") as handle:
-        json.dump(results, handle, indent=2)
+    rows = [[name, f"{statistics.median(r['healthy_s'] for r in runs):.2f} s",
+             f"{statistics.median(r['first_results_s'] for r in runs):.2f} s",
+             f"{max(r['first_results_s'] for r in runs):.2f} s"] for name, runs in results.items()]
+    report(["start-up, fresh server", "server healthy (median)", "first results (median)", "first results (max)"],
+           rows, results, args.json)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Where to put the near-duplicate threshold: similarity of edited versions of an abstract to the
 original against similarity of different papers.
 
-    .venv/bin/python benchmarks/duplicates_threshold.py [--index DIR] [--other-index DIR]
+    .venv/bin/python -m benchmarks.duplicates_threshold [--index DIR] [--other-index DIR]
 
 Edits applied to each sample abstract (see ``edited_versions``): a sentence dropped, two sentences
 swapped, the wording of the opening changed, numbers changed, words dropped. "Different papers":
@@ -12,10 +12,11 @@ Prints a Markdown table and writes benchmarks/duplicates_threshold.json.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 
 import numpy as np
+
+from benchmarks.common import report
 
 REWORDING = {"we propose": "this paper presents", "We propose": "This paper presents", "novel": "new",
              "demonstrate": "show", "significantly": "substantially", "method": "approach", "results": "findings",
@@ -66,16 +67,11 @@ def main() -> None:
         different["other index"] = max_distinct_pair(PaperIndex.load(args.other_index))
     from index.analysis import DUPLICATE_THRESHOLD
 
-    print(f"| pair | min similarity | median | found at {DUPLICATE_THRESHOLD} |")
-    print("|---|---|---|---|")
-    for edit, scores in by_edit.items():
-        found = sum(score >= DUPLICATE_THRESHOLD for score in scores)
-        print(f"| edited: {edit} | {min(scores):.3f} | {np.median(scores):.3f} | {found} of {len(scores)} |")
-    for name, score in different.items():
-        print(f"| different papers, most similar pair ({name}) | {score:.3f} (max) | | |")
-    with open(args.json, "w") as handle:
-        json.dump({"edited_min": {e: min(s) for e, s in by_edit.items()}, "different_max": different}, handle, indent=2)
-
+    rows = [[f"edited: {edit}", f"{min(scores):.3f}", f"{np.median(scores):.3f}",
+             f"{sum(score >= DUPLICATE_THRESHOLD for score in scores)} of {len(scores)}"] for edit, scores in by_edit.items()]
+    rows += [[f"different papers, most similar pair ({name})", f"{score:.3f} (max)", "", ""] for name, score in different.items()]
+    report(["pair", "min similarity", "median", f"found at {DUPLICATE_THRESHOLD}"], rows,
+           {"edited_min": {e: min(s) for e, s in by_edit.items()}, "different_max": different}, args.json)
 
 if __name__ == "__main__":
     main()

@@ -1,6 +1,6 @@
 """Lookup latency after load: by paper id and by free text, on an index (default: the sample's).
 
-    .venv/bin/python benchmarks/lookup.py [--index DIR] [--repeats 200] [--json benchmarks/lookup.json]
+    .venv/bin/python -m benchmarks.lookup [--index DIR] [--repeats 200] [--json benchmarks/lookup.json]
 
 Also times `PaperIndex.load` and the end-to-end `paperscope similar` / `search` commands.
 Prints a Markdown table and writes JSON.
@@ -9,11 +9,12 @@ Prints a Markdown table and writes JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
 import time
+
+from benchmarks.common import report
 
 
 def _timed(function, repeats: int) -> list[float]:
@@ -49,13 +50,10 @@ def main() -> None:
     for name, command in (("`paperscope similar` end to end", ["similar", ids[0], "--index", folder]),
                           ("`paperscope search` end to end", ["search", queries[0], "--index", folder])):
         rows[name] = _timed(lambda i: subprocess.run(paperscope + command, capture_output=True, check=True), 3)
-    print(f"| {len(index)} papers | median | p99 / max |")
-    print("|---|---|---|")
-    for name, times in rows.items():
-        tail = sorted(times)[min(len(times) - 1, int(len(times) * 0.99))]
-        print(f"| {name} | {statistics.median(times):.1f} ms | {tail:.1f} ms |")
-    with open(args.json, "w") as handle:
-        json.dump({name: {"median_ms": statistics.median(t), "max_ms": max(t)} for name, t in rows.items()}, handle, indent=2)
+    table = [[name, f"{statistics.median(times):.1f} ms", f"{sorted(times)[min(len(times) - 1, int(len(times) * 0.99))]:.1f} ms"]
+             for name, times in rows.items()]
+    report([f"{len(index)} papers", "median", "p99 / max"], table,
+           {name: {"median_ms": statistics.median(t), "max_ms": max(t)} for name, t in rows.items()}, args.json)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 search again with NN-descent. Vectors: an index's embeddings, replicated with small noise up to
 --n rows (UMAP switches to NN-descent above 4,096 points).
 
-    .venv/bin/python benchmarks/map_knn.py [--index DIR] [--n 6000] [--json benchmarks/map_knn.json]
+    .venv/bin/python -m benchmarks.map_knn [--index DIR] [--n 6000] [--json benchmarks/map_knn.json]
 
 Two settings, side by side: "fresh process" (what each `paperscope build` meets: UMAP's layout code
 already compiled, NN-descent not yet) and "warm" (NN-descent compiled too, e.g. a second fit in a
@@ -19,6 +19,8 @@ import time
 import warnings
 
 import numpy as np
+
+from benchmarks.common import report
 
 
 def _vectors(index_dir: str | None, count: int) -> np.ndarray:
@@ -72,21 +74,18 @@ def main() -> None:
         return
     fresh = {}
     for mode in ("own", "precomputed"):
-        command = [sys.executable, __file__, "--n", str(args.n), "--worker", mode] + (["--index", args.index] if args.index else [])
+        command = [sys.executable, "-m", "benchmarks.map_knn", "--n", str(args.n), "--worker", mode] + (["--index", args.index] if args.index else [])
         fresh[mode] = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)["seconds"]
     warnings.simplefilter("ignore")
     vectors = _vectors(args.index, args.n)
     _fit(vectors, precomputed=False)  # compiles NN-descent
     warm = {mode: _fit(vectors, precomputed=mode == "precomputed") for mode in ("own", "precomputed")}
     results = {"vectors": args.n, "fresh_process_s": fresh, "warm_s": warm}
-    print("| setting | vectors | UMAP with its own kNN search | FAISS graph + UMAP precomputed_knn | saved |")
-    print("|---|---|---|---|---|")
-    for name, timing in (("fresh process (a build)", fresh), ("warm (compiled)", warm)):
-        saved = timing["own"] - timing["precomputed"]
-        print(f"| {name} | {args.n} | {timing['own']:.2f} s | {timing['precomputed']:.2f} s | "
-              f"{saved:.2f} s ({saved / timing['own']:.0%}) |")
-    with open(args.json, "w") as handle:
-        json.dump(results, handle, indent=2)
+    rows = [[name, args.n, f"{timing['own']:.2f} s", f"{timing['precomputed']:.2f} s",
+             f"{timing['own'] - timing['precomputed']:.2f} s ({(timing['own'] - timing['precomputed']) / timing['own']:.0%})"]
+            for name, timing in (("fresh process (a build)", fresh), ("warm (compiled)", warm))]
+    report(["setting", "vectors", "UMAP with its own kNN search", "FAISS graph + UMAP precomputed_knn", "saved"],
+           rows, results, args.json)
 
 
 if __name__ == "__main__":

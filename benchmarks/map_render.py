@@ -1,6 +1,6 @@
 """How the app's map (ui.mapplot.map_figure, WebGL) behaves with many points in a real browser.
 
-    .venv/bin/python benchmarks/map_render.py [--points 50000] [--json benchmarks/map_render.json]
+    .venv/bin/python -m benchmarks.map_render [--points 50000] [--json benchmarks/map_render.json]
 
 Synthetic clustered coordinates; times in headless Chromium (software WebGL, no GPU): first draw,
 a zoom (relayout) and a hover over a point. Prints a Markdown table and writes JSON.
@@ -9,7 +9,6 @@ a zoom (relayout) and a hover over a point. Prints a Markdown table and writes J
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -17,9 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
-
+from benchmarks.common import CHROMIUM, CHROMIUM_FLAGS, report
 
 def synthetic_map(count: int, clusters: int = 30) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Clustered 2-D points with the columns the map draws."""
@@ -48,7 +45,7 @@ def main() -> None:
 
     results = []
     with sync_playwright() as playwright, tempfile.TemporaryDirectory() as folder:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         for count in args.points:
             papers, clusters = synthetic_map(count)
             page_file = Path(folder) / f"map{count}.html"
@@ -72,12 +69,9 @@ def main() -> None:
             results.append({"points": count, "figure_build_s": round(figure_s, 2), "first_draw_s": round(first_draw_s, 2),
                             "zoom_ms": round(zoom_ms), "hover_ms": round(hover_ms)})
         browser.close()
-    print("| points | build figure (Python) | first draw in browser | zoom | hover |")
-    print("|---|---|---|---|---|")
-    for r in results:
-        print(f"| {r['points']:,} | {r['figure_build_s']:.2f} s | {r['first_draw_s']:.2f} s | {r['zoom_ms']} ms | {r['hover_ms']} ms |")
-    with open(args.json, "w") as handle:
-        json.dump(results, handle, indent=2)
+    report(["points", "build figure (Python)", "first draw in browser", "zoom", "hover"],
+           [[f"{r['points']:,}", f"{r['figure_build_s']:.2f} s", f"{r['first_draw_s']:.2f} s", f"{r['zoom_ms']} ms",
+             f"{r['hover_ms']} ms"] for r in results], results, args.json)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Retrieval quality on a labelled corpus: leave-one-out kNN label agreement.
 
-    .venv/bin/python benchmarks/quality.py CORPUS.jsonl [--work DIR] [--json benchmarks/quality.json]
+    .venv/bin/python -m benchmarks.quality CORPUS.jsonl [--work DIR] [--json benchmarks/quality.json]
 
 CORPUS.jsonl holds records with title, abstract and label (e.g. ../shared/evaldata/ijcai2021_2024_area.jsonl;
 read it from there, never copy it into the project). Each paper's 10 most similar papers, found with
@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks.common import report
 
 HYBRID_WEIGHTS = (0.5, 0.7, 0.8, 0.9)
 
@@ -77,12 +79,9 @@ def main() -> None:
         for weight in HYBRID_WEIGHTS:
             rows[f"hybrid {weight:.1f} dense + {1 - weight:.1f} keyword, long text: {strategy}"] = \
                 evaluate(index, "hybrid", weight)
-    print(f"| {len(index)} papers | P@1 | P@10 | macro P@10 |")
-    print("|---|---|---|---|")
-    for name, scores in rows.items():
-        print(f"| {name} | {scores['P@1']:.3f} | {scores['P@10']:.3f} | {scores['macro P@10']:.3f} |")
-    with open(args.json, "w") as handle:
-        json.dump(rows, handle, indent=2)
+    report([f"{len(index)} papers", "P@1", "P@10", "macro P@10"],
+           [[name, f"{s['P@1']:.3f}", f"{s['P@10']:.3f}", f"{s['macro P@10']:.3f}"] for name, s in rows.items()],
+           rows, args.json)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from embed import EmbeddingCache, Encoder, encode_with_cache, read_corpus
-from index import locations, store, topics
+from index import ann, locations, store, topics
 from index.keyword import KeywordIndex
 from index.paper_index import DEFAULT_MODES
 
@@ -57,16 +57,16 @@ def _corpus_fingerprint(papers) -> str:
 
 def build_index(inputs: list[str | Path], output: str | Path, model_path: str | Path | None = None,
                 long_text: str = "mean", fields: dict[str, str | None] | None = None, use_cache: bool = True,
-                show_progress: bool | None = None, log=None, on_progress=None) -> BuildReport:
+                show_progress: bool | None = None, log=None, on_progress=None,
+                faiss_factory: str | None = None) -> BuildReport:
     """Read ``inputs``, embed them and write the index folder ``output`` atomically.
 
     ``fields`` overrides column names ({"id": …, "title": …, "abstract": …}); ``log`` receives
-    progress lines (default: stderr); ``on_progress(fraction, stage)`` follows the whole build.
+    progress lines (default: stderr); ``on_progress(fraction, stage)`` follows the whole build;
+    ``faiss_factory`` overrides the automatic FAISS index choice (see :mod:`index.ann`).
     Raises :class:`embed.UserError` for bad input, in which case an existing index at ``output``
     is left as it was.
     """
-    import faiss
-
     log = log or (lambda line: print(line, file=sys.stderr))
     on_progress = on_progress or (lambda fraction, stage: None)
     show_progress = sys.stderr.isatty() if show_progress is None else show_progress
@@ -89,8 +89,11 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
         vectors, embedded = encode_with_cache(encoder, texts, long_text, cache, show_progress,
                                               lambda done, total: on_progress(0.05 + 0.75 * done / total, "embedding"))
         log(f"embedded {embedded} texts ({len(texts) - embedded} from the cache)")
-        faiss_index = faiss.IndexFlatIP(vectors.shape[1])
-        faiss_index.add(vectors)
+        factory = ann.choose_factory(len(vectors), faiss_factory)
+        faiss_index = ann.build_ann(vectors, factory)
+        ann_quality = ann.tune(faiss_index, vectors)
+        if factory != "Flat":
+            log(f"FAISS {factory}: recall@10 {ann_quality['recall_at_10']:.3f} against exact search")
         log("laying out the topic map and naming clusters")
         on_progress(0.8, "laying out the topic map")
         per_paper, clusters, map_manifest = topics.topic_map(vectors, faiss_index, texts, papers["id"].tolist())
@@ -109,7 +112,7 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
             "corpus": {"fingerprint": _corpus_fingerprint(papers), "sources": [Path(p).name for p in inputs],
                        "skipped": len(read_report.skipped), "duplicate_ids": len(read_report.duplicate_ids),
                        "duplicate_abstracts": len(read_report.duplicate_abstracts)},
-            "search": {"faiss": "IndexFlatIP", "metric": "cosine (inner product of normalised vectors)",
+            "search": {"faiss": factory, **ann_quality, "metric": "cosine (inner product of normalised vectors)",
                        "keyword": {"kind": "tf-idf", "terms": len(keyword.terms)}, **DEFAULT_MODES},
             "map": map_manifest,
             "versions": _versions(),

@@ -60,6 +60,10 @@ class PaperIndex:
         self.keyword = generation.keyword
         self._model_path = model_path
         self._row_by_id = {paper_id: row for row, paper_id in enumerate(self.papers["id"])}
+        if "ef_search" in self.manifest["search"]:  # HNSW: the search depth the build tuned for recall
+            import faiss
+
+            faiss.downcast_index(self.faiss_index).hnsw.efSearch = self.manifest["search"]["ef_search"]
 
     @classmethod
     def load(cls, folder: str | Path, model_path: str | Path | None = None, verify: bool = True) -> "PaperIndex":

@@ -5,7 +5,6 @@ Screenshots land in tests/artifacts/ for a person to look at.
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -14,23 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.common import CHROMIUM, CHROMIUM_FLAGS, free_port
 from tests.conftest import ARTIFACTS
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/setup --test installs it)")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server(sample_index_dir):
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "ui.cli", "app", "--index", str(sample_index_dir), "--port", str(port), "--headless"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ))

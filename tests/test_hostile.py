@@ -2,7 +2,6 @@
 
 import gzip
 import json
-import os
 import signal
 import subprocess
 import sys

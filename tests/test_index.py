@@ -178,3 +178,20 @@ def test_a_failed_first_build_leaves_no_folder(tmp_path):
     with pytest.raises(UserError):
         build_index([tmp_path / "empty.txt"], tmp_path / "new-index", log=lambda line: None)
     assert not (tmp_path / "new-index").exists()
+
+
+def test_faiss_index_is_chosen_by_size_and_approximate_recall_is_measured(tmp_path):
+    from index.ann import EXACT_LIMIT, choose_factory
+
+    assert choose_factory(EXACT_LIMIT) == "Flat" and choose_factory(EXACT_LIMIT + 1) == "HNSW32,Flat"
+    assert choose_factory(10, "IVF4,Flat") == "IVF4,Flat"
+    build_index(locations.bundled_corpus(), tmp_path / "hnsw", faiss_factory="HNSW32,Flat", log=lambda line: None)
+    index = PaperIndex.load(tmp_path / "hnsw")
+    search = index.manifest["search"]
+    assert search["faiss"] == "HNSW32,Flat" and search["recall_at_10"] >= 0.95 and search["ef_search"] >= 32
+    paper_id = index.papers["id"][0]
+    assert len(index.similar(paper_id, k=5, mode="dense")) == 5
+    with pytest.raises(UserError, match="not a FAISS index_factory string"):
+        build_index(locations.bundled_corpus(), tmp_path / "bad", faiss_factory="Nonsense99", log=lambda line: None)
+    with pytest.raises(UserError, match="cannot be trained on 38 papers"):
+        build_index(locations.bundled_corpus(), tmp_path / "bad", faiss_factory="IVF256,Flat", log=lambda line: None)

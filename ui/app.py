@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import html
-import json
 import re
 import sys
 import tempfile

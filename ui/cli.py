@@ -68,7 +68,7 @@ def cmd_build(args) -> None:
     output = Path(args.output) if args.output else locations.default_index_dir()
     fields = {"id": args.id_field, "title": args.title_field, "abstract": args.text_field}
     build_index(inputs, output, model_path=args.model, long_text=args.long_text, fields=fields,
-                use_cache=not args.no_cache, log=_log)
+                use_cache=not args.no_cache, log=_log, faiss_factory=args.faiss)
 
 
 def cmd_similar(args) -> None:
@@ -93,7 +93,8 @@ def cmd_info(args) -> None:
             ("dimension", manifest["dimension"]),
             ("long texts", f"{manifest['long_text']['long_texts']} over {manifest['long_text']['max_tokens']} "
                            f"word pieces, strategy '{manifest['long_text']['strategy']}'"),
-            ("text embedded", manifest["text_recipe"]), ("search", manifest["search"]["faiss"]),
+            ("text embedded", manifest["text_recipe"]), ("search", f"FAISS {manifest['search']['faiss']}, recall@10 {manifest['search']['recall_at_10']:.3f}; "
+                       f"default ranking {manifest['search']['search_mode']}"),
             ("sources", ", ".join(manifest["corpus"]["sources"])), ("built", manifest["created"])]
     for label, value in rows:
         print(f"{label:>14}  {value}")
@@ -187,6 +188,9 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--title-field", metavar="NAME", help="column holding titles")
     build.add_argument("--text-field", metavar="NAME", help="column holding abstracts")
     build.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the embedding cache")
+    build.add_argument("--faiss", metavar="FACTORY",
+                       help="FAISS index_factory string, e.g. Flat or HNSW32,Flat (default: exact up to 250,000 "
+                            "papers, then HNSW tuned to recall@10 >= 0.95)")
     build.set_defaults(run=cmd_build)
 
     similar = commands.add_parser("similar", help="papers most similar to one or several papers")

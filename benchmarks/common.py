@@ -1,0 +1,27 @@
+"""What the benchmark scripts share: Markdown tables, JSON results, a headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def report(header: list[str], rows: list[list], results, json_path: str) -> None:
+    """Print a Markdown table and write ``results`` as JSON."""
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(str(cell) for cell in row) + " |")
+    with open(json_path, "w") as handle:
+        json.dump(results, handle, indent=2)
