@@ -40,12 +40,18 @@ class Encoder:
     The model is loaded on first use, so reading the name, fingerprint or tokenizer is cheap.
     """
 
-    def __init__(self, model_path: str | Path | None = None, batch_size: int = 32, onnx_dir: str | Path | None = None):
+    def __init__(self, model_path: str | Path | None = None, batch_size: int = 32, onnx_dir: str | Path | None = None,
+                 quantize: str | None = None):
         self.path = Path(model_path) if model_path else bundled_model_path()
         if not (self.path / "modules.json").is_file() and not (self.path / "config.json").is_file():
             raise UserError(f"{self.path}: not a sentence-transformers model folder (no modules.json or config.json)")
         self.batch_size = batch_size
         self.onnx_dir = Path(onnx_dir) if onnx_dir else None
+        if quantize not in (None, "int8"):
+            raise UserError(f"unknown quantization '{quantize}'; the choice is int8")
+        if quantize and self.backend != "onnx":
+            raise UserError("int8 quantization needs the ONNX backend (onnxruntime and a Transformer + mean pooling model)")
+        self.quantize = quantize
 
     @cached_property
     def backend(self) -> str:
@@ -57,14 +63,21 @@ class Encoder:
         usable = self.onnx_dir and find_spec("onnxruntime") and onnx_compatible(self.path)
         return "onnx" if usable else "torch"
 
+    @property
+    def vector_key(self) -> str:
+        """Identifies the vectors this encoder makes: the weights' fingerprint, plus "-int8" when quantized."""
+        return f"{self.fingerprint}-{self.quantize}" if self.quantize else self.fingerprint
+
     @cached_property
     def onnx_encoder(self):
-        """The ONNX Runtime session, exporting the model on first use."""
-        from embed.onnx_backend import OnnxEncoder, export_onnx
+        """The ONNX Runtime session, exporting (and quantizing) the model on first use."""
+        from embed.onnx_backend import OnnxEncoder, export_onnx, quantize_int8
 
         onnx_file = self.onnx_dir / self.fingerprint / "model.onnx"
         if not onnx_file.is_file():
             export_onnx(self.path, onnx_file)
+        if self.quantize:
+            onnx_file = quantize_int8(onnx_file, onnx_file.with_name("model-int8.onnx"))
         return OnnxEncoder(onnx_file, self.path / "tokenizer.json", self.max_tokens + 2, self.batch_size)
 
     @property

@@ -59,6 +59,29 @@ def export_onnx(model_path: Path, target: Path) -> Path:
     return target
 
 
+def quantize_int8(source: Path, target: Path) -> Path:
+    """Dynamic int8 quantization of the exported model's MatMul weights, per channel (once; atomically).
+
+    Measured on the sample against fp32: per-channel MatMul-only keeps cosine 0.994 (min 0.992) at
+    37 texts/s; ONNX Runtime's defaults (per tensor, all ops) fall to 0.928 (min 0.897)."""
+    if not target.is_file():
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        import logging
+
+        root = logging.getLogger()
+        level = root.level
+        root.setLevel(logging.ERROR)  # quantize_dynamic logs advice to pre-process on the root logger
+        temporary = target.with_name(f".{target.stem}.{uuid.uuid4().hex[:8]}.onnx")
+        try:
+            quantize_dynamic(str(source), str(temporary), weight_type=QuantType.QInt8, per_channel=True,
+                             op_types_to_quantize=["MatMul"])
+        finally:
+            root.setLevel(level)
+        os.replace(temporary, target)
+    return target
+
+
 class OnnxEncoder:
     """Runs an exported transformer with mean pooling and L2 normalisation, like sentence-transformers."""
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from embed import EmbeddingCache, Encoder, encode_with_cache, read_corpus
@@ -55,15 +56,34 @@ def _corpus_fingerprint(papers) -> str:
     return digest.hexdigest()[:16]
 
 
+def _neighbours(vectors: np.ndarray, k: int) -> np.ndarray:
+    return np.argsort(-(vectors @ vectors.T), axis=1)[:, 1: k + 1]
+
+
+def quantization_fidelity(encoder, texts: list[str], vectors: np.ndarray, long_text: str, sample: int = 200) -> dict:
+    """How close the int8 vectors are to fp32 ones, on a sample of the corpus: cosine, and the
+    overlap of each sampled paper's 10 nearest neighbours within the sample."""
+    rows = np.random.default_rng(0).choice(len(texts), min(sample, len(texts)), replace=False)
+    reference = Encoder(encoder.path, onnx_dir=encoder.onnx_dir).encode([texts[i] for i in rows], long_text=long_text)
+    quantized = vectors[rows]
+    k = min(10, len(rows) - 1)
+    overlap = np.mean([len(set(a) & set(b)) / k for a, b in zip(_neighbours(reference, k), _neighbours(quantized, k))]) \
+        if k else 1.0
+    cosines = (reference * quantized).sum(axis=1)
+    return {"sample": len(rows), "cosine_mean": float(cosines.mean()), "cosine_min": float(cosines.min()),
+            "top10_overlap": float(overlap)}
+
+
 def build_index(inputs: list[str | Path], output: str | Path, model_path: str | Path | None = None,
                 long_text: str = "mean", fields: dict[str, str | None] | None = None, use_cache: bool = True,
                 show_progress: bool | None = None, log=None, on_progress=None,
-                faiss_factory: str | None = None) -> BuildReport:
+                faiss_factory: str | None = None, quantize: str | None = None) -> BuildReport:
     """Read ``inputs``, embed them and write the index folder ``output`` atomically.
 
     ``fields`` overrides column names ({"id": …, "title": …, "abstract": …}); ``log`` receives
     progress lines (default: stderr); ``on_progress(fraction, stage)`` follows the whole build;
-    ``faiss_factory`` overrides the automatic FAISS index choice (see :mod:`index.ann`).
+    ``faiss_factory`` overrides the automatic FAISS index choice (see :mod:`index.ann`);
+    ``quantize="int8"`` embeds with the int8 ONNX model and records its fidelity to fp32.
     Raises :class:`embed.UserError` for bad input, in which case an existing index at ``output``
     is left as it was.
     """
@@ -71,7 +91,7 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
     on_progress = on_progress or (lambda fraction, stage: None)
     show_progress = sys.stderr.isatty() if show_progress is None else show_progress
     output = Path(output)
-    encoder = Encoder(model_path, onnx_dir=locations.onnx_dir())
+    encoder = Encoder(model_path, onnx_dir=locations.onnx_dir(), quantize=quantize)
     with store.build_lock(output):  # before reading: a second build fails at once
         papers, read_report = read_corpus(inputs, fields)
         log(f"read {len(papers)} papers from {len(inputs)} file(s)")
@@ -84,11 +104,15 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
             action = "averaged over windows" if long_text == "mean" else "truncated to their first window"
             log(f"{long_count} of {len(texts)} texts are longer than the model's {encoder.max_tokens} word pieces: "
                 f"{action} (--long-text {long_text})")
-        cache = EmbeddingCache(locations.cache_dir(), encoder.fingerprint, long_text) if use_cache else None
+        cache = EmbeddingCache(locations.cache_dir(), encoder.vector_key, long_text) if use_cache else None
         on_progress(0.05, "embedding")
         vectors, embedded = encode_with_cache(encoder, texts, long_text, cache, show_progress,
                                               lambda done, total: on_progress(0.05 + 0.75 * done / total, "embedding"))
         log(f"embedded {embedded} texts ({len(texts) - embedded} from the cache)")
+        fidelity = quantization_fidelity(encoder, texts, vectors, long_text) if quantize else None
+        if fidelity:
+            log(f"int8 against fp32 on {fidelity['sample']} texts: cosine {fidelity['cosine_mean']:.4f} "
+                f"(min {fidelity['cosine_min']:.4f}), top-10 overlap {fidelity['top10_overlap']:.2f}")
         factory = ann.choose_factory(len(vectors), faiss_factory)
         faiss_index = ann.build_ann(vectors, factory)
         ann_quality = ann.tune(faiss_index, vectors)
@@ -106,7 +130,8 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
             "count": len(papers),
             "dimension": int(vectors.shape[1]),
             "model": {"name": encoder.name, "path": str(encoder.path), "fingerprint": encoder.fingerprint,
-                      "max_tokens": encoder.max_tokens, "backend": encoder.backend},
+                      "max_tokens": encoder.max_tokens, "backend": encoder.backend,
+                      "quantize": quantize, **({"int8_fidelity": fidelity} if fidelity else {})},
             "text_recipe": TEXT_RECIPE,
             "long_text": {"strategy": long_text, "long_texts": long_count, "max_tokens": encoder.max_tokens},
             "corpus": {"fingerprint": _corpus_fingerprint(papers), "sources": [Path(p).name for p in inputs],

@@ -96,7 +96,7 @@ class PaperIndex:
             path = bundled_model_path()  # the index was built on another machine or in another venv
         if not Path(path).is_dir():
             raise UserError(f"the model this index was built with is not at {path}; pass its folder with --model")
-        encoder = Encoder(path, onnx_dir=locations.onnx_dir())
+        encoder = Encoder(path, onnx_dir=locations.onnx_dir(), quantize=built_with.get("quantize"))
         if encoder.fingerprint != built_with["fingerprint"]:
             raise UserError(f"the model at {path} (fingerprint {encoder.fingerprint}) is not the one this index was "
                             f"built with ({built_with['name']}, {built_with['fingerprint']}); rebuild the index or pass --model")

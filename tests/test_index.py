@@ -195,3 +195,16 @@ def test_faiss_index_is_chosen_by_size_and_approximate_recall_is_measured(tmp_pa
         build_index(locations.bundled_corpus(), tmp_path / "bad", faiss_factory="Nonsense99", log=lambda line: None)
     with pytest.raises(UserError, match="cannot be trained on 38 papers"):
         build_index(locations.bundled_corpus(), tmp_path / "bad", faiss_factory="IVF256,Flat", log=lambda line: None)
+
+
+def test_int8_build_records_its_fidelity_and_queries_with_the_same_model(tmp_path, sample_index):
+    build_index(locations.bundled_corpus(), tmp_path / "int8", quantize="int8", log=lambda line: None)
+    index = PaperIndex.load(tmp_path / "int8")
+    model = index.manifest["model"]
+    assert model["quantize"] == "int8" and model["backend"] == "onnx"
+    fidelity = model["int8_fidelity"]
+    assert fidelity["sample"] == 38 and fidelity["cosine_mean"] >= 0.99 and fidelity["top10_overlap"] >= 0.85
+    cosines = (np.asarray(index.vectors) * np.asarray(sample_index.vectors)).sum(axis=1)
+    assert cosines.mean() == pytest.approx(fidelity["cosine_mean"], abs=2e-3)
+    assert index.encoder.quantize == "int8"
+    assert index.search("speculative decoding for diffusion transformers", k=1)["title"][0].startswith("ASDSV")

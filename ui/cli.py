@@ -68,7 +68,8 @@ def cmd_build(args) -> None:
     output = Path(args.output) if args.output else locations.default_index_dir()
     fields = {"id": args.id_field, "title": args.title_field, "abstract": args.text_field}
     build_index(inputs, output, model_path=args.model, long_text=args.long_text, fields=fields,
-                use_cache=not args.no_cache, log=_log, faiss_factory=args.faiss)
+                use_cache=not args.no_cache, log=_log, faiss_factory=args.faiss,
+                quantize=args.quantize)
 
 
 def cmd_similar(args) -> None:
@@ -188,6 +189,9 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--title-field", metavar="NAME", help="column holding titles")
     build.add_argument("--text-field", metavar="NAME", help="column holding abstracts")
     build.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the embedding cache")
+    build.add_argument("--quantize", choices=["int8"],
+                       help="embed with a dynamically quantized int8 ONNX model (faster; fidelity to fp32 is "
+                            "measured and recorded in the manifest)")
     build.add_argument("--faiss", metavar="FACTORY",
                        help="FAISS index_factory string, e.g. Flat or HNSW32,Flat (default: exact up to 250,000 "
                             "papers, then HNSW tuned to recall@10 >= 0.95)")
