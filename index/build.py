@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime
 import hashlib
 import sys
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -28,7 +30,14 @@ class BuildReport:
     count: int
     embedded: int
     long_texts: int
-    notes: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time of each stage
+
+
+@contextmanager
+def _stage(seconds: dict[str, float], name: str):
+    start = time.perf_counter()
+    yield
+    seconds[name] = round(time.perf_counter() - start, 3)
 
 
 def embedding_texts(papers) -> list[str]:
@@ -92,39 +101,45 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
     show_progress = sys.stderr.isatty() if show_progress is None else show_progress
     output = Path(output)
     encoder = Encoder(model_path, onnx_dir=locations.onnx_dir(), quantize=quantize)
-    with store.build_lock(output):  # before reading: a second build fails at once
-        papers, read_report = read_corpus(inputs, fields)
-        log(f"read {len(papers)} papers from {len(inputs)} file(s)")
-        for line in read_report.lines():
-            log(f"warning: {line}")
-        texts = embedding_texts(papers)
-        token_counts = encoder.count_tokens(texts)
-        long_count = int((token_counts > encoder.max_tokens).sum())
-        if long_count:
-            action = "averaged over windows" if long_text == "mean" else "truncated to their first window"
-            log(f"{long_count} of {len(texts)} texts are longer than the model's {encoder.max_tokens} word pieces: "
-                f"{action} (--long-text {long_text})")
+    seconds: dict[str, float] = {}
+    with store.build_lock(output):  # lock before reading: a second build fails at once
+        with _stage(seconds, "read"):
+            papers, read_report = read_corpus(inputs, fields)
+            log(f"read {len(papers)} papers from {len(inputs)} file(s)")
+            for line in read_report.lines():
+                log(f"warning: {line}")
+            texts = embedding_texts(papers)
+            token_counts = encoder.count_tokens(texts)
+            long_count = int((token_counts > encoder.max_tokens).sum())
+            if long_count:
+                action = "averaged over windows" if long_text == "mean" else "truncated to their first window"
+                log(f"{long_count} of {len(texts)} texts are longer than the model's {encoder.max_tokens} word pieces: "
+                    f"{action} (--long-text {long_text})")
         cache = EmbeddingCache(locations.cache_dir(), encoder.vector_key, long_text) if use_cache else None
         on_progress(0.05, "embedding")
-        vectors, embedded = encode_with_cache(encoder, texts, long_text, cache, show_progress,
-                                              lambda done, total: on_progress(0.05 + 0.75 * done / total, "embedding"))
+        with _stage(seconds, "embed"):
+            vectors, embedded = encode_with_cache(encoder, texts, long_text, cache, show_progress,
+                                                  lambda done, total: on_progress(0.05 + 0.75 * done / total, "embedding"))
         log(f"embedded {embedded} texts ({len(texts) - embedded} from the cache)")
         fidelity = quantization_fidelity(encoder, texts, vectors, long_text) if quantize else None
         if fidelity:
             log(f"int8 against fp32 on {fidelity['sample']} texts: cosine {fidelity['cosine_mean']:.4f} "
                 f"(min {fidelity['cosine_min']:.4f}), top-10 overlap {fidelity['top10_overlap']:.2f}")
         factory = ann.choose_factory(len(vectors), faiss_factory)
-        faiss_index = ann.build_ann(vectors, factory)
-        ann_quality = ann.tune(faiss_index, vectors)
+        with _stage(seconds, "index"):
+            faiss_index = ann.build_ann(vectors, factory)
+            ann_quality = ann.tune(faiss_index, vectors)
         if factory != "Flat":
             log(f"FAISS {factory}: recall@10 {ann_quality['recall_at_10']:.3f} against exact search")
         log("laying out the topic map and naming clusters")
         on_progress(0.8, "laying out the topic map")
-        per_paper, clusters, map_manifest = topics.topic_map(vectors, faiss_index, texts, papers["id"].tolist())
+        with _stage(seconds, "map and clusters"):
+            per_paper, clusters, map_manifest = topics.topic_map(vectors, faiss_index, texts, papers["id"].tolist())
         log(f"{map_manifest['clusters']['count']} clusters, {map_manifest['clusters']['unclustered']} papers "
             f"unclustered; map trust {map_manifest['map_trust']['mean']:.2f} ({map_manifest['layout']['method']} layout)")
         papers = pd.concat([papers.assign(tokens=token_counts).reset_index(drop=True), per_paper], axis=1)
-        keyword = KeywordIndex.fit(texts)
+        with _stage(seconds, "keyword index"):
+            keyword = KeywordIndex.fit(texts)
         manifest = {
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "count": len(papers),
@@ -141,12 +156,14 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
                        "keyword": {"kind": "tf-idf", "terms": len(keyword.terms)}, **DEFAULT_MODES},
             "map": map_manifest,
             "versions": _versions(),
+            "build_seconds": dict(seconds),
         }
         on_progress(0.95, "writing the index")
-        store.write_generation(output, store.Generation(manifest, vectors, faiss_index, papers, clusters, keyword))
+        with _stage(seconds, "write"):
+            store.write_generation(output, store.Generation(manifest, vectors, faiss_index, papers, clusters, keyword))
         on_progress(1.0, "done")
-    log(f"index written to {output} ({len(papers)} papers)")
-    return BuildReport(output, len(papers), embedded, long_count)
+    log(f"index written to {output} ({len(papers)} papers; " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()) + ")")
+    return BuildReport(output, len(papers), embedded, long_count, seconds)
 
 
 def sample_index(log=None, on_progress=None) -> Path:

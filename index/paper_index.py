@@ -43,11 +43,12 @@ def clean_query(text) -> str:
 
 
 class PaperIndex:
-    """A loaded index folder: papers, their vectors, the FAISS index and the map.
+    """A loaded index folder: papers, their vectors, the FAISS and keyword indexes, the map.
 
-    ``similar(paper_id, k)`` and ``search(text, k)`` return a DataFrame with one row per
-    result, best first: ``rank``, ``id``, ``title``, ``score`` (cosine similarity) and the
-    paper's metadata columns.
+    ``similar(paper_ids, k)`` and ``search(text, k)`` return a DataFrame with one row per
+    result, best first: ``rank``, ``id``, ``title``, ``score`` (the ranking score: cosine
+    similarity in dense mode, its blend with the keyword cosine in hybrid mode, which adds
+    ``cosine`` and ``keyword_score`` columns) and the paper's metadata columns.
     """
 
     def __init__(self, folder: Path, generation: store.Generation, model_path: str | Path | None = None):

@@ -80,3 +80,18 @@ def test_hybrid_blends_the_two_scores_with_the_manifest_weight(sample_index):
     np.testing.assert_allclose(results["score"], weight * results["cosine"] + (1 - weight) * results["keyword_score"],
                                atol=1e-5)
     assert sample_index.manifest["search"]["similar_mode"] in ("dense", "keyword", "hybrid")
+
+
+def test_cli_more_like_these_and_modes(sample_index_dir, sample_index):
+    import subprocess
+    import sys
+
+    ids = sample_index.papers["id"].tolist()
+    command = [sys.executable, "-m", "ui.cli", "similar", ids[0], ids[19], "--not", ids[20], "--index",
+               str(sample_index_dir), "-k", "4", "--mode", "dense", "--json"]
+    results = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    expected = sample_index.similar([ids[0], ids[19]], k=4, mode="dense", negative=[ids[20]])
+    assert [r["id"] for r in results] == expected["id"].tolist()
+    keyword = subprocess.run([sys.executable, "-m", "ui.cli", "search", "ATSP", "--index", str(sample_index_dir),
+                              "--mode", "keyword", "-k", "1"], capture_output=True, text=True, check=True).stdout
+    assert "Asymmetric Traveling Salesman" in keyword
