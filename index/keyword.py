@@ -8,6 +8,7 @@ the terms with their IDF (``keyword_terms.json``); no pickle.
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -32,9 +33,15 @@ class KeywordIndex:
     def __init__(self, matrix: scipy.sparse.csr_matrix, terms: list[str], idf: np.ndarray):
         self.matrix = matrix
         self.terms = terms
-        self.vectorizer = _vectorizer(vocabulary={term: i for i, term in enumerate(terms)})
-        self.vectorizer.fit(["x"])  # sets up the vocabulary; the IDF comes from the corpus:
-        self.vectorizer.idf_ = idf
+        self.idf = idf
+
+    @cached_property
+    def vectorizer(self):
+        """The fitted TF-IDF vectorizer, made on first use (importing scikit-learn costs ~0.5 s)."""
+        vectorizer = _vectorizer(vocabulary={term: i for i, term in enumerate(self.terms)})
+        vectorizer.fit(["x"])  # sets up the vocabulary; the IDF comes from the corpus:
+        vectorizer.idf_ = self.idf
+        return vectorizer
 
     @classmethod
     def fit(cls, texts: list[str]) -> "KeywordIndex":
@@ -62,11 +69,7 @@ class KeywordIndex:
         """Write the matrix and the terms into ``folder``."""
         scipy.sparse.save_npz(folder / matrix_file, self.matrix, compressed=False)
         (folder / terms_file).write_text(json.dumps({"settings": SETTINGS, "terms": self.terms,
-                                                     "idf": self.idf_list()}))
-
-    def idf_list(self) -> list[float]:
-        """The IDF of each term, as plain floats."""
-        return [float(value) for value in self.vectorizer.idf_]
+                                                     "idf": [float(value) for value in self.idf]}))
 
     @classmethod
     def load(cls, folder: Path, matrix_file: str, terms_file: str) -> "KeywordIndex":
