@@ -58,7 +58,6 @@ def main() -> None:
             time.perf_counter() - start, quality["recall_at_10"], quality["ef_search"]
         row["hnsw_p50_ms"], row["hnsw_p99_ms"] = _latencies(lambda q: hnsw.search(q, 10), queries)
         results.append(row)
-        del flat, hnsw, vectors
     report(["vectors", "exact p50 / p99", "HNSW p50 / p99", "HNSW recall@10 (efSearch)", "HNSW build",
             "hybrid cosine pass p50 / p99"],
            [[f"{r['vectors']:,}", f"{r['flat_p50_ms']:.2f} / {r['flat_p99_ms']:.2f} ms",

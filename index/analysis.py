@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from embed.errors import UserError
+
 DUPLICATE_THRESHOLD = 0.92
 
 
@@ -22,8 +24,6 @@ def near_duplicates(index, threshold: float = DUPLICATE_THRESHOLD, neighbours: i
     Columns: id_a, title_a, id_b, title_b, score. Each pair appears once.
     """
     if not 0 < threshold <= 1:
-        from embed.errors import UserError
-
         raise UserError(f"threshold must be in (0, 1], got {threshold}")
     vectors = np.ascontiguousarray(index.vectors, dtype=np.float32)
     scores, rows = index.faiss_index.search(vectors, min(neighbours + 1, len(index)))
