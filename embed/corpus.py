@@ -37,7 +37,6 @@ FIELD_NAMES = {
 OPTIONAL_FIELDS = ["year", "authors", "venue", "url", "categories"]
 MAX_ABSTRACT_CHARS = 200_000  # longer "abstracts" are whole papers pasted by mistake
 MAX_FILE_BYTES = 2 * 1024**3
-FORMATS = ("text", "csv", "tsv", "json", "jsonl", "parquet")
 
 
 @dataclass
