@@ -134,13 +134,21 @@ def cluster_terms(texts: list[str], labels: np.ndarray, n_terms: int = 4) -> dic
     clusters = sorted(set(labels.tolist()) - {UNCLUSTERED})
     if not clusters:
         return {}
-    stop_words = ENGLISH_STOP_WORDS | BOILERPLATE
-
     def phrases(text: str) -> list[str]:
-        """Words and 2–3-word phrases of adjacent words, none of them a stop word."""
+        """Words and 2–3-word phrases of adjacent words: no English stop word or adverb anywhere, not
+        starting with boilerplate ("video generation" and "reinforcement learning" count; "learning"
+        alone and "state-of-the-art llms" do not)."""
         words = _WORD.findall(_clean_for_terms(text).lower())
-        return [" ".join(words[i: i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)
-                if not stop_words.intersection(words[i: i + n]) and not any(w.endswith("ly") for w in words[i: i + n])]
+        found = []
+        for n in (1, 2, 3):
+            for i in range(len(words) - n + 1):
+                window = words[i: i + n]
+                if ENGLISH_STOP_WORDS.intersection(window) or any(w.endswith("ly") for w in window):
+                    continue
+                if window[0] in BOILERPLATE:
+                    continue
+                found.append(" ".join(window))
+        return found
 
     vectorizer = CountVectorizer(analyzer=phrases, binary=True)
     presence = vectorizer.fit_transform(texts)  # paper x term, 1 where the paper uses the term
@@ -163,9 +171,9 @@ def cluster_terms(texts: list[str], labels: np.ndarray, n_terms: int = 4) -> dic
                 break
             if counts[row, column] < min(2, sizes[label]):
                 continue  # used by a single paper of the cluster: not the cluster's topic
-            stem = _singular(term)
-            if any(stem in _singular(kept) or _singular(kept) in stem for kept in chosen):
-                continue  # "graph" after "graph neural", "clouds" after "point cloud": nothing new
+            words = set(_singular(term).split())
+            if any(words & set(_singular(kept).split()) for kept in chosen):
+                continue  # "graph" or "neural networks gnns" after "graph neural networks": nothing new
             chosen.append(term)
             if len(chosen) == n_terms:
                 break

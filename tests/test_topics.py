@@ -1,6 +1,7 @@
 """The topic map stored in the index: layout, clusters, names, map trust, query placement, export."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -39,11 +40,12 @@ def test_sample_clusters_have_distinct_topic_names(sample_index):
     for row in clusters.itertuples():
         terms = list(row.terms)
         assert 2 <= len(row.name.split(", ")) <= 4 and row.name.split(", ") == terms[: len(row.name.split(", "))]
-        assert not BOILERPLATE.intersection(word for term in terms for word in term.split())
+        assert not BOILERPLATE.intersection(term.split()[0] for term in terms)  # "learning" alone never names a topic
         assert len(row.central_ids) == min(3, row.size)
         members = sample_index.papers[sample_index.papers["cluster"] == row.cluster]
         assert set(row.central_ids) <= set(members["id"]) and row.size == len(members)
-        assert all(any(term in abstract.lower() for abstract in members["abstract"]) for term in terms)
+        member_words = [set(re.findall(r"[a-z0-9-]+", abstract.lower())) for abstract in members["abstract"]]
+        assert all(any(set(term.split()) <= words for words in member_words) for term in terms)  # its own words
     assert (sample_index.papers.loc[sample_index.papers["cluster"] < 0, "cluster_name"] == "unclustered").all()
 
 
