@@ -53,6 +53,18 @@ class KeywordIndex:
             return cls(scipy.sparse.csr_matrix((len(texts), 0), dtype=np.float32), [], np.zeros(0, np.float32))
         return cls(matrix.tocsr(), vectorizer.get_feature_names_out().tolist(), vectorizer.idf_.astype(np.float32))
 
+    @cached_property
+    def _columns(self) -> tuple[dict[str, int], scipy.sparse.csc_matrix]:
+        return {term: i for i, term in enumerate(self.terms)}, self.matrix.tocsc()
+
+    def rows_with_term(self, term: str) -> np.ndarray | None:
+        """Rows of the papers that use ``term`` (a lower-case word), or None if it is not in the vocabulary."""
+        column_of, columns = self._columns
+        if term not in column_of:
+            return None
+        column = column_of[term]
+        return columns.indices[columns.indptr[column]: columns.indptr[column + 1]]
+
     def transform(self, texts: list[str]) -> scipy.sparse.csr_matrix:
         """TF-IDF rows (L2-normalised) of new texts in the corpus's term space."""
         if not self.terms:

@@ -211,18 +211,26 @@ class PaperIndex:
         return self.rank(vector, self.keyword.transform([text]), k, mode, (), hybrid_weight, first_rows=first)
 
     def acronym_matches(self, text: str) -> np.ndarray:
-        """Rows of the papers that use every acronym of the query ("GRPO", "DiT", "T2I"; plural "s" allowed)."""
-        acronyms = ACRONYM.findall(text)
-        if not acronyms:
-            return np.zeros(0, dtype=np.int64)
-        haystack = (self.papers["title"] + " " + self.papers["abstract"]).to_numpy()
-        found = np.ones(len(self), dtype=bool)
-        for acronym in acronyms:
+        """Rows of the papers that use every acronym of the query ("GRPO", "DiT", "T2I"; plural "s" allowed).
+
+        The keyword index narrows the candidates to papers with the word; the exact, case-sensitive
+        check runs on those alone (on all papers only for an acronym the vocabulary lacks)."""
+        found = np.arange(len(self))
+        for acronym in ACRONYM.findall(text):
             if acronym.endswith("s") and acronym[-2].isupper():
                 acronym = acronym[:-1]  # "LLMs" also finds "LLM"
+            candidates = [self.keyword.rows_with_term(form.lower()) for form in (acronym, acronym + "s")]
+            if all(rows is None for rows in candidates):
+                rows = found
+            else:
+                rows = np.intersect1d(found, np.concatenate([r for r in candidates if r is not None]))
             pattern = re.compile(rf"(?<![\w-]){re.escape(acronym)}s?(?![\w-])")
-            found &= np.array([bool(pattern.search(text)) for text in haystack])
-        return np.flatnonzero(found)
+            found = np.array([row for row in rows if pattern.search(self._searchable[row])], dtype=np.int64)
+        return found if ACRONYM.search(text) else np.zeros(0, dtype=np.int64)
+
+    @cached_property
+    def _searchable(self) -> np.ndarray:
+        return (self.papers["title"] + " " + self.papers["abstract"]).to_numpy()
 
     def explain(self, paper_id: str, other_id: str | None = None, query: str | None = None):
         """Why ``paper_id`` is similar to another paper (``other_id``) or to free text (``query``):

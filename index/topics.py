@@ -193,19 +193,20 @@ def name_clusters(terms: dict[int, list[str]]) -> dict[int, str]:
 
 def map_trust(knn_indices: np.ndarray, coords: np.ndarray, k: int = TRUST_K) -> np.ndarray:
     """Per paper, the share of its k nearest neighbours in embedding space that are also its k nearest on the map."""
+    import faiss
+
     count = len(coords)
     k = min(k, count - 1)
     if k < 1:
         return np.ones(count, dtype=np.float32)
-    squared = ((coords[:, None, :] - coords[None, :, :]) ** 2).sum(-1) if count <= 4000 else None
+    points = np.ascontiguousarray(coords, dtype=np.float32)
+    flat = faiss.IndexFlatL2(points.shape[1])
+    flat.add(points)
+    _, near = flat.search(points, k + 1)  # each point itself first, unless another lies on it
     trust = np.empty(count, dtype=np.float32)
     for row in range(count):
-        distances = squared[row] if squared is not None else ((coords - coords[row]) ** 2).sum(1)
-        distances = distances.copy()
-        distances[row] = np.inf
-        on_map = set(np.argpartition(distances, k - 1)[:k].tolist())
-        in_embedding = set(knn_indices[row, 1: k + 1].tolist())
-        trust[row] = len(on_map & in_embedding) / k
+        on_map = [i for i in near[row].tolist() if i != row][:k]
+        trust[row] = len(set(on_map) & set(knn_indices[row, 1: k + 1].tolist())) / k
     return trust
 
 
