@@ -118,3 +118,22 @@ def test_corpus_text_is_escaped_never_html(default_index, tmp_path):
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; **bold** $x^2$ &lt;b&gt;tag&lt;/b&gt;" in bodies
     assert "&lt;img src=x onerror=alert(1)&gt;" in bodies
     assert "<script>" not in bodies and "<img" not in bodies
+
+
+def test_first_run_builds_the_sample_index_with_progress(default_index, tmp_path, monkeypatch):
+    import shutil
+
+    fresh = tmp_path / "fresh-home"
+    for reused in ("onnx", "embedding-cache"):  # the model export and vectors, to keep the test short
+        shutil.copytree(locations.data_home() / reused, fresh / reused)
+    monkeypatch.setenv("PAPERSCOPE_HOME", str(fresh))
+    assert not locations.default_index_dir().exists()
+    app = _app().run()
+    assert not app.exception
+    assert [status.label for status in app.get("status")] == ["Built the NeurIPS 2025 sample index (first run)"]
+    assert len(app.get("progress")) == 1
+    assert any("read 38 papers" in line.value for line in app.markdown)
+    assert app.sidebar.caption[0].value.startswith("38 papers")
+    from index.store import is_current_format
+
+    assert is_current_format(locations.default_index_dir())
