@@ -9,14 +9,13 @@ Prints a Markdown table and writes JSON.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
 import time
 import urllib.request
 
-from benchmarks.common import CHROMIUM, CHROMIUM_FLAGS, free_port, report
+from benchmarks.common import CHROMIUM, CHROMIUM_FLAGS, free_port, parser as common_parser, report
 
 def one_run(index_dir: str, link: str, browser) -> dict:
     """Start a server, open ``link`` and time health and first results."""
@@ -45,16 +44,15 @@ def one_run(index_dir: str, link: str, browser) -> dict:
 
 def main() -> None:
     """Run the measurement and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = common_parser(__doc__, "app_start")
     parser.add_argument("--index", help="index folder (default: the bundled sample's)")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--json", default="benchmarks/app_start.json")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from index import PaperIndex, locations
+    from index import PaperIndex, sample_index
 
-    index_dir = args.index or str(locations.default_index_dir())
+    index_dir = args.index or str(sample_index())
     paper_id = PaperIndex.load(index_dir).papers["id"][0]
     links = {"paper link (?paper=ID)": f"?paper={paper_id}", "text query (?q=…)": "?q=making+diffusion+faster"}
     results = {}

@@ -10,7 +10,6 @@ Two comparisons in one run: from text (BERTopic embeds with sentence-transformer
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tempfile
@@ -20,14 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import report
+from benchmarks.common import parser as common_parser, report
 
 
 def main() -> None:
     """Run both tools and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = common_parser(__doc__, "bertopic_peer")
     parser.add_argument("--corpus", help="corpus file (default: the bundled sample)")
-    parser.add_argument("--json", default="benchmarks/bertopic_peer.json")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     from bertopic import BERTopic

@@ -11,7 +11,6 @@ is estimated from the measured throughput, and says so. Prints a Markdown table 
 
 from __future__ import annotations
 
-import argparse
 import re
 import resource
 import subprocess
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import report
+from benchmarks.common import parser as common_parser, report
 
 STAGES = ["read", "embed", "index", "map and clusters", "keyword index", "write"]
 
@@ -74,10 +73,9 @@ def synthetic_build(source: Path, count: int, folder: Path, texts_per_s: float) 
 
 def main() -> None:
     """Run the builds and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = common_parser(__doc__, "build_stages")
     parser.add_argument("--corpus", help="a real corpus file (e.g. ../shared/evaldata/ijcai2021_2024_area.jsonl)")
     parser.add_argument("--synthetic", type=int, default=50_000, help="papers in the synthetic build (0: none)")
-    parser.add_argument("--json", default="benchmarks/build_stages.json")
     args = parser.parse_args()
     from index import locations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import socket
 
@@ -25,3 +26,10 @@ def report(header: list[str], rows: list[list], results, json_path: str) -> None
         print("| " + " | ".join(str(cell) for cell in row) + " |")
     with open(json_path, "w") as handle:
         json.dump(results, handle, indent=2)
+
+
+def parser(doc: str, name: str) -> argparse.ArgumentParser:
+    """A benchmark's argument parser: its docstring's first line, and --json (default benchmarks/NAME.json)."""
+    arguments = argparse.ArgumentParser(description=doc.splitlines()[0])
+    arguments.add_argument("--json", default=f"benchmarks/{name}.json", help="where to write the results")
+    return arguments

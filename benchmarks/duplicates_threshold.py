@@ -11,12 +11,11 @@ Prints a Markdown table and writes benchmarks/duplicates_threshold.json.
 
 from __future__ import annotations
 
-import argparse
 import re
 
 import numpy as np
 
-from benchmarks.common import report
+from benchmarks.common import parser as common_parser, report
 
 REWORDING = {"we propose": "this paper presents", "We propose": "This paper presents", "novel": "new",
              "demonstrate": "show", "significantly": "substantially", "method": "approach", "results": "findings",
@@ -50,10 +49,9 @@ def max_distinct_pair(index) -> float:
 
 def main() -> None:
     """Measure and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = common_parser(__doc__, "duplicates_threshold")
     parser.add_argument("--index", help="index of the sample (default: the bundled sample's)")
     parser.add_argument("--other-index", help="a larger index for the different-papers side")
-    parser.add_argument("--json", default="benchmarks/duplicates_threshold.json")
     args = parser.parse_args()
     from index import PaperIndex, locations
 

@@ -9,30 +9,20 @@ torch vectors: cosine and top-10 neighbour overlap. Run on an idle machine.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 
-import numpy as np
-
-from benchmarks.common import report
-
-
-def _overlap(reference: np.ndarray, other: np.ndarray, k: int = 10) -> float:
-    def neighbours(vectors):
-        return np.argsort(-(vectors @ vectors.T), axis=1)[:, 1: k + 1]
-
-    return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(neighbours(reference), neighbours(other))]))
+from benchmarks.common import parser as common_parser, report
 
 
 def main() -> None:
     """Measure every backend and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = common_parser(__doc__, "embedding")
     parser.add_argument("--copies", type=int, default=3)
-    parser.add_argument("--json", default="benchmarks/embedding.json")
     args = parser.parse_args()
     from embed import Encoder, read_corpus
     from index import locations
+    from index.ann import neighbour_overlap
 
     abstracts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
     texts = [f"{abstract} (copy {copy})" for copy in range(args.copies) for abstract in abstracts]
@@ -53,7 +43,7 @@ def main() -> None:
         speed[name] = len(texts) / (time.perf_counter() - start)
     reference = vectors["sentence-transformers, torch fp32"]
     results = {name: {"texts_per_s": speed[name], "cosine_mean": float((v * reference).sum(1).mean()),
-                      "cosine_min": float((v * reference).sum(1).min()), "top10_overlap": _overlap(reference, v)}
+                      "cosine_min": float((v * reference).sum(1).min()), "top10_overlap": neighbour_overlap(reference, v)}
                for name, v in vectors.items()}
     base = results["plain sentence-transformers encode() (truncates at 256)"]["texts_per_s"]
     report([f"{len(texts)} abstracts", "texts/s", "speed-up", "cosine to torch, whole text (mean / min)", "top-10 overlap"],

@@ -8,13 +8,12 @@ Prints a Markdown table and writes JSON.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
 import time
 
-from benchmarks.common import report
+from benchmarks.common import parser as common_parser, report
 
 
 def _timed(function, repeats: int) -> list[float]:
@@ -28,10 +27,9 @@ def _timed(function, repeats: int) -> list[float]:
 
 def main() -> None:
     """Measure and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = common_parser(__doc__, "lookup")
     parser.add_argument("--index", help="index folder (default: the bundled sample's)")
     parser.add_argument("--repeats", type=int, default=200)
-    parser.add_argument("--json", default="benchmarks/lookup.json")
     args = parser.parse_args()
     from index import PaperIndex, sample_index
 

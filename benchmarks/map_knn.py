@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from benchmarks.common import report
+from benchmarks.common import parser as common_parser, report
 
 
 def _vectors(index_dir: str | None, count: int) -> np.ndarray:
@@ -63,10 +63,9 @@ def _worker(index_dir: str | None, count: int, precomputed: bool) -> None:
 
 def main() -> None:
     """Run the comparison and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = common_parser(__doc__, "map_knn")
     parser.add_argument("--index", help="index folder (default: the bundled sample's)")
     parser.add_argument("--n", type=int, default=6000, help="number of vectors (default 6000)")
-    parser.add_argument("--json", default="benchmarks/map_knn.json", help="where to write the JSON results")
     parser.add_argument("--worker", choices=["own", "precomputed"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:

@@ -8,7 +8,6 @@ a zoom (relayout) and a hover over a point. Prints a Markdown table and writes J
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from pathlib import Path
@@ -16,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import CHROMIUM, CHROMIUM_FLAGS, report
+from benchmarks.common import CHROMIUM, CHROMIUM_FLAGS, parser as common_parser, report
 
 def synthetic_map(count: int, clusters: int = 30) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Clustered 2-D points with the columns the map draws."""
@@ -35,9 +34,8 @@ def synthetic_map(count: int, clusters: int = 30) -> tuple[pd.DataFrame, pd.Data
 
 def main() -> None:
     """Run the measurement and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = common_parser(__doc__, "map_render")
     parser.add_argument("--points", type=int, nargs="+", default=[5000, 50000])
-    parser.add_argument("--json", default="benchmarks/map_render.json")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 

@@ -12,14 +12,13 @@ embedding cache). Prints a Markdown table and writes JSON.
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import report
+from benchmarks.common import parser as common_parser, report
 
 HYBRID_WEIGHTS = (0.5, 0.7, 0.8, 0.9)
 
@@ -59,10 +58,9 @@ def evaluate(index, mode: str, hybrid_weight: float | None = None, k: int = 10) 
 
 def main() -> None:
     """Build, evaluate every configuration and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = common_parser(__doc__, "quality")
     parser.add_argument("corpus")
     parser.add_argument("--work", help="folder for the indexes (default: a temporary folder)")
-    parser.add_argument("--json", default="benchmarks/quality.json")
     args = parser.parse_args()
     from index import PaperIndex, build_index
 

@@ -9,12 +9,11 @@ Prints a Markdown table and writes JSON. Run on an idle machine (the 1M HNSW bui
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 
-from benchmarks.common import report
+from benchmarks.common import parser as common_parser, report
 
 
 def synthetic_vectors(count: int, dimension: int = 384, clusters: int = 200, seed: int = 0) -> np.ndarray:
@@ -36,10 +35,9 @@ def _latencies(search, queries: np.ndarray) -> tuple[float, float]:
 
 def main() -> None:
     """Measure and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = common_parser(__doc__, "query_latency")
     parser.add_argument("--sizes", type=int, nargs="+", default=[5_000, 100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--json", default="benchmarks/query_latency.json")
     args = parser.parse_args()
     from index import ann
 

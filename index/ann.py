@@ -54,6 +54,19 @@ def recall_at_10(ann, vectors: np.ndarray, seed: int = 0) -> float:
     return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(exact, found)]))
 
 
+def neighbour_overlap(reference: np.ndarray, other: np.ndarray, k: int = 10) -> float:
+    """Mean share of each row's k nearest rows under ``reference`` that it also has under ``other``
+    (the same texts embedded two ways; rows compared among themselves)."""
+    k = min(k, len(reference) - 1)
+    if k < 1:
+        return 1.0
+
+    def nearest(vectors: np.ndarray) -> np.ndarray:
+        return np.argsort(-(vectors @ vectors.T), axis=1)[:, 1: k + 1]
+
+    return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(nearest(reference), nearest(other))]))
+
+
 def tune(ann, vectors: np.ndarray) -> dict:
     """Measure recall@10 (raising HNSW's efSearch until it meets TARGET_RECALL); a manifest section."""
     import faiss

@@ -65,22 +65,15 @@ def _corpus_fingerprint(papers) -> str:
     return digest.hexdigest()[:16]
 
 
-def _neighbours(vectors: np.ndarray, k: int) -> np.ndarray:
-    return np.argsort(-(vectors @ vectors.T), axis=1)[:, 1: k + 1]
-
-
 def quantization_fidelity(encoder, texts: list[str], vectors: np.ndarray, long_text: str, sample: int = 200) -> dict:
     """How close the int8 vectors are to fp32 ones, on a sample of the corpus: cosine, and the
     overlap of each sampled paper's 10 nearest neighbours within the sample."""
     rows = np.random.default_rng(0).choice(len(texts), min(sample, len(texts)), replace=False)
     reference = Encoder(encoder.path, onnx_dir=encoder.onnx_dir).encode([texts[i] for i in rows], long_text=long_text)
     quantized = vectors[rows]
-    k = min(10, len(rows) - 1)
-    overlap = np.mean([len(set(a) & set(b)) / k for a, b in zip(_neighbours(reference, k), _neighbours(quantized, k))]) \
-        if k else 1.0
     cosines = (reference * quantized).sum(axis=1)
     return {"sample": len(rows), "cosine_mean": float(cosines.mean()), "cosine_min": float(cosines.min()),
-            "top10_overlap": float(overlap)}
+            "top10_overlap": ann.neighbour_overlap(reference, quantized)}
 
 
 def build_index(inputs: list[str | Path], output: str | Path, model_path: str | Path | None = None,

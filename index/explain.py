@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -16,6 +15,7 @@ from embed.text import split_sentences
 from index.topics import BOILERPLATE
 
 _STOP = ENGLISH_STOP_WORDS | BOILERPLATE
+COMMON_IDF = 1 + np.log(2)  # scikit-learn's smooth IDF of a term in half the papers
 _WORD = re.compile(r"(?u)\b[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]\b")
 
 
@@ -43,30 +43,19 @@ def _phrase_counts(text: str) -> dict[str, int]:
     return counts
 
 
-@lru_cache(maxsize=8)
-def _document_frequency(abstracts: tuple[str, ...]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for abstract in abstracts:
-        for phrase in _phrase_counts(abstract):
-            counts[phrase] = counts.get(phrase, 0) + 1
-    return counts
-
-
-def shared_terms(text_a: str, text_b: str, corpus_abstracts: tuple[str, ...], limit: int = 6) -> list[str]:
-    """Words and two-word phrases both texts use, most distinctive first: rare in the corpus
-    (IDF), frequent in both texts, phrases before single words."""
-    document_frequency, count = _document_frequency(corpus_abstracts), len(corpus_abstracts)
+def shared_terms(text_a: str, text_b: str, idf_of, limit: int = 6) -> list[str]:
+    """Words and two-word phrases both texts use, most distinctive first: rare in the corpus (the
+    keyword index's IDF, ``idf_of(term)``), frequent in both texts, phrases before single words."""
     counts_a, counts_b = _phrase_counts(text_a), _phrase_counts(text_b)
 
     def weight(term: str) -> float:
-        idf = np.log((1 + count) / (1 + document_frequency.get(term, 0)))
-        return idf * min(counts_a[term], counts_b[term]) * (1.5 if " " in term else 1.0)
+        return idf_of(term) * min(counts_a[term], counts_b[term]) * (1.5 if " " in term else 1.0)
 
     chosen: list[str] = []
     for term in sorted(counts_a.keys() & counts_b.keys(), key=lambda t: (-weight(t), t)):
         if any(set(term.split()) & set(kept.split()) for kept in chosen):
             continue  # "diffusion" adds nothing after "diffusion models"
-        if document_frequency.get(term, 0) > 0.5 * count:
+        if idf_of(term) < COMMON_IDF:
             continue  # half the corpus uses it: not distinctive
         chosen.append(term)
         if len(chosen) == limit:
@@ -74,14 +63,13 @@ def shared_terms(text_a: str, text_b: str, corpus_abstracts: tuple[str, ...], li
     return chosen
 
 
-def explain_pair(text_a: str, text_b: str, encoder, corpus_abstracts: tuple[str, ...], pairs: int = 2) -> Explanation:
-    """Explain the similarity of two texts with the model that embedded them.
+def explain_pair(text_a: str, text_b: str, score: float, encoder, idf_of, pairs: int = 2) -> Explanation:
+    """Explain the similarity ``score`` of two texts with the model that embedded them.
 
-    ``corpus_abstracts`` sets how distinctive a shared term is (rarer terms first).
+    ``idf_of(term)`` says how distinctive a shared term is in the corpus (rarer terms first).
     """
     sentences_a, sentences_b = split_sentences(text_a) or [text_a], split_sentences(text_b) or [text_b]
     vectors = encoder.encode(sentences_a + sentences_b, long_text="mean")
-    whole = encoder.encode([text_a, text_b], long_text="mean")
     similarity = vectors[: len(sentences_a)] @ vectors[len(sentences_a):].T
     found, used_a, used_b = [], set(), set()
     for flat in np.argsort(-similarity, axis=None):
@@ -93,5 +81,4 @@ def explain_pair(text_a: str, text_b: str, encoder, corpus_abstracts: tuple[str,
         used_b.add(j)
         if len(found) == pairs:
             break
-    return Explanation(score=float(whole[0] @ whole[1]), sentence_pairs=found,
-                       shared_terms=shared_terms(text_a, text_b, corpus_abstracts))
+    return Explanation(score=float(score), sentence_pairs=found, shared_terms=shared_terms(text_a, text_b, idf_of))

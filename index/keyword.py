@@ -8,6 +8,7 @@ the terms with their IDF (``keyword_terms.json``); no pickle.
 from __future__ import annotations
 
 import json
+import re
 from functools import cached_property
 from pathlib import Path
 
@@ -64,6 +65,14 @@ class KeywordIndex:
             return None
         column = column_of[term]
         return columns.indices[columns.indptr[column]: columns.indptr[column + 1]]
+
+    def idf_of(self, term: str) -> float:
+        """The IDF of a term, tokenised as the index is ("high-quality" is "high quality"); a term
+        outside the vocabulary is as rare as the rarest."""
+        column = self._columns[0].get(" ".join(re.findall(SETTINGS["token_pattern"], term.lower())))
+        if column is None:
+            return float(self.idf.max()) if len(self.idf) else 1.0
+        return float(self.idf[column])
 
     def transform(self, texts: list[str]) -> scipy.sparse.csr_matrix:
         """TF-IDF rows (L2-normalised) of new texts in the corpus's term space."""

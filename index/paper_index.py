@@ -17,6 +17,7 @@ from index import locations, store
 
 MAX_QUERY_CHARS = 20_000
 MODES = ("dense", "keyword", "hybrid")
+QUERY_MEMORY = 64
 ROCCHIO_NEGATIVE = 0.5
 ACRONYM = re.compile(r"(?<![\w-])(?=[A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*[A-Z0-9])[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9](?![\w-])")
 # Defaults written into each manifest; chosen by benchmarks/quality.py (see README, "Retrieval quality").
@@ -60,6 +61,7 @@ class PaperIndex:
         self.clusters = generation.clusters
         self.keyword = generation.keyword
         self._model_path = model_path
+        self._query_vectors: dict[str, np.ndarray] = {}
         self._row_by_id = {paper_id: row for row, paper_id in enumerate(self.papers["id"])}
         if "ef_search" in self.manifest["search"]:  # HNSW: the search depth the build tuned for recall
             import faiss
@@ -123,9 +125,15 @@ class PaperIndex:
         return self.papers.iloc[self.row(paper_id)].to_dict()
 
     def embed_query(self, text: str) -> np.ndarray:
-        """The query vector of free text, as the index's papers were embedded."""
-        strategy = self.manifest["long_text"]["strategy"]
-        return self.encoder.encode([clean_query(text)], long_text=strategy)[0]
+        """The query vector of free text, as the index's papers were embedded (the last few are kept:
+        an app reruns the same query for its results, its map position and its explanations)."""
+        text = clean_query(text)
+        if text not in self._query_vectors:
+            if len(self._query_vectors) >= QUERY_MEMORY:
+                self._query_vectors.pop(next(iter(self._query_vectors)))
+            strategy = self.manifest["long_text"]["strategy"]
+            self._query_vectors[text] = self.encoder.encode([text], long_text=strategy)[0]
+        return self._query_vectors[text]
 
     def search_vector(self, vector: np.ndarray, k: int = 10, exclude_rows=()) -> pd.DataFrame:
         """Papers nearest to ``vector`` (normalised, the index's dimension) by cosine, skipping ``exclude_rows``."""
@@ -239,7 +247,11 @@ class PaperIndex:
 
         if (other_id is None) == (query is None):
             raise UserError("explain needs either a second paper id or a query text")
-        other_text = self.papers["abstract"][self.row(other_id)] if other_id is not None else clean_query(query)
-        abstract = self.papers["abstract"][self.row(paper_id)]
-        return explain_pair(abstract, other_text, self.encoder, tuple(self.papers["abstract"]))
+        row = self.row(paper_id)
+        if other_id is not None:
+            other_text, other_vector = self.papers["abstract"][self.row(other_id)], self.vectors[self.row(other_id)]
+        else:
+            other_text, other_vector = clean_query(query), self.embed_query(query)
+        score = float(self.vectors[row] @ other_vector)
+        return explain_pair(self.papers["abstract"][row], other_text, score, self.encoder, self.keyword.idf_of)
 

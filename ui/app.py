@@ -20,7 +20,7 @@ import streamlit as st
 
 from embed.corpus import detect_format
 from embed.errors import UserError
-from index import PaperIndex, build_index, locations
+from index import PaperIndex, build_index, locations, sample_index
 from index.paper_index import MODES
 from index.store import current_generation_name, is_current_format, is_index
 from ui.mapplot import cluster_colours, map_figure
@@ -72,13 +72,12 @@ def index_choices(cli_index: str | None) -> dict[str, str]:
     return choices
 
 
-def build_with_progress(inputs: list[Path], output: Path, label: str) -> None:
-    """Build an index inside the page, with a progress bar and the build's log lines."""
+def build_with_progress(build, label: str) -> None:
+    """Run ``build(log, on_progress)`` inside the page, with a progress bar and the build's log lines."""
     with st.status(f"Building {label}…", expanded=True) as status:
         bar = st.progress(0.0, text="reading")
         try:
-            build_index(inputs, output, log=lambda line: st.write(line),
-                        on_progress=lambda fraction, stage: bar.progress(min(fraction, 1.0), text=stage))
+            build(lambda line: st.write(line), lambda fraction, stage: bar.progress(min(fraction, 1.0), text=stage))
         except UserError:
             status.update(label=f"Could not build {label}", state="error", expanded=False)
             raise
@@ -177,7 +176,8 @@ def _upload_form() -> None:
         saved = Path(folder) / f"corpus.{'txt' if fmt == 'text' else fmt}{compressed}"
         saved.write_bytes(data)
         try:
-            build_with_progress([saved], locations.indexes_dir() / name, name)
+            build_with_progress(lambda log, progress: build_index([saved], locations.indexes_dir() / name, log=log,
+                                                                  on_progress=progress), name)
         except UserError as exc:
             st.error(str(exc).replace(str(saved), upload.name))
             return
@@ -236,7 +236,7 @@ def main() -> None:
         label = next(iter(choices))
     folder = choices[label]
     if folder == str(locations.default_index_dir()) and not is_current_format(folder):
-        build_with_progress(locations.bundled_corpus(), Path(folder), "the NeurIPS 2025 sample index (first run)")
+        build_with_progress(sample_index, "the NeurIPS 2025 sample index (first run)")
     try:
         index = load_index(folder, current_generation_name(Path(folder)))
     except UserError as exc:
