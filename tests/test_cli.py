@@ -83,3 +83,30 @@ def test_missing_index_folder_says_how_to_build_one(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip() == f"paperscope: error: {tmp_path / 'nowhere'}: no such index folder; " \
                                     f"build one with: paperscope build -o {tmp_path / 'nowhere'}"
+
+
+def test_app_starts_without_any_prompt_on_a_fresh_home(sample_index_dir, tmp_path):
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "HOME": str(tmp_path), "BROWSER": "true"}  # BROWSER: opening a browser is a no-op here
+    server = subprocess.Popen([PAPERSCOPE, "app", "--index", str(sample_index_dir), "--port", str(port)],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                assert urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).read() == b"ok"
+                break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            pytest.fail("the app did not answer within 60 s (a first-run prompt?)")
+    finally:
+        server.terminate()
+        output = server.communicate(timeout=30)[0].decode()
+    assert "Email" not in output

@@ -139,18 +139,40 @@ def cmd_map(args) -> None:
 
 def cmd_app(args) -> None:
     """Start the Streamlit dashboard (the bundled sample when no index is given)."""
+    import signal
     import subprocess
+    import time
+    import urllib.request
+    import webbrowser
 
     app = Path(__file__).with_name("app.py")
+    # Always headless: otherwise Streamlit's first run stops at an e-mail prompt in the terminal.
+    # The browser is opened here instead, once the server answers.
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--browser.gatherUsageStats", "false",
-               "--server.port", str(args.port), "--server.maxUploadSize", "50",
-               "--client.toolbarMode", "minimal", "--server.headless",
-               "true" if args.headless else "false", "--theme.base", "light"]
+               "--server.port", str(args.port), "--server.maxUploadSize", "50", "--client.toolbarMode", "minimal",
+               "--server.headless", "true", "--theme.base", "light"]
     if args.index:
         if not Path(args.index).is_dir():
             raise UserError(f"{args.index}: no such index folder; build one with: paperscope build -o {args.index}")
         command += ["--", "--index", str(Path(args.index).resolve())]
-    raise SystemExit(subprocess.call(command))
+    server = subprocess.Popen(command)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` stops the server too
+    url = f"http://localhost:{args.port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    break
+                time.sleep(0.2)
+        if not args.headless and server.poll() is None:
+            webbrowser.open(url)
+        raise SystemExit(server.wait())
+    finally:
+        if server.poll() is None:
+            server.terminate()
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -233,7 +255,7 @@ def make_parser() -> argparse.ArgumentParser:
     app = commands.add_parser("app", help="start the dashboard in the browser")
     with_index(app)
     app.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
-    app.add_argument("--headless", action="store_true", help="do not open a browser")
+    app.add_argument("--headless", action="store_true", help="do not open a browser (the URL is printed)")
     app.set_defaults(run=cmd_app)
 
     topic_map = commands.add_parser("map", help="draw the topic map to a .png or an interactive .html file")
