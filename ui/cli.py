@@ -173,6 +173,10 @@ def cmd_app(args) -> None:
     finally:
         if server.poll() is None:
             server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # Streamlit's graceful shutdown can hang on open sessions
+                server.kill()
 
 
 def make_parser() -> argparse.ArgumentParser:
