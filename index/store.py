@@ -38,7 +38,7 @@ from embed.errors import UserError
 from index.keyword import KeywordIndex
 
 FORMAT_NAME = "paperscope-index"
-FORMAT_VERSION = 2  # 2: keyword index added
+FORMAT_VERSION = 3  # 2: keyword index added; 3: its stop words stored
 VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
     "vectors.npy", "faiss.index", "papers.parquet", "clusters.parquet", "manifest.json")
 KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE = "keyword.npz", "keyword_terms.json"

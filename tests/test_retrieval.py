@@ -95,3 +95,23 @@ def test_cli_more_like_these_and_modes(sample_index_dir, sample_index):
     keyword = subprocess.run([sys.executable, "-m", "ui.cli", "search", "ATSP", "--index", str(sample_index_dir),
                               "--mode", "keyword", "-k", "1"], capture_output=True, text=True, check=True).stdout
     assert "Asymmetric Traveling Salesman" in keyword
+
+
+def test_query_rows_match_scikit_learns_tfidf_without_importing_it(sample_index_dir, sample_index):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from index.keyword import SETTINGS
+
+    texts = sample_index.papers["abstract"].tolist()
+    fitted = TfidfVectorizer(ngram_range=tuple(SETTINGS["ngram_range"]), sublinear_tf=True, stop_words="english",
+                             token_pattern=SETTINGS["token_pattern"], dtype=np.float32).fit(texts)
+    queries = texts[:5] + ["Making diffusion transformers faster with DiT caching", "graph graph graph networks"]
+    expected = fitted.transform(queries).toarray()
+    assert sample_index.keyword.terms == fitted.get_feature_names_out().tolist()
+    np.testing.assert_allclose(sample_index.keyword.transform(queries).toarray(), expected, atol=1e-5)
+    script = (f"import sys; from index import PaperIndex; ix = PaperIndex.load({str(sample_index_dir)!r}); "
+              "ix.search('graph networks', mode='keyword'); print('sklearn' in sys.modules)")
+    import subprocess
+    import sys
+
+    assert subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip() == "False"
