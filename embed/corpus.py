@@ -271,6 +271,52 @@ def read_records(path: str | Path, overrides: dict[str, str | None] | None = Non
     return records
 
 
+def abstract_key(abstract: str) -> str:
+    """What two abstracts share when they are the same text up to case (the duplicate check)."""
+    return hashlib.sha256(abstract.casefold().encode("utf-8")).hexdigest()[:32]
+
+
+def paper_row(record: dict) -> dict:
+    """One paper from one normalised record: id (the record's, else from the text), display
+    title (derived from the abstract when there is none), abstract, optional fields, source."""
+    abstract = record.get("abstract", "")
+    title = record.get("title", "")
+    return {"id": record.get("id") or text_id(abstract), "title": title or (derive_title(abstract) if abstract else ""),
+            "title_derived": not title, "abstract": abstract,
+            **{name: record.get(name) for name in OPTIONAL_FIELDS}, "source": record["source"]}
+
+
+class Admission:
+    """Decides, record by record in corpus order, which become papers: the first of each id and of
+    each abstract (up to case) is kept; empty and overlong abstracts are skipped. ``report`` says why."""
+
+    def __init__(self):
+        self.report = ReadReport()
+        self._id_sources: dict[str, str] = {}
+        self._text_sources: dict[str, str] = {}
+
+    def admit(self, source: str, paper_id: str, text_key: str, chars: int) -> bool:
+        """Whether the record at ``source`` (id, ``abstract_key`` and length of its abstract) is kept."""
+        if not chars:
+            self.report.skipped.append(f"{source}: empty abstract")
+        elif chars > MAX_ABSTRACT_CHARS:
+            self.report.skipped.append(f"{source}: abstract of {chars:,} characters (limit {MAX_ABSTRACT_CHARS:,})")
+        elif text_key in self._text_sources:
+            self.report.duplicate_abstracts.append(f"{source} repeats {self._text_sources[text_key]}")
+        elif paper_id in self._id_sources:
+            self.report.duplicate_ids.append(f"{paper_id} at {source} and {self._id_sources[paper_id]}")
+        else:
+            self._id_sources[paper_id], self._text_sources[text_key] = source, source
+            return True
+        return False
+
+    def check_found(self, paths) -> None:
+        """Raise the user error for a corpus in which nothing was admitted."""
+        if not self._id_sources:
+            raise UserError(f"no abstracts found in {', '.join(str(p) for p in paths)}"
+                            + (f" ({self.report.skipped[0]})" if self.report.skipped else ""))
+
+
 def read_corpus(paths: list[str | Path], overrides: dict[str, str | None] | None = None) -> tuple[pd.DataFrame, ReadReport]:
     """Read several corpus files into one DataFrame of papers, one row each, deduplicated.
 
@@ -280,39 +326,18 @@ def read_corpus(paths: list[str | Path], overrides: dict[str, str | None] | None
     """
     if not paths:
         raise UserError("no corpus files given")
-    report = ReadReport()
-    papers, seen_ids, seen_texts = [], {}, {}
+    admission = Admission()
+    papers = []
     for path in paths:
         for record in read_records(path, overrides):
-            abstract = record.get("abstract", "")
-            if not abstract:
-                report.skipped.append(f"{record['source']}: empty abstract")
-                continue
-            if len(abstract) > MAX_ABSTRACT_CHARS:
-                report.skipped.append(f"{record['source']}: abstract of {len(abstract):,} characters "
-                                      f"(limit {MAX_ABSTRACT_CHARS:,})")
-                continue
-            text_key = abstract.casefold()
-            if text_key in seen_texts:
-                report.duplicate_abstracts.append(f"{record['source']} repeats {seen_texts[text_key]}")
-                continue
-            paper_id = record.get("id") or text_id(abstract)
-            if paper_id in seen_ids:
-                report.duplicate_ids.append(f"{paper_id} at {record['source']} and {seen_ids[paper_id]}")
-                continue
-            seen_ids[paper_id], seen_texts[text_key] = record["source"], record["source"]
-            title = record.get("title", "")
-            papers.append({"id": paper_id, "title": title or derive_title(abstract), "title_derived": not title,
-                           "abstract": abstract, **{k: record.get(k) for k in OPTIONAL_FIELDS if k in record},
-                           "source": record["source"]})
-    if not papers:
-        raise UserError(f"no abstracts found in {', '.join(str(p) for p in paths)}"
-                        + (f" ({report.skipped[0]})" if report.skipped else ""))
+            row = paper_row(record)
+            if admission.admit(row["source"], row["id"], abstract_key(row["abstract"]), len(row["abstract"])):
+                papers.append(row)
+    admission.check_found(paths)
     frame = pd.DataFrame(papers)
     for name in OPTIONAL_FIELDS:
-        if name in frame and (frame[name].dropna().astype(str) == "").all():
+        if (frame[name].dropna().astype(str) == "").all():
             frame = frame.drop(columns=name)
     if "year" in frame:
         frame["year"] = frame["year"].astype("Int64")
-    ordered = ["id", "title", "title_derived", "abstract"] + [c for c in OPTIONAL_FIELDS if c in frame] + ["source"]
-    return frame[ordered], report
+    return frame, admission.report

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 
@@ -42,14 +43,16 @@ class KeywordIndex:
         self.stop_words = frozenset(stop_words)
 
     @classmethod
-    def fit(cls, texts: list[str]) -> "KeywordIndex":
-        """Learn terms and IDF from the corpus (terms in two papers or more once it has 1,000+)."""
-        vectorizer = _vectorizer(min_df=2 if len(texts) >= 1000 else 1)
+    def fit(cls, texts: Iterable[str], count: int | None = None) -> "KeywordIndex":
+        """Learn terms and IDF from the corpus (terms in two papers or more once it has 1,000+).
+        ``texts`` may be a generator (read once) when ``count`` gives its length."""
+        count = len(texts) if count is None else count
+        vectorizer = _vectorizer(min_df=2 if count >= 1000 else 1)
         stop_words = sorted(vectorizer.get_stop_words())
         try:
             matrix = vectorizer.fit_transform(texts)
         except ValueError:  # nothing but stop words: an empty vocabulary
-            return cls(scipy.sparse.csr_matrix((len(texts), 0), dtype=np.float32), [], np.zeros(0, np.float32), stop_words)
+            return cls(scipy.sparse.csr_matrix((count, 0), dtype=np.float32), [], np.zeros(0, np.float32), stop_words)
         return cls(matrix.tocsr(), vectorizer.get_feature_names_out().tolist(), vectorizer.idf_.astype(np.float32),
                    stop_words)
 

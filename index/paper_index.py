@@ -14,6 +14,7 @@ import scipy.sparse
 from embed.errors import UserError
 from embed.text import normalise_text
 from index import locations, store
+from index.topics import place_on_map
 
 MAX_QUERY_CHARS = 20_000
 MODES = ("dense", "keyword", "hybrid")
@@ -182,12 +183,10 @@ class PaperIndex:
 
     def map_position(self, vector: np.ndarray, k: int = 5) -> np.ndarray:
         """Where a vector not in the corpus (a query, a new paper) sits on the map: the average of
-        its ``k`` nearest papers' positions, weighted by similarity. Milliseconds, no umap."""
+        its ``k`` nearest papers' positions, weighted by similarity (``topics.place_on_map``). Milliseconds, no umap."""
         neighbours = self.search_vector(vector, k=min(k, len(self)))
-        rows = [self._row_by_id[paper_id] for paper_id in neighbours["id"]]
-        weights = np.maximum(neighbours["score"].to_numpy(dtype=np.float64), 1e-6) ** 4  # favour the closest
-        coords = self.papers[["x", "y"]].to_numpy(dtype=np.float64)[rows]
-        return (weights[:, None] * coords).sum(axis=0) / weights.sum()
+        rows = np.array([self._row_by_id[paper_id] for paper_id in neighbours["id"]])
+        return place_on_map(neighbours["score"].to_numpy(), rows, self.papers[["x", "y"]].to_numpy(dtype=np.float64))
 
     def similar(self, paper_ids: str | list[str], k: int = 10, mode: str | None = None,
                 negative: list[str] = (), hybrid_weight: float | None = None) -> pd.DataFrame:

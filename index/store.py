@@ -87,9 +87,25 @@ class Generation:
     manifest: dict
     vectors: np.ndarray
     faiss_index: object
-    papers: pd.DataFrame
+    papers: pd.DataFrame  # when writing, also an iterable of Arrow tables of consecutive papers
     clusters: pd.DataFrame
     keyword: KeywordIndex
+
+
+def _write_papers(path: Path, papers) -> None:
+    if isinstance(papers, pd.DataFrame):
+        papers.to_parquet(path, index=False)
+        return
+    import pyarrow.parquet as pq
+
+    writer = None
+    try:
+        for table in papers:
+            writer = writer or pq.ParquetWriter(path, table.schema)
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def write_generation(folder: Path, generation: Generation) -> Path:
@@ -101,7 +117,7 @@ def write_generation(folder: Path, generation: Generation) -> Path:
     try:
         np.save(temporary / VECTORS_FILE, np.ascontiguousarray(generation.vectors, dtype=np.float32), allow_pickle=False)
         faiss.write_index(generation.faiss_index, str(temporary / FAISS_FILE))
-        generation.papers.to_parquet(temporary / PAPERS_FILE, index=False)
+        _write_papers(temporary / PAPERS_FILE, generation.papers)
         generation.clusters.to_parquet(temporary / CLUSTERS_FILE, index=False)
         generation.keyword.save(temporary, KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE)
         written = sorted(p.name for p in temporary.iterdir())

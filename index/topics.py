@@ -24,6 +24,8 @@ SEED = 42
 TRUST_K = 10
 MIN_UMAP_PAPERS = 4  # UMAP fails below this (zero-size arrays, eigh with k >= N)
 MIN_CLUSTER_PAPERS = 6
+MAP_SAMPLE = 50_000  # larger corpora: layout and clusters fitted on a sample this big, the rest placed
+PLACE_K = 5  # laid-out neighbours that place a paper or a query on the map
 UNCLUSTERED = -1
 BOILERPLATE = {
     "propose", "proposed", "proposes", "method", "methods", "result", "results", "paper", "novel", "approach",
@@ -210,25 +212,79 @@ def map_trust(knn_indices: np.ndarray, coords: np.ndarray, k: int = TRUST_K) -> 
     return trust
 
 
-def topic_map(vectors: np.ndarray, faiss_index, texts: list[str], ids: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+def place_on_map(similarities: np.ndarray, neighbours: np.ndarray, coords: np.ndarray) -> np.ndarray:
+    """Map positions of papers or queries outside the layout: the mean position of their nearest
+    laid-out papers (``neighbours``, rows of ``coords``), weighted by similarity^4 to favour the closest."""
+    weights = np.maximum(np.asarray(similarities, dtype=np.float64), 1e-6) ** 4
+    return (weights[..., None] * coords[neighbours]).sum(axis=-2) / weights.sum(axis=-1, keepdims=True)
+
+
+def _place_rest(vectors, rest: np.ndarray, sample: np.ndarray, coords: np.ndarray, labels: np.ndarray,
+                chunk: int = 20_000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions, cluster labels (similarity-weighted vote of the nearest laid-out papers) and map
+    trust (against the laid-out papers) of the papers outside the layout sample."""
+    import faiss
+
+    laid_out = faiss.IndexFlatIP(vectors.shape[1])
+    laid_out.add(np.ascontiguousarray(vectors[sample], dtype=np.float32))
+    on_map = faiss.IndexFlatL2(2)
+    on_map.add(np.ascontiguousarray(coords))
+    k = min(TRUST_K, len(sample))
+    classes = np.unique(labels)
+    placed, voted, trust = np.empty((len(rest), 2), np.float32), np.empty(len(rest), np.int64), np.empty(len(rest), np.float32)
+    for start in range(0, len(rest), chunk):
+        rows = rest[start: start + chunk]
+        similarities, neighbours = laid_out.search(np.ascontiguousarray(vectors[rows], dtype=np.float32), k)
+        where = place_on_map(similarities[:, :PLACE_K], neighbours[:, :PLACE_K], coords).astype(np.float32)
+        weights = np.maximum(similarities[:, :PLACE_K], 1e-6) ** 4
+        votes = np.stack([(weights * (labels[neighbours[:, :PLACE_K]] == c)).sum(axis=1) for c in classes], axis=1)
+        _, near_on_map = on_map.search(where, k)
+        part = slice(start, start + len(rows))
+        placed[part], voted[part] = where, classes[votes.argmax(axis=1)]
+        trust[part] = [len(set(a) & set(b)) / k for a, b in zip(neighbours.tolist(), near_on_map.tolist())]
+    return placed, voted, trust
+
+
+def topic_map(vectors: np.ndarray, faiss_index, texts_of, ids: list[str],
+              sample_size: int = MAP_SAMPLE) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Everything the map needs, per paper and per cluster, plus a manifest section.
 
+    ``texts_of(rows)`` returns the embedded texts of the given rows (only the layout sample's are
+    asked for). Corpora above ``sample_size`` papers are laid out and clustered on a random sample
+    of that size; the other papers are placed by their nearest sampled papers (``place_on_map``)
+    and join the cluster most of those belong to.
+
     Returns (per-paper columns x, y, cluster, cluster_name, map_trust; one row per cluster with
-    cluster, name, terms, size, central_ids (3 most central papers), x, y (label position: the
-    member nearest the cluster's median), map_trust; the manifest's "map" section).
+    cluster, name, terms, size, central_ids (3 most central sampled papers), x, y (label position:
+    the member nearest the cluster's median), map_trust; the manifest's "map" section).
     """
-    vectors = np.asarray(vectors, dtype=np.float32)
-    knn = knn_graph(faiss_index, vectors, k=max(16, TRUST_K + 1))
-    coords, layout_info = layout(vectors, knn)
-    labels, cluster_info = cluster(vectors, knn)
-    trust = map_trust(knn[0], coords)
-    terms = cluster_terms(texts, labels)
+    import faiss
+
+    count = len(vectors)
+    sample = np.arange(count)
+    if count > sample_size:
+        sample = np.sort(np.random.default_rng(SEED).choice(count, sample_size, replace=False))
+        faiss_index = faiss.IndexFlatIP(vectors.shape[1])
+        faiss_index.add(np.ascontiguousarray(vectors[sample], dtype=np.float32))
+    sample_vectors = np.ascontiguousarray(vectors[sample], dtype=np.float32)
+    knn = knn_graph(faiss_index, sample_vectors, k=max(16, TRUST_K + 1))
+    sample_coords, layout_info = layout(sample_vectors, knn)
+    sample_labels, cluster_info = cluster(sample_vectors, knn)
+    coords, labels, trust = (np.empty((count, 2), np.float32), np.empty(count, np.int64), np.empty(count, np.float32))
+    coords[sample], labels[sample], trust[sample] = sample_coords, sample_labels, map_trust(knn[0], sample_coords)
+    rest = np.setdiff1d(np.arange(count), sample)
+    if len(rest):
+        coords[rest], labels[rest], trust[rest] = _place_rest(vectors, rest, sample, sample_coords, sample_labels)
+        layout_info = {**layout_info, "fitted_on": len(sample), "placed": len(rest),
+                       "placement": f"similarity^4-weighted mean of the {PLACE_K} nearest laid-out papers"}
+    terms = cluster_terms(texts_of(sample), sample_labels)
     names = name_clusters(terms)
     rows = []
     for label in sorted(names):
         members = np.flatnonzero(labels == label)
-        centroid = vectors[members].mean(axis=0)
-        central = members[np.argsort(-(vectors[members] @ centroid))[:3]]
+        sampled = sample[sample_labels == label]
+        centroid = vectors[sampled].mean(axis=0)
+        central = sampled[np.argsort(-(vectors[sampled] @ centroid))[:3]]
         median = np.median(coords[members], axis=0)
         anchor = coords[members[np.argmin(((coords[members] - median) ** 2).sum(1))]]
         rows.append({"cluster": label, "name": names[label], "terms": terms[label], "size": len(members),
@@ -238,7 +294,10 @@ def topic_map(vectors: np.ndarray, faiss_index, texts: list[str], ids: list[str]
     per_paper = pd.DataFrame({"x": coords[:, 0], "y": coords[:, 1], "cluster": labels,
                               "cluster_name": [names.get(label, "unclustered") for label in labels],
                               "map_trust": trust})
+    trust_info = {"k": min(TRUST_K, len(sample) - 1), "mean": float(trust.mean())}
+    if len(rest):
+        trust_info.update(laid_out=float(trust[sample].mean()), placed=float(trust[rest].mean()))
     manifest = {"layout": layout_info,
                 "clusters": {**cluster_info, "count": len(names), "unclustered": int((labels == UNCLUSTERED).sum())},
-                "map_trust": {"k": min(TRUST_K, len(vectors) - 1), "mean": float(trust.mean())}}
+                "map_trust": trust_info}
     return per_paper, clusters, manifest

@@ -67,6 +67,42 @@ def test_a_query_is_placed_among_its_neighbours(sample_index):
         assert (position >= neighbour_xy.min(axis=0) - 1e-9).all() and (position <= neighbour_xy.max(axis=0) + 1e-9).all()
 
 
+def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed():
+    import faiss
+
+    from index import topics
+
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(4), 60)  # four well-separated topics of 60 papers
+    vectors = rng.normal(size=(4, 384))[groups] * 3 + rng.normal(size=(240, 384))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    words = ["graph", "diffusion", "robots", "proteins"]
+    texts_asked = []
+
+    def texts_of(rows):
+        texts_asked.append(rows)
+        return [f"{words[groups[row]]} {words[groups[row]]} paper {row}" for row in rows]
+
+    flat = faiss.IndexFlatIP(384)
+    flat.add(vectors)
+    per_paper, clusters, manifest = topics.topic_map(vectors, flat, texts_of, [str(i) for i in range(240)],
+                                                     sample_size=120)
+    layout = manifest["layout"]
+    assert layout["fitted_on"] == 120 and layout["placed"] == 120 and len(texts_asked[0]) == 120
+    assert set(manifest["map_trust"]) >= {"laid_out", "placed", "mean"}
+    laid_out = texts_asked[0]
+    placed = np.setdiff1d(np.arange(240), laid_out)
+    coords = per_paper[["x", "y"]].to_numpy()
+    centres = np.array([coords[laid_out][groups[laid_out] == g].mean(axis=0) for g in range(4)])
+    nearest_centre = np.linalg.norm(coords[placed, None] - centres[None], axis=-1).argmin(axis=1)
+    assert (nearest_centre == groups[placed]).all()  # each placed paper lands among its topic's papers
+    labels = per_paper["cluster"].to_numpy()
+    for group in range(4):  # and joins a cluster of its topic's laid-out papers
+        assert set(labels[placed][groups[placed] == group]) <= set(labels[laid_out][groups[laid_out] == group])
+    assert set(clusters["name"].str.split().str[0]) == set(words)
+    assert clusters["size"].sum() + (per_paper["cluster"] == topics.UNCLUSTERED).sum() == 240
+
+
 @pytest.mark.parametrize("count, method", [(2, "pca"), (3, "pca"), (5, "umap"), (15, "umap")])
 def test_tiny_corpora_build_a_map(tmp_path, count, method):
     from embed import read_corpus
@@ -84,10 +120,10 @@ def test_tiny_corpora_build_a_map(tmp_path, count, method):
     assert index.clusters is not None and set(index.papers["cluster"]) >= set(index.clusters["cluster"])
 
 
-def test_loading_and_lookups_never_import_umap_or_torch(sample_index_dir):
-    script = (f"import sys; from index import PaperIndex; ix = PaperIndex.load({str(sample_index_dir)!r}); "
+def test_loading_and_lookups_never_import_umap_torch_or_ray(sample_index_dir):
+    script = (f"import sys, ui.cli; from index import PaperIndex; ix = PaperIndex.load({str(sample_index_dir)!r}); "
               "ix.similar(ix.papers['id'][0]); ix.map_position(ix.embed_query('graph networks')); "
-              "print(sorted(m for m in ('umap', 'numba', 'torch', 'sentence_transformers') if m in sys.modules))")
+              "print(sorted(m for m in ('umap', 'numba', 'torch', 'sentence_transformers', 'ray') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert json.loads(result.stdout.replace("'", '"')) == []
 

@@ -69,7 +69,7 @@ def cmd_build(args) -> None:
     fields = {"id": args.id_field, "title": args.title_field, "abstract": args.text_field}
     build_index(inputs, output, model_path=args.model, long_text=args.long_text, fields=fields,
                 use_cache=not args.no_cache, log=_log, faiss_factory=args.faiss,
-                quantize=args.quantize)
+                quantize=args.quantize, engine=args.engine, address=args.address, workers=args.workers)
 
 
 def cmd_similar(args) -> None:
@@ -221,6 +221,13 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--faiss", metavar="FACTORY",
                        help="FAISS index_factory string, e.g. Flat or HNSW32,Flat (default: exact up to 250,000 "
                             "papers, then HNSW tuned to recall@10 >= 0.95)")
+    build.add_argument("--engine", choices=["local", "ray"], default="local",
+                       help="where reading and embedding run: this process, or Ray Data (pip install "
+                            "'paperscope[ray]'); same index either way (default: local)")
+    build.add_argument("--address", metavar="ray://HOST:PORT",
+                       help="with --engine ray: an existing Ray cluster (default: start Ray on this machine)")
+    build.add_argument("--workers", type=int, metavar="N",
+                       help="with --engine ray: embedding actors, one CPU each (default: the cluster's CPUs)")
     build.set_defaults(run=cmd_build)
 
     similar = commands.add_parser("similar", help="papers most similar to one or several papers")

@@ -1,0 +1,163 @@
+"""The Ray engine: read and embed a corpus on Ray Data, locally or on an existing Ray cluster.
+
+1. Read: one Ray task per input file, with the same readers as the local engine
+   (:func:`embed.corpus.read_records`), so every format and every error message is the same.
+2. Admit: the driver decides which records become papers in corpus order (first of each id and
+   abstract, :class:`embed.corpus.Admission`) from small columns only: ids, text hashes, lengths.
+3. Embed: a pool of actors, each loading the model once (``map_batches`` with a callable class),
+   drops the records not admitted and embeds the rest (long texts windowed as locally).
+4. The driver receives the embedded papers in corpus order and writes them as Parquet shards
+   (:mod:`index.shards`), from which the build makes the FAISS index, map and keyword index.
+
+Ray is an optional extra (``pip install 'paperscope[ray]'``); only this module imports it.
+On a cluster, every node needs paperscope installed and must see the input files at the same
+paths (shared storage); the index is written on the machine that runs ``paperscope build``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from embed.corpus import Admission, abstract_key, paper_row, read_records
+from embed.errors import UserError
+from index import shards
+
+EMBED_BATCH = 256  # texts per actor call: large enough to sort by length and keep batches full
+
+
+def _read_file(batch: pd.DataFrame, fields: dict | None) -> pd.DataFrame:
+    """One input file's records as paper rows, with their position in the corpus and duplicate keys.
+    A file the readers refuse becomes one row holding the error (exceptions lose their type in Ray)."""
+    rows = []
+    for file_number, path in zip(batch["file"], batch["path"]):
+        try:
+            records = read_records(path, fields)
+        except UserError as exc:
+            rows.append({"file": file_number, "record": -1, "source": path, "id": "", "text_key": "", "chars": 0,
+                         "error": str(exc)})
+            continue
+        for record_number, record in enumerate(records):
+            row = paper_row(record)
+            rows.append({**row, "file": file_number, "record": record_number, "text_key": abstract_key(row["abstract"]),
+                         "chars": len(row["abstract"]), "error": None})
+    return pd.DataFrame(rows)
+
+
+def _position(frame: pd.DataFrame) -> np.ndarray:
+    """One sortable integer per record: its file, then its place in the file."""
+    return frame["file"].to_numpy(np.int64) << 40 | frame["record"].to_numpy(np.int64)
+
+
+class _Embedder:
+    """A Ray actor: loads the model once, then embeds batches of admitted records."""
+
+    def __init__(self, model_path: str, quantize: str | None, long_text: str, rejected: np.ndarray):
+        from embed.model import Encoder
+        from index import locations
+
+        self.encoder = Encoder(model_path, onnx_dir=locations.onnx_dir(), quantize=quantize)
+        self.long_text = long_text
+        self.rejected = rejected
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        from index.build import embedding_texts
+
+        batch = batch[~np.isin(_position(batch), self.rejected)].reset_index(drop=True)
+        texts = embedding_texts(batch)
+        vectors = self.encoder.encode(texts, long_text=self.long_text) if texts else np.zeros((0, 1), np.float32)
+        return batch.assign(tokens=self.encoder.count_tokens(texts), vector=list(vectors))
+
+
+def _start_ray(address: str | None, workers: int | None, log) -> tuple[int, bool]:
+    """Connect to the cluster at ``address`` or start a local Ray; returns (actors, whether we started it)."""
+    import ray
+
+    started = not ray.is_initialized()
+    if started:
+        if address is None:
+            os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a private local cluster: no token to hand out
+        os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")  # Ray's C++ notes on actor restarts
+        env = {name: os.environ[name] for name in ("PAPERSCOPE_HOME",) if name in os.environ}
+        try:
+            ray.init(address=address, num_cpus=None if address else (workers or os.cpu_count()),
+                     include_dashboard=False, log_to_driver=False, logging_level="error",
+                     runtime_env={"env_vars": env} if env else None)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise UserError(f"cannot reach the Ray cluster at {address or 'local'}: {str(exc).splitlines()[0][:160]}") from None
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    actors = workers or cpus
+    log(f"Ray {ray.__version__}: {'cluster at ' + address if address else 'local'}, {cpus} CPUs, {actors} embedding actors")
+    return actors, started
+
+
+def embed_with_ray(inputs, fields, encoder, long_text: str, work: Path, address: str | None, workers: int | None,
+                   log, on_progress):
+    """The Ray engine (see the module docstring); returns :class:`index.build.Embedded`."""
+    os.environ.setdefault("RAY_DATA_LOG_LEVEL", "ERROR")  # else several INFO lines per dataset on the console
+    try:
+        import ray
+    except ImportError:
+        raise UserError("--engine ray needs Ray: pip install 'paperscope[ray]'") from None
+    from index.build import Embedded
+
+    if not inputs:
+        raise UserError("no corpus files given")
+    for path in map(Path, inputs):  # fail before starting Ray for the common mistakes
+        if not path.is_file():
+            raise UserError(f"{path}: {'is a directory; pass the corpus files inside it' if path.is_dir() else 'no such file'}")
+    actors, started = _start_ray(address, workers, log)
+    seconds = {}
+    try:
+        context = ray.data.DataContext.get_current()
+        context.execution_options.preserve_order = True  # papers come back in corpus order
+        context.enable_progress_bars = False
+        begin = time.perf_counter()
+        files = ray.data.from_items([{"file": i, "path": str(Path(p).resolve())} for i, p in enumerate(inputs)])
+        records = files.map_batches(_read_file, fn_kwargs={"fields": fields}, batch_size=1, batch_format="pandas")
+        records = records.materialize()
+        keys = pd.concat(records.select_columns(["file", "record", "source", "id", "text_key", "chars", "error"])
+                         .iter_batches(batch_format="pandas", batch_size=None)).sort_values(["file", "record"])
+        errors = keys["error"].dropna()
+        if len(errors):
+            raise UserError(errors.iloc[0])
+        admission = Admission()
+        admitted = np.array([admission.admit(*row) for row in
+                             zip(keys["source"], keys["id"], keys["text_key"], keys["chars"])], dtype=bool)
+        admission.check_found(inputs)
+        count = int(admitted.sum())
+        log(f"read {count} papers from {len(inputs)} file(s)")
+        for line in admission.report.lines():
+            log(f"warning: {line}")
+        seconds["read"] = round(time.perf_counter() - begin, 3)
+        begin = time.perf_counter()
+        embedded = records.map_batches(
+            _Embedder, fn_constructor_args=(str(encoder.path), encoder.quantize, long_text, _position(keys)[~admitted]),
+            compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=1, batch_size=EMBED_BATCH, batch_format="pandas")
+        parts, pending, done, last = [], [], 0, -1
+        for batch in embedded.iter_batches(batch_format="pandas", batch_size=None):
+            positions = _position(batch)
+            if len(positions) and (positions[0] <= last or (np.diff(positions) <= 0).any()):
+                raise RuntimeError("Ray returned papers out of corpus order")  # preserve_order is set: a bug
+            last = positions[-1] if len(positions) else last
+            pending.append(batch)
+            done += len(batch)
+            on_progress(done / count, "embedding")
+            if sum(map(len, pending)) >= shards.SHARD_ROWS or done == count:
+                parts.append(_write_part(work, len(parts), pending))
+                pending = []
+        seconds["embed"] = round(time.perf_counter() - begin, 3)
+    finally:
+        if started:
+            ray.shutdown()
+    return Embedded(parts, admission.report, count, {"name": "ray", "address": address or "local", "actors": actors,
+                                                      "ray": ray.__version__}, seconds)
+
+
+def _write_part(work: Path, number: int, batches: list[pd.DataFrame]) -> Path:
+    frame = pd.concat(batches, ignore_index=True)
+    return shards.write_shard(work / f"part-{number:05d}.parquet", frame, np.stack(frame["vector"].to_numpy()))
