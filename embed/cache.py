@@ -44,7 +44,8 @@ class EmbeddingCache:
         return [self._vectors.get(key) for key in keys]
 
     def add(self, keys: list[str], vectors: np.ndarray) -> None:
-        """Store new vectors as one shard."""
+        """Store new vectors as one shard on disk (a later EmbeddingCache finds them; this one does
+        not keep them in memory, so a large build holds each vector once)."""
         if not keys:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -55,33 +56,27 @@ class EmbeddingCache:
             with open(temporary, "wb") as handle:
                 np.save(handle, array, allow_pickle=False)
             os.replace(temporary, self.folder / f"{name}{suffix}")
-        self._vectors.update(zip(keys, vectors))
 
 
 def encode_with_cache(encoder, texts: list[str], long_text: str, cache: EmbeddingCache | None,
-                      show_progress: bool = False, on_progress=None, chunk_size: int = 128) -> tuple[np.ndarray, int]:
+                      on_progress=None, chunk_size: int = 128) -> tuple[np.ndarray, int]:
     """Embed ``texts``, taking what ``cache`` holds and adding the rest to it chunk by chunk.
 
-    ``show_progress`` draws a terminal progress bar; ``on_progress(done, total)`` is called after
-    each chunk of new texts. Returns the (n, dimension) float32 vectors and how many texts were
-    embedded anew.
+    ``on_progress(count)`` is called with the number of texts each chunk embedded. Returns the
+    (n, dimension) float32 vectors and how many texts were embedded anew.
     """
-    from tqdm.auto import tqdm
-
     keys = [text_key(text) for text in texts]
     found = cache.get(keys) if cache is not None else [None] * len(texts)
     missing = [i for i, vector in enumerate(found) if vector is None]
-    with tqdm(total=len(missing), unit="text", desc="embedding", disable=not show_progress or not missing) as bar:
-        for start in range(0, len(missing), chunk_size):  # the model loads only if something is new
-            chunk = missing[start: start + chunk_size]
-            fresh = encoder.encode([texts[i] for i in chunk], long_text=long_text)
-            if cache is not None:
-                cache.add([keys[i] for i in chunk], fresh)
-            for row, i in enumerate(chunk):
-                found[i] = fresh[row]
-            bar.update(len(chunk))
-            if on_progress:
-                on_progress(start + len(chunk), len(missing))
+    for start in range(0, len(missing), chunk_size):  # the model loads only if something is new
+        chunk = missing[start: start + chunk_size]
+        fresh = encoder.encode([texts[i] for i in chunk], long_text=long_text)
+        if cache is not None:
+            cache.add([keys[i] for i in chunk], fresh)
+        for row, i in enumerate(chunk):
+            found[i] = fresh[row]
+        if on_progress:
+            on_progress(len(chunk))
     if not texts:
         return np.zeros((0, encoder.dimension), dtype=np.float32), 0
     return np.stack(found).astype(np.float32), len(missing)

@@ -317,6 +317,17 @@ class Admission:
                             + (f" ({self.report.skipped[0]})" if self.report.skipped else ""))
 
 
+def admitted_papers(paths: list[str | Path], overrides: dict[str, str | None] | None, admission: Admission):
+    """The papers (``paper_row`` dicts) ``admission`` keeps, reading one file at a time, in corpus order."""
+    if not paths:
+        raise UserError("no corpus files given")
+    for path in paths:
+        for record in read_records(path, overrides):
+            row = paper_row(record)
+            if admission.admit(row["source"], row["id"], abstract_key(row["abstract"]), len(row["abstract"])):
+                yield row
+
+
 def read_corpus(paths: list[str | Path], overrides: dict[str, str | None] | None = None) -> tuple[pd.DataFrame, ReadReport]:
     """Read several corpus files into one DataFrame of papers, one row each, deduplicated.
 
@@ -324,17 +335,9 @@ def read_corpus(paths: list[str | Path], overrides: dict[str, str | None] | None
     ``abstract``, ``source`` (file:line), plus whichever of year, authors, venue, url,
     categories the files carry. Raises :class:`UserError` for unreadable input.
     """
-    if not paths:
-        raise UserError("no corpus files given")
     admission = Admission()
-    papers = []
-    for path in paths:
-        for record in read_records(path, overrides):
-            row = paper_row(record)
-            if admission.admit(row["source"], row["id"], abstract_key(row["abstract"]), len(row["abstract"])):
-                papers.append(row)
+    frame = pd.DataFrame(list(admitted_papers(paths, overrides, admission)))
     admission.check_found(paths)
-    frame = pd.DataFrame(papers)
     for name in OPTIONAL_FIELDS:
         if (frame[name].dropna().astype(str) == "").all():
             frame = frame.drop(columns=name)

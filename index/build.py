@@ -11,12 +11,14 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-from embed import LONG_TEXT_STRATEGIES, EmbeddingCache, Encoder, ReadReport, UserError, encode_with_cache, read_corpus
-from embed.corpus import OPTIONAL_FIELDS, abstract_key
+from embed import LONG_TEXT_STRATEGIES, EmbeddingCache, Encoder, ReadReport, UserError, encode_with_cache
+from embed.corpus import OPTIONAL_FIELDS, Admission, abstract_key, admitted_papers
 from index import ann, locations, shards, store, topics
 from index.keyword import KeywordIndex
 from index.paper_index import DEFAULT_MODES
@@ -86,21 +88,37 @@ class Embedded:
 
 def embed_locally(inputs, fields, encoder: Encoder, long_text: str, use_cache: bool, work: Path,
                   log, show_progress: bool, on_progress) -> Embedded:
-    """The local engine: read the corpus in this process, embed new texts (the cache has the rest)."""
+    """The local engine, streaming: a first pass over the files counts the papers and reports what
+    is dropped; the second embeds them (the cache has the texts seen before) a shard at a time."""
+    from tqdm.auto import tqdm
+
     seconds: dict[str, float] = {}
     with _stage(seconds, "read"):
-        papers, read_report = read_corpus(inputs, fields)
-        log(f"read {len(papers)} papers from {len(inputs)} file(s)")
-        for line in read_report.lines():
+        admission = Admission()
+        count = sum(1 for _ in admitted_papers(inputs, fields, admission))
+        admission.check_found(inputs)
+        log(f"read {count} papers from {len(inputs)} file(s)")
+        for line in admission.report.lines():
             log(f"warning: {line}")
-        texts = embedding_texts(papers)
-        papers["tokens"] = encoder.count_tokens(texts)
     cache = EmbeddingCache(locations.cache_dir(), encoder.vector_key, long_text) if use_cache else None
-    with _stage(seconds, "embed"):
-        vectors, embedded = encode_with_cache(encoder, texts, long_text, cache, show_progress,
-                                              lambda done, total: on_progress(done / total, "embedding"))
-    parts = shards.write_shards(work, papers, vectors)
-    return Embedded(parts, read_report, embedded, {"name": "local"}, seconds)
+    parts, embedded, done = [], 0, 0
+    with _stage(seconds, "embed"), tqdm(total=count, unit="text", desc="embedding", disable=not show_progress) as bar:
+        def advance(papers: int) -> None:
+            nonlocal done
+            done += papers
+            bar.update(papers)
+            on_progress(done / count, "embedding")
+
+        rows = admitted_papers(inputs, fields, Admission())
+        while chunk := list(islice(rows, shards.SHARD_ROWS)):
+            papers = pd.DataFrame(chunk)
+            texts = embedding_texts(papers)
+            vectors, fresh = encode_with_cache(encoder, texts, long_text, cache, advance)
+            advance(len(chunk) - fresh)  # the cached ones
+            embedded += fresh
+            parts.append(shards.write_shard(work / f"part-{len(parts):05d}.parquet",
+                                            papers.assign(tokens=encoder.count_tokens(texts)), vectors))
+    return Embedded(parts, admission.report, embedded, {"name": "local"}, seconds)
 
 
 class _Shards:

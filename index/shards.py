@@ -44,12 +44,6 @@ def write_shard(path: Path, papers: pd.DataFrame, vectors: np.ndarray) -> Path:
     return path
 
 
-def write_shards(folder: Path, papers: pd.DataFrame, vectors: np.ndarray, rows: int = SHARD_ROWS) -> list[Path]:
-    """Cut the papers and their vectors into shards of ``rows`` papers in ``folder``."""
-    return [write_shard(folder / f"part-{start // rows:05d}.parquet", papers.iloc[start: start + rows], vectors[start: start + rows])
-            for start in range(0, len(papers), rows)]
-
-
 def shard_lengths(shards: list[Path]) -> list[int]:
     """Papers in each shard (from the Parquet footers)."""
     return [pq.ParquetFile(path).metadata.num_rows for path in shards]
