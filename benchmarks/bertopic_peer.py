@@ -33,7 +33,7 @@ def main() -> None:
 
     from embed.model import bundled_model_path
     from index import PaperIndex, locations, topics
-    from index.build import embedding_texts
+    from embed.corpus import embedding_texts
     from index.keyword import KeywordIndex
 
     inputs = [args.corpus] if args.corpus else [str(p) for p in locations.bundled_corpus()]

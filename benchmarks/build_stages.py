@@ -41,7 +41,7 @@ def synthetic_build(source: Path, count: int, folder: Path, texts_per_s: float) 
     import pandas as pd
 
     from index import PaperIndex, ann, store, topics
-    from index.build import embedding_texts
+    from embed.corpus import embedding_texts
     from index.keyword import KeywordIndex
 
     base = PaperIndex.load(source)

@@ -37,6 +37,7 @@ FIELD_NAMES = {
 OPTIONAL_FIELDS = ["year", "authors", "venue", "url", "categories"]
 MAX_ABSTRACT_CHARS = 200_000  # longer "abstracts" are whole papers pasted by mistake
 MAX_FILE_BYTES = 2 * 1024**3
+TEXT_RECIPE = "title + '. ' + abstract when the paper has a real title, else the abstract alone"
 
 
 @dataclass
@@ -315,6 +316,12 @@ class Admission:
         if not self._id_sources:
             raise UserError(f"no abstracts found in {', '.join(str(p) for p in paths)}"
                             + (f" ({self.report.skipped[0]})" if self.report.skipped else ""))
+
+
+def embedding_texts(papers) -> list[str]:
+    """The text embedded for each paper (see TEXT_RECIPE): a table or dict of columns."""
+    return [abstract if derived else f"{title.rstrip('.')}. {abstract}"
+            for title, abstract, derived in zip(papers["title"], papers["abstract"], papers["title_derived"])]
 
 
 def admitted_papers(paths: list[str | Path], overrides: dict[str, str | None] | None, admission: Admission):

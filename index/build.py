@@ -18,15 +18,12 @@ import numpy as np
 import pandas as pd
 
 from embed import LONG_TEXT_STRATEGIES, EmbeddingCache, Encoder, ReadReport, UserError, encode_with_cache
-from embed.corpus import OPTIONAL_FIELDS, Admission, abstract_key, admitted_papers
+from embed.corpus import OPTIONAL_FIELDS, TEXT_RECIPE, Admission, abstract_key, admitted_papers, embedding_texts
 from index import ann, locations, shards, store, topics
 from index.keyword import KeywordIndex
 from index.paper_index import DEFAULT_MODES
 
 ENGINES = ("local", "ray")
-TEXT_RECIPE = "title + '. ' + abstract when the paper has a real title, else the abstract alone"
-
-
 @dataclass
 class BuildReport:
     """What a build did, for the CLI and the app to show."""
@@ -43,12 +40,6 @@ def _stage(seconds: dict[str, float], name: str):
     start = time.perf_counter()
     yield
     seconds[name] = round(time.perf_counter() - start, 3)
-
-
-def embedding_texts(papers) -> list[str]:
-    """The text embedded for each paper (see TEXT_RECIPE)."""
-    return [abstract if derived else f"{title.rstrip('.')}. {abstract}"
-            for title, abstract, derived in zip(papers["title"], papers["abstract"], papers["title_derived"])]
 
 
 def _versions() -> dict[str, str]:

@@ -23,9 +23,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from embed.corpus import Admission, abstract_key, paper_row, read_records
+from embed.corpus import Admission, abstract_key, embedding_texts, paper_row, read_records
 from embed.errors import UserError
 from index import shards
+from index.build import Embedded
 
 EMBED_BATCH = 256  # texts per actor call: large enough to sort by length and keep batches full
 
@@ -65,8 +66,6 @@ class _Embedder:
         self.rejected = rejected
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        from index.build import embedding_texts
-
         batch = batch[~np.isin(_position(batch), self.rejected)].reset_index(drop=True)
         texts = embedding_texts(batch)
         vectors = self.encoder.encode(texts, long_text=self.long_text) if texts else np.zeros((0, 1), np.float32)
@@ -97,14 +96,12 @@ def _start_ray(address: str | None, workers: int | None, log) -> tuple[int, bool
 
 def embed_with_ray(inputs, fields, encoder, long_text: str, work: Path, address: str | None, workers: int | None,
                    log, on_progress):
-    """The Ray engine (see the module docstring); returns :class:`index.build.Embedded`."""
+    """The Ray engine (see the module docstring): the papers embedded into Parquet shards in ``work``."""
     os.environ.setdefault("RAY_DATA_LOG_LEVEL", "ERROR")  # else several INFO lines per dataset on the console
     try:
         import ray
     except ImportError:
         raise UserError("--engine ray needs Ray: pip install 'paperscope[ray]'") from None
-    from index.build import Embedded
-
     if not inputs:
         raise UserError("no corpus files given")
     for path in map(Path, inputs):  # fail before starting Ray for the common mistakes

@@ -86,6 +86,22 @@ def test_rebuild_with_five_new_abstracts_embeds_exactly_five(tmp_path):
     assert len(PaperIndex.load(tmp_path / "second")) == 43
 
 
+def test_a_build_in_many_shards_equals_a_build_in_one(sample_index, tmp_path, monkeypatch):
+    from index import shards
+
+    monkeypatch.setattr(shards, "SHARD_ROWS", 10)  # 38 papers: four shards instead of one
+    progress = []
+    build_index(locations.bundled_corpus(), tmp_path / "sharded", log=lambda line: None,
+                on_progress=lambda fraction, stage: progress.append(fraction))
+    sharded = PaperIndex.load(tmp_path / "sharded")
+    assert sharded.papers.equals(sample_index.papers)
+    np.testing.assert_array_equal(sharded.vectors, sample_index.vectors)
+    assert (sharded.keyword.matrix != sample_index.keyword.matrix).nnz == 0
+    assert sharded.manifest["corpus"]["fingerprint"] == sample_index.manifest["corpus"]["fingerprint"]
+    assert progress == sorted(progress) and progress[-1] == 1.0
+    assert not [p for p in (tmp_path / "sharded").iterdir() if p.name.startswith(".tmp")]  # the shards are gone
+
+
 def _copy(folder, tmp_path):
     target = tmp_path / "copy"
     shutil.copytree(folder, target)

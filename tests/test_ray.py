@@ -16,8 +16,13 @@ QUIET = {"log": lambda line: None}
 
 @pytest.fixture(scope="module")
 def ray_index_dir(tmp_path_factory):
+    from index import ray_engine, shards
+
     folder = tmp_path_factory.mktemp("ray") / "index"
-    build_index(locations.bundled_corpus(), folder, engine="ray", workers=2, **QUIET)
+    with pytest.MonkeyPatch.context() as patch:  # small batches and shards, as a large corpus has many
+        patch.setattr(ray_engine, "EMBED_BATCH", 8)
+        patch.setattr(shards, "SHARD_ROWS", 16)
+        build_index(locations.bundled_corpus(), folder, engine="ray", workers=2, **QUIET)
     return folder
 
 
