@@ -99,20 +99,20 @@ def main() -> None:
     """Generate the corpus, run the builds, print the table."""
     parser = common_parser(__doc__, "scale")
     parser.add_argument("--ray", type=int, default=200_000, help="papers in the Ray build (0: none)")
-    parser.add_argument("--local", type=int, default=100_000, help="papers in the local build (0: none)")
+    parser.add_argument("--local", type=int, nargs="*", default=[2_000, 100_000],
+                        help="papers in each local build (the smallest shows the fixed memory of a build)")
     parser.add_argument("--workers", type=int, default=2, help="Ray embedding actors")
     parser.add_argument("--sentences", type=int, default=2, help="sentences per synthetic abstract")
     parser.add_argument("--source", type=Path, default=EVALDATA, help="JSONL corpus whose sentences are used")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="paperscope-scale-"))
-    corpus = synthetic_corpus(args.source, max(args.ray, args.local), args.sentences, work)
     runs = {}
-    if args.local:
-        local_corpus = synthetic_corpus(args.source, args.local, args.sentences, work / "local") \
-            if args.local != max(args.ray, args.local) else corpus
-        runs["local"] = measured_build([str(p) for p in local_corpus], work / "local-index")
-    if args.ray:
-        runs["ray"] = measured_build(["--engine", "ray", "--workers", str(args.workers), *map(str, corpus)], work / "ray-index")
+    builds = [(f"ray {args.ray:,}", args.ray, ["--engine", "ray", "--workers", str(args.workers)])] if args.ray else []
+    builds += [(f"local {count:,}", count, []) for count in args.local]
+    for name, count, options in builds:
+        corpus = synthetic_corpus(args.source, count, args.sentences, work / name.replace(" ", "-").replace(",", ""))
+        runs[name] = measured_build([*options, *map(str, corpus)], work / f"{name.replace(' ', '-')}-index")
+        Path(args.json).write_text(json.dumps(runs, indent=2))  # each result kept as soon as it is measured
     rows = [[name, f"{run['papers']:,}", f"{run['seconds']['read']:.0f}", f"{run['seconds']['embed']:.0f}",
              f"{run['papers_per_s']:.1f}", f"{run['word_pieces_per_s']:,}",
              f"{run['seconds']['index']:.0f}", f"{run['seconds']['map and clusters']:.0f}",

@@ -90,7 +90,8 @@ class OnnxEncoder:
         from tokenizers import Tokenizer
 
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = os.cpu_count() or 1
+        # A Ray actor gets OMP_NUM_THREADS = its CPUs; more threads than CPUs halved throughput there.
+        options.intra_op_num_threads = int(os.environ.get("OMP_NUM_THREADS") or 0) or os.cpu_count() or 1
         self.session = onnxruntime.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self.tokenizer.enable_truncation(max_seq_length)
