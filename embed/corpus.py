@@ -335,6 +335,11 @@ def admitted_papers(paths: list[str | Path], overrides: dict[str, str | None] | 
                 yield row
 
 
+def filled_fields(papers: pd.DataFrame) -> set[str]:
+    """The optional fields at least one of ``papers`` has a value for (the others are left out)."""
+    return {name for name in OPTIONAL_FIELDS if (papers[name].dropna().astype(str) != "").any()}
+
+
 def read_corpus(paths: list[str | Path], overrides: dict[str, str | None] | None = None) -> tuple[pd.DataFrame, ReadReport]:
     """Read several corpus files into one DataFrame of papers, one row each, deduplicated.
 
@@ -345,9 +350,7 @@ def read_corpus(paths: list[str | Path], overrides: dict[str, str | None] | None
     admission = Admission()
     frame = pd.DataFrame(list(admitted_papers(paths, overrides, admission)))
     admission.check_found(paths)
-    for name in OPTIONAL_FIELDS:
-        if (frame[name].dropna().astype(str) == "").all():
-            frame = frame.drop(columns=name)
+    frame = frame.drop(columns=[name for name in OPTIONAL_FIELDS if name not in filled_fields(frame)])
     if "year" in frame:
         frame["year"] = frame["year"].astype("Int64")
     return frame, admission.report

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from embed import LONG_TEXT_STRATEGIES, EmbeddingCache, Encoder, ReadReport, UserError, encode_with_cache
-from embed.corpus import OPTIONAL_FIELDS, TEXT_RECIPE, Admission, abstract_key, admitted_papers, embedding_texts
+from embed.corpus import OPTIONAL_FIELDS, TEXT_RECIPE, Admission, abstract_key, admitted_papers, embedding_texts, filled_fields
 from index import ann, locations, shards, store, topics
 from index.keyword import KeywordIndex
 from index.paper_index import DEFAULT_MODES
@@ -156,7 +156,7 @@ class _Shards:
         for frame in self.columns(["id", "abstract", "tokens", *OPTIONAL_FIELDS]):
             ids += frame["id"].tolist()
             tokens.append(frame["tokens"].to_numpy())
-            filled |= {name for name in OPTIONAL_FIELDS if (frame[name].dropna().astype(str) != "").any()}
+            filled |= filled_fields(frame)
             keys += [f"{paper_id}\0{abstract_key(abstract)}" for paper_id, abstract in zip(frame["id"], frame["abstract"])]
         fingerprint = hashlib.sha256("\0".join(sorted(keys)).encode()).hexdigest()[:16]
         return ids, np.concatenate(tokens), [name for name in OPTIONAL_FIELDS if name in filled], fingerprint
@@ -216,7 +216,7 @@ def _finish(embedded: Embedded, inputs, output: Path, work: Path, encoder: Encod
     """The stages every engine shares: FAISS, map and clusters, keyword index, manifest, write."""
     seconds = dict(embedded.seconds)
     papers = _Shards(embedded.shards)
-    ids, token_counts, filled_fields, corpus_fingerprint = papers.summary()
+    ids, token_counts, filled, corpus_fingerprint = papers.summary()
     long_count = int((token_counts > encoder.max_tokens).sum())
     if long_count:
         action = "averaged over windows" if long_text == "mean" else "truncated to their first window"
@@ -264,7 +264,7 @@ def _finish(embedded: Embedded, inputs, output: Path, work: Path, encoder: Encod
     }
     on_progress(0.95, "writing the index")
     with _stage(seconds, "write"):
-        kept = [name for name in shards.PAPER_COLUMNS if name not in OPTIONAL_FIELDS or name in filled_fields]
+        kept = [name for name in shards.PAPER_COLUMNS if name not in OPTIONAL_FIELDS or name in filled]
         store.write_generation(output, store.Generation(manifest, vectors, faiss_index,
                                                         shards.paper_tables(embedded.shards, kept, per_paper),
                                                         clusters, keyword))

@@ -241,7 +241,7 @@ def _place_rest(vectors, rest: np.ndarray, sample: np.ndarray, coords: np.ndarra
         _, near_on_map = on_map.search(where, k)
         part = slice(start, start + len(rows))
         placed[part], voted[part] = where, classes[votes.argmax(axis=1)]
-        trust[part] = [len(set(a) & set(b)) / k for a, b in zip(neighbours.tolist(), near_on_map.tolist())]
+        trust[part] = (neighbours[:, :, None] == near_on_map[:, None, :]).any(axis=2).mean(axis=1)
     return placed, voted, trust
 
 
