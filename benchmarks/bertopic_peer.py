@@ -56,7 +56,7 @@ def main() -> None:
     BERTopic(embedding_model=model).fit(docs, vectors)
     peer_from_vectors = time.perf_counter() - start
     start = time.perf_counter()
-    topics.topic_map(vectors, index.faiss_index, lambda rows: [docs[i] for i in rows], index.papers["id"].tolist())
+    topics.topic_map(vectors, lambda rows: [docs[i] for i in rows], index.papers["id"].tolist())
     KeywordIndex.fit(docs)
     ours_from_vectors = time.perf_counter() - start
 

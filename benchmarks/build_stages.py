@@ -56,7 +56,7 @@ def synthetic_build(source: Path, count: int, folder: Path, texts_per_s: float) 
     index = ann.build_ann(vectors, ann.choose_factory(count))
     seconds["index"] = time.perf_counter() - start
     start = time.perf_counter()
-    per_paper, clusters, _ = topics.topic_map(vectors, index, lambda rows: [texts[i] for i in rows],
+    per_paper, clusters, _ = topics.topic_map(vectors, lambda rows: [texts[i] for i in rows],
                                               papers["id"].tolist())
     seconds["map and clusters"] = time.perf_counter() - start
     start = time.perf_counter()

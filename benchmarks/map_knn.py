@@ -35,7 +35,6 @@ def _vectors(index_dir: str | None, count: int) -> np.ndarray:
 
 def _fit(vectors: np.ndarray, precomputed: bool) -> float:
     """Seconds for one 2-D UMAP fit, FAISS graph included when ``precomputed``."""
-    import faiss
     import umap
 
     from index.topics import SEED, knn_graph
@@ -43,9 +42,7 @@ def _fit(vectors: np.ndarray, precomputed: bool) -> float:
     start = time.perf_counter()
     knn = None
     if precomputed:
-        flat = faiss.IndexFlatIP(vectors.shape[1])
-        flat.add(vectors)
-        graph = knn_graph(flat, vectors, 15)
+        graph = knn_graph(vectors, 15)
         knn = (graph[0], graph[1])
     umap.UMAP(n_neighbors=15, metric="cosine", random_state=SEED, precomputed_knn=knn or (None, None)).fit_transform(vectors)
     return time.perf_counter() - start

@@ -80,6 +80,12 @@ class Encoder:
             onnx_file = quantize_int8(onnx_file, onnx_file.with_name("model-int8.onnx"))
         return OnnxEncoder(onnx_file, self.path / "tokenizer.json", self.max_tokens + 2, self.batch_size)
 
+    def release(self) -> None:
+        """Free the loaded model and its working memory (after long texts ONNX Runtime holds ~0.8 GB
+        of buffers); the next encode loads it again."""
+        for loaded in ("onnx_encoder", "model"):
+            self.__dict__.pop(loaded, None)
+
     @property
     def name(self) -> str:
         """A readable model name: the hub name for the bundled model, else the folder name."""

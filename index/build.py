@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from embed import LONG_TEXT_STRATEGIES, EmbeddingCache, Encoder, ReadReport, UserError, encode_with_cache
 from embed.corpus import OPTIONAL_FIELDS, TEXT_RECIPE, Admission, abstract_key, admitted_papers, embedding_texts, filled_fields
@@ -148,6 +149,7 @@ class _Shards:
             block = shards.read_vectors(part)
             vectors[start: start + len(block)] = block
             start += len(block)
+        pa.default_memory_pool().release_unused()  # else Arrow's allocator keeps the decoded shards' pages
         return vectors
 
     def summary(self) -> tuple[list[str], np.ndarray, list[str], str]:
@@ -213,7 +215,8 @@ def build_index(inputs: list[str | Path], output: str | Path, model_path: str | 
 
 def _finish(embedded: Embedded, inputs, output: Path, work: Path, encoder: Encoder, long_text: str,
             faiss_factory: str | None, quantize: str | None, log, on_progress) -> BuildReport:
-    """The stages every engine shares: FAISS, map and clusters, keyword index, manifest, write."""
+    """The stages every engine shares: map and clusters, keyword index, FAISS, manifest, write."""
+    encoder.release()  # the later stages need the memory, not the model
     seconds = dict(embedded.seconds)
     papers = _Shards(embedded.shards)
     ids, token_counts, filled, corpus_fingerprint = papers.summary()
@@ -228,20 +231,20 @@ def _finish(embedded: Embedded, inputs, output: Path, work: Path, encoder: Encod
     if fidelity:
         log(f"int8 against fp32 on {fidelity['sample']} texts: cosine {fidelity['cosine_mean']:.4f} "
             f"(min {fidelity['cosine_min']:.4f}), top-10 overlap {fidelity['top10_overlap']:.2f}")
-    factory = ann.choose_factory(len(vectors), faiss_factory)
-    with _stage(seconds, "index"):
-        faiss_index = ann.build_ann(vectors, factory)
-        ann_quality = ann.tune(faiss_index, vectors)
-    if factory != "Flat":
-        log(f"FAISS {factory}: recall@10 {ann_quality['recall_at_10']:.3f} against exact search")
     log("laying out the topic map and naming clusters")
     on_progress(0.8, "laying out the topic map")
     with _stage(seconds, "map and clusters"):
-        per_paper, clusters, map_manifest = topics.topic_map(vectors, faiss_index, papers.texts_of, ids)
+        per_paper, clusters, map_manifest = topics.topic_map(vectors, papers.texts_of, ids)
     log(f"{map_manifest['clusters']['count']} clusters, {map_manifest['clusters']['unclustered']} papers "
         f"unclustered; map trust {map_manifest['map_trust']['mean']:.2f} ({map_manifest['layout']['method']} layout)")
     with _stage(seconds, "keyword index"):
         keyword = KeywordIndex.fit(papers.texts(), papers.count)
+    factory = ann.choose_factory(len(vectors), faiss_factory)
+    with _stage(seconds, "index"):  # last: its copy of the vectors is not held during the map
+        faiss_index = ann.build_ann(vectors, factory)
+        ann_quality = ann.tune(faiss_index, vectors)
+    if factory != "Flat":
+        log(f"FAISS {factory}: recall@10 {ann_quality['recall_at_10']:.3f} against exact search")
     manifest = {
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "count": papers.count,

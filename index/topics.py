@@ -1,7 +1,7 @@
 """The topic map, computed once at build time: 2-D layout, clusters, cluster names, map trust.
 
-- Layout: UMAP (cosine) on the embeddings, fed the nearest-neighbour graph FAISS already
-  computed (``precomputed_knn``), with a fixed seed; a PCA layout for corpora too small for UMAP.
+- Layout: UMAP (cosine) on the embeddings, fed the exact nearest-neighbour graph from FAISS
+  (``precomputed_knn``), with a fixed seed; a PCA layout for corpora too small for UMAP.
 - Clusters: HDBSCAN on a 5-D UMAP of the embeddings (the same neighbour graph), as BERTopic
   does; papers in no cluster get label -1 ("unclustered") and stay on the map.
 - Names: the 2–4 most distinctive terms of each cluster by class-based TF-IDF against the other
@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import scipy.sparse
 
 SEED = 42
 TRUST_K = 10
@@ -62,10 +63,14 @@ BOILERPLATE = {
 }
 
 
-def knn_graph(faiss_index, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each paper's ``k`` nearest papers (itself first) and their cosine distances, from FAISS."""
+def knn_graph(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each paper's ``k`` nearest papers (itself first) and their cosine distances: exact search
+    with FAISS, block by block, without copying the vectors into an index."""
+    import faiss
+
     k = min(k, len(vectors))
-    similarities, indices = faiss_index.search(np.ascontiguousarray(vectors, dtype=np.float32), k)
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    similarities, indices = faiss.knn(vectors, vectors, k, metric=faiss.METRIC_INNER_PRODUCT)
     own = np.arange(len(vectors))
     if not (indices[:, 0] == own).all():  # exact duplicates can tie with the paper itself
         for row in np.flatnonzero(indices[:, 0] != own):
@@ -156,22 +161,26 @@ def cluster_terms(texts: list[str], labels: np.ndarray, n_terms: int = 4) -> dic
     presence = vectorizer.fit_transform(texts)  # paper x term, 1 where the paper uses the term
     vocabulary = vectorizer.get_feature_names_out()
     classes = clusters + [UNCLUSTERED]
+    class_of_paper = np.where(labels == UNCLUSTERED, len(clusters), np.searchsorted(clusters, labels))
+    membership = scipy.sparse.csr_matrix((np.ones(len(labels)), (class_of_paper, np.arange(len(labels)))),
+                                         shape=(len(classes), len(labels)))
     # Count each term once per paper, so one abstract repeating a word cannot name its cluster.
-    counts = np.vstack([np.asarray(presence[labels == c].sum(axis=0)).ravel() for c in classes]).astype(np.float64)
-    term_frequency = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    # Sparse (class x term): a dense one is classes x vocabulary, gigabytes for 50,000 abstracts.
+    counts = (membership @ presence).tocsr()
+    counts.sort_indices()
     average_terms = counts.sum() / len(classes)
-    idf = np.log(1 + average_terms / np.maximum(counts.sum(axis=0), 1))
-    phrase_bonus = np.array([1.0 + 0.5 * term.count(" ") for term in vocabulary])
-    scores = term_frequency * idf * phrase_bonus
-    sizes = {c: int((labels == c).sum()) for c in clusters}
+    idf = np.log(1 + average_terms / np.maximum(np.asarray(counts.sum(axis=0)).ravel(), 1))
+    term_weight = idf * np.array([1.0 + 0.5 * term.count(" ") for term in vocabulary])  # phrases count more
+    sizes = np.bincount(class_of_paper, minlength=len(classes))
     terms = {}
     for row, label in enumerate(clusters):
+        columns = counts.indices[counts.indptr[row]: counts.indptr[row + 1]]
+        in_papers = counts.data[counts.indptr[row]: counts.indptr[row + 1]]
+        scores = in_papers / max(in_papers.sum(), 1) * term_weight[columns]
         chosen: list[str] = []
-        for column in np.argsort(-scores[row]):
-            term = vocabulary[column]
-            if scores[row, column] <= 0:
-                break
-            if counts[row, column] < min(2, sizes[label]):
+        for position in np.argsort(-scores, kind="stable"):
+            term = vocabulary[columns[position]]
+            if in_papers[position] < min(2, sizes[row]):
                 continue  # used by a single paper of the cluster: not the cluster's topic
             words = set(_singular(term).split())
             if any(words & set(_singular(kept).split()) for kept in chosen):
@@ -219,22 +228,21 @@ def place_on_map(similarities: np.ndarray, neighbours: np.ndarray, coords: np.nd
     return (weights[..., None] * coords[neighbours]).sum(axis=-2) / weights.sum(axis=-1, keepdims=True)
 
 
-def _place_rest(vectors, rest: np.ndarray, sample: np.ndarray, coords: np.ndarray, labels: np.ndarray,
+def _place_rest(vectors, rest: np.ndarray, sample_vectors: np.ndarray, coords: np.ndarray, labels: np.ndarray,
                 chunk: int = 20_000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positions, cluster labels (similarity-weighted vote of the nearest laid-out papers) and map
     trust (against the laid-out papers) of the papers outside the layout sample."""
     import faiss
 
-    laid_out = faiss.IndexFlatIP(vectors.shape[1])
-    laid_out.add(np.ascontiguousarray(vectors[sample], dtype=np.float32))
     on_map = faiss.IndexFlatL2(2)
     on_map.add(np.ascontiguousarray(coords))
-    k = min(TRUST_K, len(sample))
+    k = min(TRUST_K, len(sample_vectors))
     classes = np.unique(labels)
     placed, voted, trust = np.empty((len(rest), 2), np.float32), np.empty(len(rest), np.int64), np.empty(len(rest), np.float32)
     for start in range(0, len(rest), chunk):
         rows = rest[start: start + chunk]
-        similarities, neighbours = laid_out.search(np.ascontiguousarray(vectors[rows], dtype=np.float32), k)
+        similarities, neighbours = faiss.knn(np.ascontiguousarray(vectors[rows], dtype=np.float32), sample_vectors, k,
+                                             metric=faiss.METRIC_INNER_PRODUCT)
         where = place_on_map(similarities[:, :PLACE_K], neighbours[:, :PLACE_K], coords).astype(np.float32)
         weights = np.maximum(similarities[:, :PLACE_K], 1e-6) ** 4
         votes = np.stack([(weights * (labels[neighbours[:, :PLACE_K]] == c)).sum(axis=1) for c in classes], axis=1)
@@ -245,7 +253,7 @@ def _place_rest(vectors, rest: np.ndarray, sample: np.ndarray, coords: np.ndarra
     return placed, voted, trust
 
 
-def topic_map(vectors: np.ndarray, faiss_index, texts_of, ids: list[str],
+def topic_map(vectors: np.ndarray, texts_of, ids: list[str],
               sample_size: int = MAP_SAMPLE) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Everything the map needs, per paper and per cluster, plus a manifest section.
 
@@ -258,23 +266,19 @@ def topic_map(vectors: np.ndarray, faiss_index, texts_of, ids: list[str],
     cluster, name, terms, size, central_ids (3 most central sampled papers), x, y (label position:
     the member nearest the cluster's median), map_trust; the manifest's "map" section).
     """
-    import faiss
-
     count = len(vectors)
     sample = np.arange(count)
     if count > sample_size:
         sample = np.sort(np.random.default_rng(SEED).choice(count, sample_size, replace=False))
-        faiss_index = faiss.IndexFlatIP(vectors.shape[1])
-        faiss_index.add(np.ascontiguousarray(vectors[sample], dtype=np.float32))
-    sample_vectors = np.ascontiguousarray(vectors[sample], dtype=np.float32)
-    knn = knn_graph(faiss_index, sample_vectors, k=max(16, TRUST_K + 1))
+    sample_vectors = np.ascontiguousarray(vectors[sample] if count > sample_size else vectors, dtype=np.float32)
+    knn = knn_graph(sample_vectors, k=max(16, TRUST_K + 1))
     sample_coords, layout_info = layout(sample_vectors, knn)
     sample_labels, cluster_info = cluster(sample_vectors, knn)
     coords, labels, trust = (np.empty((count, 2), np.float32), np.empty(count, np.int64), np.empty(count, np.float32))
     coords[sample], labels[sample], trust[sample] = sample_coords, sample_labels, map_trust(knn[0], sample_coords)
     rest = np.setdiff1d(np.arange(count), sample)
     if len(rest):
-        coords[rest], labels[rest], trust[rest] = _place_rest(vectors, rest, sample, sample_coords, sample_labels)
+        coords[rest], labels[rest], trust[rest] = _place_rest(vectors, rest, sample_vectors, sample_coords, sample_labels)
         layout_info = {**layout_info, "fitted_on": len(sample), "placed": len(rest),
                        "placement": f"similarity^4-weighted mean of the {PLACE_K} nearest laid-out papers"}
     terms = cluster_terms(texts_of(sample), sample_labels)

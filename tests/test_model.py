@@ -68,3 +68,14 @@ def test_onnx_backend_gives_the_torch_vectors_on_the_sample(encoder, onnx_encode
     cosines = (encoder.encode(abstracts) * onnx_encoder.encode(abstracts)).sum(axis=1)
     assert cosines.min() >= 0.9999
     assert Encoder(onnx_dir=None).backend != "onnx"  # ONNX only where an export folder is given
+
+
+def test_release_frees_the_model_and_the_next_encode_loads_it_again(data_home):
+    from index import locations
+
+    fresh = Encoder(onnx_dir=locations.onnx_dir())
+    first = fresh.encode(["Graph neural networks for molecules."])
+    assert "onnx_encoder" in vars(fresh)
+    fresh.release()
+    assert "onnx_encoder" not in vars(fresh)
+    assert np.allclose(fresh.encode(["Graph neural networks for molecules."]), first, atol=1e-6)

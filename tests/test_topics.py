@@ -68,8 +68,6 @@ def test_a_query_is_placed_among_its_neighbours(sample_index):
 
 
 def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed():
-    import faiss
-
     from index import topics
 
     rng = np.random.default_rng(0)
@@ -83,9 +81,7 @@ def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed():
         texts_asked.append(rows)
         return [f"{words[groups[row]]} {words[groups[row]]} paper {row}" for row in rows]
 
-    flat = faiss.IndexFlatIP(384)
-    flat.add(vectors)
-    per_paper, clusters, manifest = topics.topic_map(vectors, flat, texts_of, [str(i) for i in range(240)],
+    per_paper, clusters, manifest = topics.topic_map(vectors, texts_of, [str(i) for i in range(240)],
                                                      sample_size=120)
     layout = manifest["layout"]
     assert layout["fitted_on"] == 120 and layout["placed"] == 120 and len(texts_asked[0]) == 120
@@ -141,3 +137,17 @@ def test_map_export_png_and_html(sample_index_dir, tmp_path):
     bad = subprocess.run(paperscope + ["map", "--index", str(sample_index_dir), "-o", str(tmp_path / "map.svg")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "written as .png or .html" in bad.stderr
+
+
+def test_cluster_names_come_from_terms_many_members_share():
+    from index import topics
+
+    texts = ([f"Protein folding with diffusion priors, study {i}." for i in range(5)]
+             + ["Protein folding banana banana banana banana banana."]
+             + [f"Graph transformers for molecules, part {i}." for i in range(6)]
+             + [f"Graph coloring heuristics, note {i}." for i in range(4)])
+    labels = np.array([0] * 6 + [1] * 6 + [topics.UNCLUSTERED] * 4)
+    terms = topics.cluster_terms(texts, labels)
+    assert set(terms) == {0, 1} and "protein folding" in terms[0] and "graph transformers" in terms[1]
+    assert not any("banana" in term for term in terms[0])  # one paper repeating a word names nothing
+    assert not any("protein" in term for term in terms[1]) and "graph" not in terms[0]
