@@ -41,6 +41,8 @@ def write_shard(path: Path, papers: pd.DataFrame, vectors: np.ndarray) -> Path:
     table = pa.Table.from_pandas(frame, schema=schema.remove(schema.get_field_index("vector")), preserve_index=False)
     table = table.append_column("vector", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1]))
     pq.write_table(table, path)
+    del table
+    pa.default_memory_pool().release_unused()  # else Arrow's allocator keeps ~100 MB a shard
     return path
 
 
