@@ -240,6 +240,7 @@ def _finish(embedded: Embedded, inputs, output: Path, work: Path, encoder: Encod
     with _stage(seconds, "keyword index"):
         keyword = KeywordIndex.fit(papers.texts(), papers.count)
     factory = ann.choose_factory(len(vectors), faiss_factory)
+    on_progress(0.9, "building the search index")
     with _stage(seconds, "index"):  # last: its copy of the vectors is not held during the map
         faiss_index = ann.build_ann(vectors, factory)
         ann_quality = ann.tune(faiss_index, vectors)

@@ -158,7 +158,10 @@ def cluster_terms(texts: list[str], labels: np.ndarray, n_terms: int = 4) -> dic
         return found
 
     vectorizer = CountVectorizer(analyzer=phrases, binary=True)
-    presence = vectorizer.fit_transform(texts)  # paper x term, 1 where the paper uses the term
+    try:
+        presence = vectorizer.fit_transform(texts)  # paper x term, 1 where the paper uses the term
+    except ValueError:  # not one term (say, no Latin letters): the clusters get numbered names
+        return {label: [] for label in clusters}
     vocabulary = vectorizer.get_feature_names_out()
     classes = clusters + [UNCLUSTERED]
     class_of_paper = np.where(labels == UNCLUSTERED, len(clusters), np.searchsorted(clusters, labels))

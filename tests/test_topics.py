@@ -151,3 +151,4 @@ def test_cluster_names_come_from_terms_many_members_share():
     assert set(terms) == {0, 1} and "protein folding" in terms[0] and "graph transformers" in terms[1]
     assert not any("banana" in term for term in terms[0])  # one paper repeating a word names nothing
     assert not any("protein" in term for term in terms[1]) and "graph" not in terms[0]
+    assert topics.name_clusters(topics.cluster_terms(["日本語の要約", "別の要約", "三つ目"], np.array([0, 0, 0]))) == {0: "topic 1"}
