@@ -350,7 +350,8 @@ def read_corpus(paths: list[str | Path], overrides: dict[str, str | None] | None
     admission = Admission()
     frame = pd.DataFrame(list(admitted_papers(paths, overrides, admission)))
     admission.check_found(paths)
-    frame = frame.drop(columns=[name for name in OPTIONAL_FIELDS if name not in filled_fields(frame)])
+    filled = filled_fields(frame)
+    frame = frame.drop(columns=[name for name in OPTIONAL_FIELDS if name not in filled])
     if "year" in frame:
         frame["year"] = frame["year"].astype("Int64")
     return frame, admission.report

@@ -217,11 +217,14 @@ def map_trust(knn_indices: np.ndarray, coords: np.ndarray, k: int = TRUST_K) -> 
     flat = faiss.IndexFlatL2(points.shape[1])
     flat.add(points)
     _, near = flat.search(points, k + 1)  # each point itself first, unless another lies on it
-    trust = np.empty(count, dtype=np.float32)
-    for row in range(count):
-        on_map = [i for i in near[row].tolist() if i != row][:k]
-        trust[row] = len(set(on_map) & set(knn_indices[row, 1: k + 1].tolist())) / k
-    return trust
+    others_first = np.argsort(near == np.arange(count)[:, None], axis=1, kind="stable")
+    on_map = np.take_along_axis(near, others_first, axis=1)[:, :k]
+    return _shared(knn_indices[:, 1: k + 1], on_map)
+
+
+def _shared(rows: np.ndarray, other_rows: np.ndarray) -> np.ndarray:
+    """Per row, the share of the entries of ``rows`` that are also in the same row of ``other_rows``."""
+    return (rows[:, :, None] == other_rows[:, None, :]).any(axis=2).mean(axis=1).astype(np.float32)
 
 
 def place_on_map(similarities: np.ndarray, neighbours: np.ndarray, coords: np.ndarray) -> np.ndarray:
@@ -252,7 +255,7 @@ def _place_rest(vectors, rest: np.ndarray, sample_vectors: np.ndarray, coords: n
         _, near_on_map = on_map.search(where, k)
         part = slice(start, start + len(rows))
         placed[part], voted[part] = where, classes[votes.argmax(axis=1)]
-        trust[part] = (neighbours[:, :, None] == near_on_map[:, None, :]).any(axis=2).mean(axis=1)
+        trust[part] = _shared(neighbours, near_on_map)
     return placed, voted, trust
 
 
@@ -270,10 +273,10 @@ def topic_map(vectors: np.ndarray, texts_of, ids: list[str],
     the member nearest the cluster's median), map_trust; the manifest's "map" section).
     """
     count = len(vectors)
-    sample = np.arange(count)
+    sample, sample_vectors = np.arange(count), np.ascontiguousarray(vectors, dtype=np.float32)
     if count > sample_size:
         sample = np.sort(np.random.default_rng(SEED).choice(count, sample_size, replace=False))
-    sample_vectors = np.ascontiguousarray(vectors[sample] if count > sample_size else vectors, dtype=np.float32)
+        sample_vectors = np.ascontiguousarray(vectors[sample], dtype=np.float32)
     knn = knn_graph(sample_vectors, k=max(16, TRUST_K + 1))
     sample_coords, layout_info = layout(sample_vectors, knn)
     sample_labels, cluster_info = cluster(sample_vectors, knn)
