@@ -13,23 +13,24 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 
-from benchmarks.common import CHROMIUM, CHROMIUM_FLAGS, free_port, parser as common_parser, report
+from benchmarks.common import parser as common_parser
+from benchmarks.common import report
+from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, free_port, wait_until_healthy
+
 
 def one_run(index_dir: str, link: str, browser) -> dict:
     """Start a server, open ``link`` and time health and first results."""
     port = free_port()
     start = time.perf_counter()
-    server = subprocess.Popen([sys.executable, "-m", "ui.cli", "app", "--index", index_dir, "--port", str(port),
-                               "--headless"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "paperscope.ui.cli", "app", "--index", index_dir, "--port", str(port), "--headless"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.05)
+        if not wait_until_healthy(f"http://127.0.0.1:{port}", server, timeout=120):
+            raise RuntimeError("the app did not start")
         healthy = time.perf_counter() - start
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         page.goto(f"http://127.0.0.1:{port}/{link}")
@@ -50,7 +51,7 @@ def main() -> None:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from index import PaperIndex, sample_index
+    from paperscope import PaperIndex, sample_index
 
     index_dir = args.index or str(sample_index())
     paper_id = PaperIndex.load(index_dir).papers["id"][0]
@@ -61,11 +62,21 @@ def main() -> None:
         for name, link in links.items():
             results[name] = [one_run(index_dir, link, browser) for _ in range(args.runs)]
         browser.close()
-    rows = [[name, f"{statistics.median(r['healthy_s'] for r in runs):.2f} s",
-             f"{statistics.median(r['first_results_s'] for r in runs):.2f} s",
-             f"{max(r['first_results_s'] for r in runs):.2f} s"] for name, runs in results.items()]
-    report(["start-up, fresh server", "server healthy (median)", "first results (median)", "first results (max)"],
-           rows, results, args.json)
+    rows = [
+        [
+            name,
+            f"{statistics.median(r['healthy_s'] for r in runs):.2f} s",
+            f"{statistics.median(r['first_results_s'] for r in runs):.2f} s",
+            f"{max(r['first_results_s'] for r in runs):.2f} s",
+        ]
+        for name, runs in results.items()
+    ]
+    report(
+        ["start-up, fresh server", "server healthy (median)", "first results (median)", "first results (max)"],
+        rows,
+        results,
+        args.json,
+    )
 
 
 if __name__ == "__main__":

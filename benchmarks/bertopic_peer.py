@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import parser as common_parser, report
+from benchmarks.common import parser as common_parser
+from benchmarks.common import report
 
 
 def main() -> None:
@@ -31,16 +32,20 @@ def main() -> None:
     from bertopic import BERTopic
     from sentence_transformers import SentenceTransformer
 
-    from embed.model import bundled_model_path
-    from index import PaperIndex, locations, topics
-    from embed.corpus import embedding_texts
-    from index.keyword import KeywordIndex
+    from paperscope import PaperIndex
+    from paperscope.embed.corpus import embedding_texts
+    from paperscope.embed.model import bundled_model_path
+    from paperscope.index import locations, topics
+    from paperscope.index.keyword import KeywordIndex
 
     inputs = [args.corpus] if args.corpus else [str(p) for p in locations.bundled_corpus()]
     folder = Path(tempfile.mkdtemp(prefix="paperscope-peer-")) / "index"
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ui.cli", "build", *inputs, "-o", str(folder), "--no-cache"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "paperscope.ui.cli", "build", *inputs, "-o", str(folder), "--no-cache"],
+        check=True,
+        capture_output=True,
+    )
     ours_from_text = time.perf_counter() - start
     index = PaperIndex.load(folder)
     docs, vectors = embedding_texts(index.papers), np.asarray(index.vectors)
@@ -61,17 +66,42 @@ def main() -> None:
     ours_from_vectors = time.perf_counter() - start
 
     ours = index.manifest["map"]["clusters"]
-    results = {"papers": len(docs), "ours_from_text_s": ours_from_text, "peer_from_text_s": peer_from_text,
-               "ours_from_vectors_s": ours_from_vectors, "peer_from_vectors_s": peer_from_vectors,
-               "ours_topics": ours["count"], "ours_unclustered": ours["unclustered"],
-               "peer_topics": peer_topics, "peer_outliers": peer_outliers}
-    report([f"{len(docs):,} papers", "paperscope", "BERTopic", "ratio (BERTopic / paperscope)"],
-           [["from text: whole build / fit", f"{ours_from_text:.1f} s", f"{peer_from_text:.1f} s",
-             f"{peer_from_text / ours_from_text:.2f}"],
-            ["from the same embeddings: map, clusters, names (+ our keyword index)", f"{ours_from_vectors:.1f} s",
-             f"{peer_from_vectors:.1f} s", f"{peer_from_vectors / ours_from_vectors:.2f}"],
-            ["topics (unclustered papers)", f"{ours['count']} ({ours['unclustered']})",
-             f"{peer_topics} ({peer_outliers})", ""]], results, args.json)
+    results = {
+        "papers": len(docs),
+        "ours_from_text_s": ours_from_text,
+        "peer_from_text_s": peer_from_text,
+        "ours_from_vectors_s": ours_from_vectors,
+        "peer_from_vectors_s": peer_from_vectors,
+        "ours_topics": ours["count"],
+        "ours_unclustered": ours["unclustered"],
+        "peer_topics": peer_topics,
+        "peer_outliers": peer_outliers,
+    }
+    report(
+        [f"{len(docs):,} papers", "paperscope", "BERTopic", "ratio (BERTopic / paperscope)"],
+        [
+            [
+                "from text: whole build / fit",
+                f"{ours_from_text:.1f} s",
+                f"{peer_from_text:.1f} s",
+                f"{peer_from_text / ours_from_text:.2f}",
+            ],
+            [
+                "from the same embeddings: map, clusters, names (+ our keyword index)",
+                f"{ours_from_vectors:.1f} s",
+                f"{peer_from_vectors:.1f} s",
+                f"{peer_from_vectors / ours_from_vectors:.2f}",
+            ],
+            [
+                "topics (unclustered papers)",
+                f"{ours['count']} ({ours['unclustered']})",
+                f"{peer_topics} ({peer_outliers})",
+                "",
+            ],
+        ],
+        results,
+        args.json,
+    )
 
 
 if __name__ == "__main__":

@@ -21,28 +21,37 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import parser as common_parser, report
+from benchmarks.common import parser as common_parser
+from benchmarks.common import report
 
 STAGES = ["read", "embed", "index", "map and clusters", "keyword index", "write"]
 
 
 def real_build(inputs: list[str], folder: Path) -> dict:
     """Stage seconds (from the build's last log line) and peak RSS of one `paperscope build --no-cache`."""
-    done = subprocess.run([sys.executable, "-m", "ui.cli", "build", *inputs, "-o", str(folder), "--no-cache"],
-                          check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "paperscope.ui.cli", "build", *inputs, "-o", str(folder), "--no-cache"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     last = done.stderr.strip().splitlines()[-1]  # "index written to … (N papers; read 0.1 s, embed 2.0 s, …)"
     seconds = {name: float(value) for name, value in re.findall(r"([a-z ]+) ([\d.]+) s", last.split("; ", 1)[1])}
-    return {"papers": int(re.search(r"\((\d+) papers", last).group(1)), "seconds": {k.strip(): v for k, v in seconds.items()},
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+    return {
+        "papers": int(re.search(r"\((\d+) papers", last).group(1)),
+        "seconds": {k.strip(): v for k, v in seconds.items()},
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    }
 
 
 def synthetic_build(source: Path, count: int, folder: Path, texts_per_s: float) -> dict:
     """Every stage after embedding on ``count`` replicated papers; embedding estimated."""
     import pandas as pd
 
-    from index import PaperIndex, ann, store, topics
-    from embed.corpus import embedding_texts
-    from index.keyword import KeywordIndex
+    from paperscope import PaperIndex
+    from paperscope.embed.corpus import embedding_texts
+    from paperscope.index import ann, store, topics
+    from paperscope.index.keyword import KeywordIndex
 
     base = PaperIndex.load(source)
     rng = np.random.default_rng(0)
@@ -53,8 +62,7 @@ def synthetic_build(source: Path, count: int, folder: Path, texts_per_s: float) 
     texts = embedding_texts(papers)
     seconds = {"read": None, "embed": round(count / texts_per_s, 1)}
     start = time.perf_counter()
-    per_paper, clusters, _ = topics.topic_map(vectors, lambda rows: [texts[i] for i in rows],
-                                              papers["id"].tolist())
+    per_paper, clusters, _ = topics.topic_map(vectors, lambda rows: [texts[i] for i in rows], papers["id"].tolist())
     seconds["map and clusters"] = time.perf_counter() - start
     start = time.perf_counter()
     keyword = KeywordIndex.fit(texts)
@@ -65,11 +73,19 @@ def synthetic_build(source: Path, count: int, folder: Path, texts_per_s: float) 
     start = time.perf_counter()
     papers = pd.concat([papers.drop(columns=per_paper.columns), per_paper], axis=1)
     with store.build_lock(folder):
-        store.write_generation(folder, store.Generation({"count": count, "dimension": int(vectors.shape[1])},
-                                                        vectors, index, papers, clusters, keyword))
+        store.write_generation(
+            folder,
+            store.Generation(
+                {"count": count, "dimension": int(vectors.shape[1])}, vectors, index, papers, clusters, keyword
+            ),
+        )
     seconds["write"] = time.perf_counter() - start
-    return {"papers": count, "seconds": seconds, "embed_estimated": True,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "papers": count,
+        "seconds": seconds,
+        "embed_estimated": True,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def main() -> None:
@@ -78,7 +94,7 @@ def main() -> None:
     parser.add_argument("--corpus", help="a real corpus file (e.g. ../shared/evaldata/ijcai2021_2024_area.jsonl)")
     parser.add_argument("--synthetic", type=int, default=50_000, help="papers in the synthetic build (0: none)")
     args = parser.parse_args()
-    from index import locations
+    from paperscope.index import locations
 
     work = Path(tempfile.mkdtemp(prefix="paperscope-build-"))
     runs = {"bundled sample": real_build([str(p) for p in locations.bundled_corpus()], work / "sample")}
@@ -88,12 +104,19 @@ def main() -> None:
     if args.synthetic:
         throughput = largest["papers"] / largest["seconds"]["embed"]
         source = work / ("corpus" if args.corpus else "sample")
-        runs[f"synthetic (replicated {Path(args.corpus).name if args.corpus else 'sample'})"] = \
-            synthetic_build(source, args.synthetic, work / "synthetic", throughput)
+        runs[f"synthetic (replicated {Path(args.corpus).name if args.corpus else 'sample'})"] = synthetic_build(
+            source, args.synthetic, work / "synthetic", throughput
+        )
     rows = []
     for name, run in runs.items():
-        cells = [("—" if run["seconds"][s] is None else f"{run['seconds'][s]:.1f}" + (" (est.)" if s == "embed" and
-                  run.get("embed_estimated") else "")) for s in STAGES]
+        cells = [
+            (
+                "—"
+                if run["seconds"][s] is None
+                else f"{run['seconds'][s]:.1f}" + (" (est.)" if s == "embed" and run.get("embed_estimated") else "")
+            )
+            for s in STAGES
+        ]
         rows.append([name, f"{run['papers']:,}", *cells, f"{run['peak_rss_mb']:,.0f}"])
     report(["corpus", "papers", *[f"{s} (s)" for s in STAGES], "peak RSS (MB)"], rows, runs, args.json)
 

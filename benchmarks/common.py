@@ -1,21 +1,9 @@
-"""What the benchmark scripts share: Markdown tables, JSON results, a headless Chromium."""
+"""What the benchmark scripts share: Markdown tables and JSON results."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import socket
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def report(header: list[str], rows: list[list], results, json_path: str) -> None:

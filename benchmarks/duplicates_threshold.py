@@ -11,33 +11,11 @@ Prints a Markdown table and writes benchmarks/duplicates_threshold.json.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from benchmarks.common import parser as common_parser, report
-
-REWORDING = {"we propose": "this paper presents", "We propose": "This paper presents", "novel": "new",
-             "demonstrate": "show", "significantly": "substantially", "method": "approach", "results": "findings",
-             "However": "Yet", "existing": "current", "achieves": "reaches"}
-
-
-def edited_versions(abstract: str) -> dict[str, str]:
-    """Versions of an abstract a second upload or a camera-ready revision would produce."""
-    from embed import split_sentences
-
-    sentences = split_sentences(abstract)
-    versions = {}
-    if len(sentences) >= 3:
-        versions["sentence dropped"] = " ".join(sentences[:-2] + sentences[-1:])
-        versions["sentences swapped"] = " ".join([sentences[0], sentences[2], sentences[1]] + sentences[3:])
-    reworded = abstract
-    for old, new in REWORDING.items():
-        reworded = reworded.replace(old, new)
-    versions["reworded"] = "In this work, " + reworded[0].lower() + reworded[1:] if reworded == abstract else reworded
-    versions["numbers changed"] = re.sub(r"\d", lambda m: str((int(m.group()) + 3) % 10), abstract)
-    versions["every 15th word dropped"] = " ".join(w for i, w in enumerate(abstract.split()) if i % 15 != 7)
-    return versions
+from benchmarks.common import parser as common_parser
+from benchmarks.common import report
+from paperscope.index.evaluation import edited_versions
 
 
 def max_distinct_pair(index) -> float:
@@ -53,7 +31,8 @@ def main() -> None:
     parser.add_argument("--index", help="index of the sample (default: the bundled sample's)")
     parser.add_argument("--other-index", help="a larger index for the different-papers side")
     args = parser.parse_args()
-    from index import PaperIndex, locations
+    from paperscope import PaperIndex
+    from paperscope.index import locations
 
     index = PaperIndex.load(args.index or locations.default_index_dir())
     by_edit: dict[str, list[float]] = {}
@@ -63,13 +42,28 @@ def main() -> None:
     different = {"sample": max_distinct_pair(index)}
     if args.other_index:
         different["other index"] = max_distinct_pair(PaperIndex.load(args.other_index))
-    from index.analysis import DUPLICATE_THRESHOLD
+    from paperscope.options import DUPLICATE_THRESHOLD
 
-    rows = [[f"edited: {edit}", f"{min(scores):.3f}", f"{np.median(scores):.3f}",
-             f"{sum(score >= DUPLICATE_THRESHOLD for score in scores)} of {len(scores)}"] for edit, scores in by_edit.items()]
-    rows += [[f"different papers, most similar pair ({name})", f"{score:.3f} (max)", "", ""] for name, score in different.items()]
-    report(["pair", "min similarity", "median", f"found at {DUPLICATE_THRESHOLD}"], rows,
-           {"edited_min": {e: min(s) for e, s in by_edit.items()}, "different_max": different}, args.json)
+    rows = [
+        [
+            f"edited: {edit}",
+            f"{min(scores):.3f}",
+            f"{np.median(scores):.3f}",
+            f"{sum(score >= DUPLICATE_THRESHOLD for score in scores)} of {len(scores)}",
+        ]
+        for edit, scores in by_edit.items()
+    ]
+    rows += [
+        [f"different papers, most similar pair ({name})", f"{score:.3f} (max)", "", ""]
+        for name, score in different.items()
+    ]
+    report(
+        ["pair", "min similarity", "median", f"found at {DUPLICATE_THRESHOLD}"],
+        rows,
+        {"edited_min": {e: min(s) for e, s in by_edit.items()}, "different_max": different},
+        args.json,
+    )
+
 
 if __name__ == "__main__":
     main()

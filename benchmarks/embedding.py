@@ -12,7 +12,8 @@ from __future__ import annotations
 import tempfile
 import time
 
-from benchmarks.common import parser as common_parser, report
+from benchmarks.common import parser as common_parser
+from benchmarks.common import report
 
 
 def main() -> None:
@@ -20,20 +21,26 @@ def main() -> None:
     parser = common_parser(__doc__, "embedding")
     parser.add_argument("--copies", type=int, default=3)
     args = parser.parse_args()
-    from embed import Encoder, read_corpus
-    from index import locations
-    from index.ann import neighbour_overlap
+    from paperscope.embed.corpus import read_corpus
+    from paperscope.embed.model import Encoder
+    from paperscope.index import locations
+    from paperscope.index.ann import neighbour_overlap
 
     abstracts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
     texts = [f"{abstract} (copy {copy})" for copy in range(args.copies) for abstract in abstracts]
     onnx_dir = tempfile.mkdtemp(prefix="paperscope-onnx-")
-    encoders = {"sentence-transformers, torch fp32": Encoder(),
-                "ONNX Runtime fp32": Encoder(onnx_dir=onnx_dir),
-                "ONNX Runtime int8 (per-channel MatMul)": Encoder(onnx_dir=onnx_dir, quantize="int8")}
+    encoders = {
+        "sentence-transformers, torch fp32": Encoder(),
+        "ONNX Runtime fp32": Encoder(onnx_dir=onnx_dir),
+        "ONNX Runtime int8 (per-channel MatMul)": Encoder(onnx_dir=onnx_dir, quantize="int8"),
+    }
     plain = encoders["sentence-transformers, torch fp32"].model
-    runs = {"plain sentence-transformers encode() (truncates at 256)":
-            lambda: plain.encode(texts, batch_size=32, normalize_embeddings=True),
-            **{name: (lambda e=encoder: e.encode(texts)) for name, encoder in encoders.items()}}
+    runs = {
+        "plain sentence-transformers encode() (truncates at 256)": lambda: plain.encode(
+            texts, batch_size=32, normalize_embeddings=True
+        ),
+        **{name: (lambda e=encoder: e.encode(texts)) for name, encoder in encoders.items()},
+    }
     for encoder in encoders.values():
         encoder.encode(texts[:4])  # load the model (and export / quantize) outside the timing
     vectors, speed = {}, {}
@@ -42,13 +49,37 @@ def main() -> None:
         vectors[name] = run()
         speed[name] = len(texts) / (time.perf_counter() - start)
     reference = vectors["sentence-transformers, torch fp32"]
-    results = {name: {"texts_per_s": speed[name], "cosine_mean": float((v * reference).sum(1).mean()),
-                      "cosine_min": float((v * reference).sum(1).min()), "top10_overlap": neighbour_overlap(reference, v)}
-               for name, v in vectors.items()}
+    results = {
+        name: {
+            "texts_per_s": speed[name],
+            "cosine_mean": float((v * reference).sum(1).mean()),
+            "cosine_min": float((v * reference).sum(1).min()),
+            "top10_overlap": neighbour_overlap(reference, v),
+        }
+        for name, v in vectors.items()
+    }
     base = results["plain sentence-transformers encode() (truncates at 256)"]["texts_per_s"]
-    report([f"{len(texts)} abstracts", "texts/s", "speed-up", "cosine to torch, whole text (mean / min)", "top-10 overlap"],
-           [[name, f"{r['texts_per_s']:.1f}", f"{r['texts_per_s'] / base:.2f}x", f"{r['cosine_mean']:.4f} / {r['cosine_min']:.4f}",
-             f"{r['top10_overlap']:.2f}"] for name, r in results.items()], results, args.json)
+    report(
+        [
+            f"{len(texts)} abstracts",
+            "texts/s",
+            "speed-up",
+            "cosine to torch, whole text (mean / min)",
+            "top-10 overlap",
+        ],
+        [
+            [
+                name,
+                f"{r['texts_per_s']:.1f}",
+                f"{r['texts_per_s'] / base:.2f}x",
+                f"{r['cosine_mean']:.4f} / {r['cosine_min']:.4f}",
+                f"{r['top10_overlap']:.2f}",
+            ]
+            for name, r in results.items()
+        ],
+        results,
+        args.json,
+    )
 
 
 if __name__ == "__main__":

@@ -25,17 +25,20 @@ def _variants(matmuls: list[str]) -> dict[str, dict]:
     ffn = ffn_out + [n for n in matmuls if "/intermediate/" in n]
     projections = [n for n in matmuls if any(f"/self/{p}/" in n for p in ("query", "key", "value"))]
     assert ffn_out and ffn != ffn_out and projections, "the exported model's MatMul nodes are named differently"
-    return {"every MatMul weight (--quantize int8)": {},
-            "every MatMul weight, reduced range": {"reduce_range": True},
-            "every MatMul weight, uint8": {"weight_type": QuantType.QUInt8},
-            "all but the feed-forward output": {"nodes_to_exclude": ffn_out},
-            "all but the feed-forward layers": {"nodes_to_exclude": ffn},
-            "query, key and value projections only": {"nodes_to_exclude": [n for n in matmuls if n not in projections]}}
+    return {
+        "every MatMul weight (--quantize int8)": {},
+        "every MatMul weight, reduced range": {"reduce_range": True},
+        "every MatMul weight, uint8": {"weight_type": QuantType.QUInt8},
+        "all but the feed-forward output": {"nodes_to_exclude": ffn_out},
+        "all but the feed-forward layers": {"nodes_to_exclude": ffn},
+        "query, key and value projections only": {"nodes_to_exclude": [n for n in matmuls if n not in projections]},
+    }
 
 
 def main() -> None:
     """Quantize each variant, embed the same texts with each, print the table."""
-    from benchmarks.common import parser as common_parser, report
+    from benchmarks.common import parser as common_parser
+    from benchmarks.common import report
 
     parser = common_parser(__doc__, "int8_variants")
     parser.add_argument("--copies", type=int, default=3)
@@ -43,10 +46,11 @@ def main() -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from embed import Encoder, read_corpus
-    from embed.onnx_backend import OnnxEncoder
-    from index import locations
-    from index.ann import neighbour_overlap
+    from paperscope.embed.corpus import read_corpus
+    from paperscope.embed.model import Encoder
+    from paperscope.embed.onnx_backend import OnnxEncoder
+    from paperscope.index import locations
+    from paperscope.index.ann import neighbour_overlap
 
     logging.getLogger().setLevel(logging.ERROR)  # quantize_dynamic's advice to pre-process
     folder = Path(tempfile.mkdtemp(prefix="paperscope-int8-"))
@@ -68,16 +72,42 @@ def main() -> None:
     results = {"fp32": {"texts_per_s": fp32_speed}}
     for number, (name, options) in enumerate(_variants(matmuls).items()):
         target = folder / f"variant-{number}.onnx"
-        quantize_dynamic(str(fp32), str(target), **{"weight_type": QuantType.QInt8, "per_channel": True,
-                                                    "op_types_to_quantize": ["MatMul"], **options})
+        quantize_dynamic(
+            str(fp32),
+            str(target),
+            **{"weight_type": QuantType.QInt8, "per_channel": True, "op_types_to_quantize": ["MatMul"], **options},
+        )
         vectors, speed = measure(target)
         cosines = (vectors * reference).sum(axis=1)
-        results[name] = {"texts_per_s": speed, "speed_up": speed / fp32_speed, "cosine_mean": float(cosines.mean()),
-                         "cosine_min": float(cosines.min()), "top10_overlap": neighbour_overlap(reference[:len(abstracts)], vectors[:len(abstracts)])}
-    report([f"{len(texts)} abstracts, fp32 {fp32_speed:.1f} texts/s", "texts/s", "speed-up over fp32",
-            "cosine mean / min", "top-10 overlap"],
-           [[name, f"{r['texts_per_s']:.1f}", f"{r['speed_up']:.2f}x", f"{r['cosine_mean']:.4f} / {r['cosine_min']:.4f}",
-             f"{r['top10_overlap']:.2f}"] for name, r in results.items() if name != "fp32"], results, args.json)
+        results[name] = {
+            "texts_per_s": speed,
+            "speed_up": speed / fp32_speed,
+            "cosine_mean": float(cosines.mean()),
+            "cosine_min": float(cosines.min()),
+            "top10_overlap": neighbour_overlap(reference[: len(abstracts)], vectors[: len(abstracts)]),
+        }
+    report(
+        [
+            f"{len(texts)} abstracts, fp32 {fp32_speed:.1f} texts/s",
+            "texts/s",
+            "speed-up over fp32",
+            "cosine mean / min",
+            "top-10 overlap",
+        ],
+        [
+            [
+                name,
+                f"{r['texts_per_s']:.1f}",
+                f"{r['speed_up']:.2f}x",
+                f"{r['cosine_mean']:.4f} / {r['cosine_min']:.4f}",
+                f"{r['top10_overlap']:.2f}",
+            ]
+            for name, r in results.items()
+            if name != "fp32"
+        ],
+        results,
+        args.json,
+    )
 
 
 if __name__ == "__main__":

@@ -20,11 +20,13 @@ import warnings
 
 import numpy as np
 
-from benchmarks.common import parser as common_parser, report
+from benchmarks.common import parser as common_parser
+from benchmarks.common import report
 
 
 def _vectors(index_dir: str | None, count: int) -> np.ndarray:
-    from index import PaperIndex, locations
+    from paperscope import PaperIndex
+    from paperscope.index import locations
 
     index = PaperIndex.load(index_dir or locations.default_index_dir())
     base = np.asarray(index.vectors, dtype=np.float32)
@@ -37,14 +39,16 @@ def _fit(vectors: np.ndarray, precomputed: bool) -> float:
     """Seconds for one 2-D UMAP fit, FAISS graph included when ``precomputed``."""
     import umap
 
-    from index.topics import SEED, knn_graph
+    from paperscope.index.topics import SEED, knn_graph
 
     start = time.perf_counter()
     knn = None
     if precomputed:
         graph = knn_graph(vectors, 15)
         knn = (graph[0], graph[1])
-    umap.UMAP(n_neighbors=15, metric="cosine", random_state=SEED, precomputed_knn=knn or (None, None)).fit_transform(vectors)
+    umap.UMAP(n_neighbors=15, metric="cosine", random_state=SEED, precomputed_knn=knn or (None, None)).fit_transform(
+        vectors
+    )
     return time.perf_counter() - start
 
 
@@ -70,18 +74,32 @@ def main() -> None:
         return
     fresh = {}
     for mode in ("own", "precomputed"):
-        command = [sys.executable, "-m", "benchmarks.map_knn", "--n", str(args.n), "--worker", mode] + (["--index", args.index] if args.index else [])
+        command = [sys.executable, "-m", "benchmarks.map_knn", "--n", str(args.n), "--worker", mode] + (
+            ["--index", args.index] if args.index else []
+        )
         fresh[mode] = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)["seconds"]
     warnings.simplefilter("ignore")
     vectors = _vectors(args.index, args.n)
     _fit(vectors, precomputed=False)  # compiles NN-descent
     warm = {mode: _fit(vectors, precomputed=mode == "precomputed") for mode in ("own", "precomputed")}
     results = {"vectors": args.n, "fresh_process_s": fresh, "warm_s": warm}
-    rows = [[name, args.n, f"{timing['own']:.2f} s", f"{timing['precomputed']:.2f} s",
-             f"{timing['own'] - timing['precomputed']:.2f} s ({(timing['own'] - timing['precomputed']) / timing['own']:.0%})"]
-            for name, timing in (("fresh process (a build)", fresh), ("warm (compiled)", warm))]
-    report(["setting", "vectors", "UMAP with its own kNN search", "FAISS graph + UMAP precomputed_knn", "saved"],
-           rows, results, args.json)
+    rows = [
+        [
+            name,
+            args.n,
+            f"{timing['own']:.2f} s",
+            f"{timing['precomputed']:.2f} s",
+            f"{timing['own'] - timing['precomputed']:.2f} s "
+            f"({(timing['own'] - timing['precomputed']) / timing['own']:.0%})",
+        ]
+        for name, timing in (("fresh process (a build)", fresh), ("warm (compiled)", warm))
+    ]
+    report(
+        ["setting", "vectors", "UMAP with its own kNN search", "FAISS graph + UMAP precomputed_knn", "saved"],
+        rows,
+        results,
+        args.json,
+    )
 
 
 if __name__ == "__main__":

@@ -12,48 +12,14 @@ embedding cache). Prints a Markdown table and writes JSON.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
-from benchmarks.common import parser as common_parser, report
+from benchmarks.common import parser as common_parser
+from benchmarks.common import report
+from paperscope.index.evaluation import evaluate, labels_by_id
 
 HYBRID_WEIGHTS = (0.5, 0.7, 0.8, 0.9)
-
-
-def label_agreement(labels: list[str], neighbour_labels: list[list[str]], k: int = 10) -> dict[str, float]:
-    """P@1, P@k and per-label-averaged P@k of neighbour lists against each paper's own label."""
-    at_1 = [float(neighbours[0] == label) for label, neighbours in zip(labels, neighbour_labels)]
-    at_k = [np.mean([n == label for n in neighbours[:k]]) for label, neighbours in zip(labels, neighbour_labels)]
-    by_label: dict[str, list[float]] = {}
-    for label, precision in zip(labels, at_k):
-        by_label.setdefault(label, []).append(precision)
-    return {"P@1": float(np.mean(at_1)), f"P@{k}": float(np.mean(at_k)),
-            f"macro P@{k}": float(np.mean([np.mean(values) for values in by_label.values()]))}
-
-
-def labels_by_id(corpus: str) -> dict[str, str]:
-    """Each record's label under the id the index gives it (its own id, else the abstract's hash)."""
-    from embed.corpus import text_id
-    from embed.text import normalise_text
-
-    labels = {}
-    with open(corpus, encoding="utf-8") as handle:
-        for line in filter(str.strip, handle):
-            record = json.loads(line)
-            labels[str(record.get("id") or text_id(normalise_text(record["abstract"])))] = record["label"]
-    return labels
-
-
-def evaluate(index, mode: str, hybrid_weight: float | None = None, k: int = 10) -> dict[str, float]:
-    """Leave-one-out label agreement of ``index.similar`` in ``mode``."""
-    labels = index.papers["label"].tolist()
-    label_of = dict(zip(index.papers["id"], labels))
-    neighbours = [[label_of[i] for i in index.similar(paper_id, k=k, mode=mode, hybrid_weight=hybrid_weight)["id"]]
-                  for paper_id in index.papers["id"]]
-    return label_agreement(labels, neighbours, k)
 
 
 def main() -> None:
@@ -62,7 +28,7 @@ def main() -> None:
     parser.add_argument("corpus")
     parser.add_argument("--work", help="folder for the indexes (default: a temporary folder)")
     args = parser.parse_args()
-    from index import PaperIndex, build_index
+    from paperscope import PaperIndex, build_index
 
     work = Path(args.work or tempfile.mkdtemp(prefix="paperscope-quality-"))
     rows = {}
@@ -75,11 +41,15 @@ def main() -> None:
             rows["keyword (TF-IDF 1-2-grams)"] = evaluate(index, "keyword")
         rows[f"dense, long text: {strategy}"] = evaluate(index, "dense")
         for weight in HYBRID_WEIGHTS:
-            rows[f"hybrid {weight:.1f} dense + {1 - weight:.1f} keyword, long text: {strategy}"] = \
-                evaluate(index, "hybrid", weight)
-    report([f"{len(index)} papers", "P@1", "P@10", "macro P@10"],
-           [[name, f"{s['P@1']:.3f}", f"{s['P@10']:.3f}", f"{s['macro P@10']:.3f}"] for name, s in rows.items()],
-           rows, args.json)
+            rows[f"hybrid {weight:.1f} dense + {1 - weight:.1f} keyword, long text: {strategy}"] = evaluate(
+                index, "hybrid", weight
+            )
+    report(
+        [f"{len(index)} papers", "P@1", "P@10", "macro P@10"],
+        [[name, f"{s['P@1']:.3f}", f"{s['P@10']:.3f}", f"{s['macro P@10']:.3f}"] for name, s in rows.items()],
+        rows,
+        args.json,
+    )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ import time
 
 import numpy as np
 
-from benchmarks.common import parser as common_parser, report
+from benchmarks.common import parser as common_parser
+from benchmarks.common import report
 
 
 def synthetic_vectors(count: int, dimension: int = 384, clusters: int = 200, seed: int = 0) -> np.ndarray:
@@ -39,7 +40,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[5_000, 100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
-    from index import ann
+    from paperscope.index import ann
 
     results = []
     for size in args.sizes:
@@ -47,21 +48,43 @@ def main() -> None:
         queries = synthetic_vectors(args.queries, seed=1)
         row = {"vectors": size}
         flat = ann.build_ann(vectors, "Flat")
-        row["flat_p50_ms"], row["flat_p99_ms"] = _latencies(lambda q: flat.search(q, 10), queries)
-        row["hybrid_pass_p50_ms"], row["hybrid_pass_p99_ms"] = _latencies(lambda q: vectors @ q[0], queries)
+        row["flat_p50_ms"], row["flat_p99_ms"] = _latencies(lambda q, flat=flat: flat.search(q, 10), queries)
+        row["hybrid_pass_p50_ms"], row["hybrid_pass_p99_ms"] = _latencies(
+            lambda q, vectors=vectors: vectors @ q[0], queries
+        )
         start = time.perf_counter()
         hnsw = ann.build_ann(vectors, "HNSW32,Flat")
         quality = ann.tune(hnsw, vectors)
-        row["hnsw_build_s"], row["hnsw_recall_at_10"], row["hnsw_ef_search"] = \
-            time.perf_counter() - start, quality["recall_at_10"], quality["ef_search"]
-        row["hnsw_p50_ms"], row["hnsw_p99_ms"] = _latencies(lambda q: hnsw.search(q, 10), queries)
+        row["hnsw_build_s"], row["hnsw_recall_at_10"], row["hnsw_ef_search"] = (
+            time.perf_counter() - start,
+            quality["recall_at_10"],
+            quality["ef_search"],
+        )
+        row["hnsw_p50_ms"], row["hnsw_p99_ms"] = _latencies(lambda q, hnsw=hnsw: hnsw.search(q, 10), queries)
         results.append(row)
-    report(["vectors", "exact p50 / p99", "HNSW p50 / p99", "HNSW recall@10 (efSearch)", "HNSW build",
-            "hybrid cosine pass p50 / p99"],
-           [[f"{r['vectors']:,}", f"{r['flat_p50_ms']:.2f} / {r['flat_p99_ms']:.2f} ms",
-             f"{r['hnsw_p50_ms']:.2f} / {r['hnsw_p99_ms']:.2f} ms", f"{r['hnsw_recall_at_10']:.3f} ({r['hnsw_ef_search']})",
-             f"{r['hnsw_build_s']:.0f} s", f"{r['hybrid_pass_p50_ms']:.2f} / {r['hybrid_pass_p99_ms']:.2f} ms"]
-            for r in results], results, args.json)
+    report(
+        [
+            "vectors",
+            "exact p50 / p99",
+            "HNSW p50 / p99",
+            "HNSW recall@10 (efSearch)",
+            "HNSW build",
+            "hybrid cosine pass p50 / p99",
+        ],
+        [
+            [
+                f"{r['vectors']:,}",
+                f"{r['flat_p50_ms']:.2f} / {r['flat_p99_ms']:.2f} ms",
+                f"{r['hnsw_p50_ms']:.2f} / {r['hnsw_p99_ms']:.2f} ms",
+                f"{r['hnsw_recall_at_10']:.3f} ({r['hnsw_ef_search']})",
+                f"{r['hnsw_build_s']:.0f} s",
+                f"{r['hybrid_pass_p50_ms']:.2f} / {r['hybrid_pass_p99_ms']:.2f} ms",
+            ]
+            for r in results
+        ],
+        results,
+        args.json,
+    )
 
 
 if __name__ == "__main__":

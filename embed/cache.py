@@ -8,11 +8,12 @@ so a killed build never leaves a half-written shard. Files are read with ``allow
 from __future__ import annotations
 
 import hashlib
-import os
 import uuid
 from pathlib import Path
 
 import numpy as np
+
+from paperscope.files import atomic_path
 
 
 def text_key(text: str) -> str:
@@ -34,7 +35,7 @@ class EmbeddingCache:
             except (OSError, ValueError):
                 continue  # an unreadable shard is only a cache miss
             if len(keys) == len(vectors):
-                self._vectors.update(zip(keys.tolist(), vectors))
+                self._vectors.update(zip(keys.tolist(), vectors, strict=True))
 
     def __len__(self) -> int:
         return len(self._vectors)
@@ -48,18 +49,18 @@ class EmbeddingCache:
         not keep them in memory, so a large build holds each vector once)."""
         if not keys:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
         name = uuid.uuid4().hex
-        for suffix, array in ((".vectors.npy", np.asarray(vectors, dtype=np.float32)),
-                              (".keys.npy", np.array(keys, dtype="U32"))):  # keys last: they mark a shard complete
-            temporary = self.folder / f".{name}{suffix}.tmp"
-            with open(temporary, "wb") as handle:
-                np.save(handle, array, allow_pickle=False)
-            os.replace(temporary, self.folder / f"{name}{suffix}")
+        for suffix, array in (
+            (".vectors.npy", np.asarray(vectors, dtype=np.float32)),
+            (".keys.npy", np.array(keys, dtype="U32")),
+        ):  # keys last: they mark a shard complete
+            with atomic_path(self.folder / f"{name}{suffix}") as temporary:
+                np.save(temporary, array, allow_pickle=False)
 
 
-def encode_with_cache(encoder, texts: list[str], long_text: str, cache: EmbeddingCache | None,
-                      on_progress=None, chunk_size: int = 128) -> tuple[np.ndarray, int]:
+def encode_with_cache(
+    encoder, texts: list[str], long_text: str, cache: EmbeddingCache | None, on_progress=None, chunk_size: int = 128
+) -> tuple[np.ndarray, int]:
     """Embed ``texts``, taking what ``cache`` holds and adding the rest to it chunk by chunk.
 
     ``on_progress(count)`` is called with the number of texts each chunk embedded. Returns the
@@ -69,7 +70,7 @@ def encode_with_cache(encoder, texts: list[str], long_text: str, cache: Embeddin
     found = cache.get(keys) if cache is not None else [None] * len(texts)
     missing = [i for i, vector in enumerate(found) if vector is None]
     for start in range(0, len(missing), chunk_size):  # the model loads only if something is new
-        chunk = missing[start: start + chunk_size]
+        chunk = missing[start : start + chunk_size]
         fresh = encoder.encode([texts[i] for i in chunk], long_text=long_text)
         if cache is not None:
             cache.add([keys[i] for i in chunk], fresh)

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from embed.errors import UserError
-from embed.text import normalise_text
-from embed.titles import derive_title
+from paperscope.embed.text import normalise_text
+from paperscope.embed.titles import derive_title
+from paperscope.errors import UserError
 
 # Candidate column names, most specific first; matched case-insensitively.
 FIELD_NAMES = {
@@ -71,8 +71,18 @@ def detect_format(path: Path, head: bytes) -> str:
     """Pick a reader from the file name, falling back to the first bytes."""
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     ext = suffixes[-1] if suffixes else ""
-    by_ext = {".txt": "text", ".md": "text", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv",
-              ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
+    by_ext = {
+        ".txt": "text",
+        ".md": "text",
+        ".csv": "csv",
+        ".tsv": "tsv",
+        ".tab": "tsv",
+        ".json": "json",
+        ".jsonl": "jsonl",
+        ".ndjson": "jsonl",
+        ".parquet": "parquet",
+        ".pq": "parquet",
+    }
     if ext in by_ext:
         return by_ext[ext]
     if head.startswith(b"PAR1"):
@@ -108,14 +118,17 @@ def _decode(path: Path, data: bytes) -> str:
     utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
     if not utf16 and b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
-        raise UserError(f"{path}:{line}: binary data (NUL bytes), not a text corpus; "
-                        "pass CSV, TSV, JSON, JSONL, TXT or Parquet")
+        raise UserError(
+            f"{path}:{line}: binary data (NUL bytes), not a text corpus; pass CSV, TSV, JSON, JSONL, TXT or Parquet"
+        )
     try:
         text = data.decode("utf-16" if utf16 else "utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise UserError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
-                        "save it as UTF-8 or pass a CSV/JSON/Parquet file") from None
+        raise UserError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
+            "save it as UTF-8 or pass a CSV/JSON/Parquet file"
+        ) from None
     if not text.strip():
         raise UserError(f"{path}: the file is empty")
     if "\x00" in text:
@@ -158,9 +171,11 @@ def _read_delimited(path: Path, text: str, delimiter: str) -> list[tuple[int, di
                 continue
             if len(row) != len(header):
                 raise UserError(f"{path}:{reader.line_num}: {len(row)} fields where the header has {len(header)}")
-            rows.append((reader.line_num, dict(zip(header, row))))
+            rows.append((reader.line_num, dict(zip(header, row, strict=True))))
     except csv.Error as exc:
-        raise UserError(f"{path}:{reader.line_num}: malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})") from None
+        raise UserError(
+            f"{path}:{reader.line_num}: malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})"
+        ) from None
     return rows
 
 
@@ -228,16 +243,20 @@ def _resolve_columns(path: Path, columns: list[str], overrides: dict[str, str | 
             if override not in columns:
                 if fmt == "text":
                     continue
-                raise UserError(f"{path}: no field '{override}' (given as --{name if name != 'abstract' else 'text'}-field); "
-                                f"fields are: {', '.join(columns[:20])}")
+                raise UserError(
+                    f"{path}: no field '{override}' (given as --{name if name != 'abstract' else 'text'}-field); "
+                    f"fields are: {', '.join(columns[:20])}"
+                )
             resolved[name] = override
             continue
         found = next((lower[c] for c in candidates if c in lower), None)
         if found:
             resolved[name] = found
     if "abstract" not in resolved:
-        raise UserError(f"{path}: no abstract-like field (looked for {', '.join(FIELD_NAMES['abstract'])}); "
-                        f"fields are: {', '.join(columns[:20]) or 'none'}; name one with --text-field")
+        raise UserError(
+            f"{path}: no abstract-like field (looked for {', '.join(FIELD_NAMES['abstract'])}); "
+            f"fields are: {', '.join(columns[:20]) or 'none'}; name one with --text-field"
+        )
     return resolved
 
 
@@ -255,8 +274,13 @@ def read_records(path: str | Path, overrides: dict[str, str | None] | None = Non
         rows = _read_parquet(path, data)
     else:
         text = _decode(path, data)
-        readers = {"text": _read_text_format, "jsonl": _read_jsonl, "json": _read_json,
-                   "csv": lambda p, t: _read_delimited(p, t, ","), "tsv": lambda p, t: _read_delimited(p, t, "\t")}
+        readers = {
+            "text": _read_text_format,
+            "jsonl": _read_jsonl,
+            "json": _read_json,
+            "csv": lambda p, t: _read_delimited(p, t, ","),
+            "tsv": lambda p, t: _read_delimited(p, t, "\t"),
+        }
         rows = readers[fmt](path, text)
     if not rows:
         raise UserError(f"{path}: no records found")
@@ -282,9 +306,14 @@ def paper_row(record: dict) -> dict:
     title (derived from the abstract when there is none), abstract, optional fields, source."""
     abstract = record.get("abstract", "")
     title = record.get("title", "")
-    return {"id": record.get("id") or text_id(abstract), "title": title or (derive_title(abstract) if abstract else ""),
-            "title_derived": not title, "abstract": abstract,
-            **{name: record.get(name) for name in OPTIONAL_FIELDS}, "source": record["source"]}
+    return {
+        "id": record.get("id") or text_id(abstract),
+        "title": title or (derive_title(abstract) if abstract else ""),
+        "title_derived": not title,
+        "abstract": abstract,
+        **{name: record.get(name) for name in OPTIONAL_FIELDS},
+        "source": record["source"],
+    }
 
 
 class Admission:
@@ -314,14 +343,18 @@ class Admission:
     def check_found(self, paths) -> None:
         """Raise the user error for a corpus in which nothing was admitted."""
         if not self._id_sources:
-            raise UserError(f"no abstracts found in {', '.join(str(p) for p in paths)}"
-                            + (f" ({self.report.skipped[0]})" if self.report.skipped else ""))
+            raise UserError(
+                f"no abstracts found in {', '.join(str(p) for p in paths)}"
+                + (f" ({self.report.skipped[0]})" if self.report.skipped else "")
+            )
 
 
 def embedding_texts(papers) -> list[str]:
     """The text embedded for each paper (see TEXT_RECIPE): a table or dict of columns."""
-    return [abstract if derived else f"{title.rstrip('.')}. {abstract}"
-            for title, abstract, derived in zip(papers["title"], papers["abstract"], papers["title_derived"])]
+    return [
+        abstract if derived else f"{title.rstrip('.')}. {abstract}"
+        for title, abstract, derived in zip(papers["title"], papers["abstract"], papers["title_derived"], strict=True)
+    ]
 
 
 def admitted_papers(paths: list[str | Path], overrides: dict[str, str | None] | None, admission: Admission):
@@ -340,7 +373,9 @@ def filled_fields(papers: pd.DataFrame) -> set[str]:
     return {name for name in OPTIONAL_FIELDS if (papers[name].dropna().astype(str) != "").any()}
 
 
-def read_corpus(paths: list[str | Path], overrides: dict[str, str | None] | None = None) -> tuple[pd.DataFrame, ReadReport]:
+def read_corpus(
+    paths: list[str | Path], overrides: dict[str, str | None] | None = None
+) -> tuple[pd.DataFrame, ReadReport]:
     """Read several corpus files into one DataFrame of papers, one row each, deduplicated.
 
     Columns: ``id``, ``title``, ``title_derived`` (True when made from the abstract),

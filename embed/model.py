@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from embed.errors import UserError
-from embed.text import split_sentences
+from paperscope.embed.text import split_sentences
+from paperscope.errors import UserError
+from paperscope.options import LONG_TEXT_STRATEGIES, QUANTIZE_CHOICES, check_choice
 
-LONG_TEXT_STRATEGIES = ("mean", "truncate")
 BUNDLED_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.onnx")
 
@@ -40,25 +40,32 @@ class Encoder:
     The model is loaded on first use, so reading the name, fingerprint or tokenizer is cheap.
     """
 
-    def __init__(self, model_path: str | Path | None = None, batch_size: int = 32, onnx_dir: str | Path | None = None,
-                 quantize: str | None = None):
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        batch_size: int = 32,
+        onnx_dir: str | Path | None = None,
+        quantize: str | None = None,
+    ):
         self.path = Path(model_path) if model_path else bundled_model_path()
         if not (self.path / "modules.json").is_file() and not (self.path / "config.json").is_file():
             raise UserError(f"{self.path}: not a sentence-transformers model folder (no modules.json or config.json)")
         self.batch_size = batch_size
         self.onnx_dir = Path(onnx_dir) if onnx_dir else None
-        if quantize not in (None, "int8"):
-            raise UserError(f"unknown quantization '{quantize}'; the choice is int8")
+        if quantize is not None:
+            check_choice(quantize, QUANTIZE_CHOICES, "quantization")
         if quantize and self.backend != "onnx":
-            raise UserError("int8 quantization needs the ONNX backend (onnxruntime and a Transformer + mean pooling model)")
+            raise UserError(
+                "int8 quantization needs the ONNX backend (onnxruntime and a Transformer + mean pooling model)"
+            )
         self.quantize = quantize
 
     @cached_property
     def backend(self) -> str:
-        """"onnx" or "torch": what embeds the texts."""
+        """ "onnx" or "torch": what embeds the texts."""
         from importlib.util import find_spec
 
-        from embed.onnx_backend import onnx_compatible
+        from paperscope.embed.onnx_backend import onnx_compatible
 
         usable = self.onnx_dir and find_spec("onnxruntime") and onnx_compatible(self.path)
         return "onnx" if usable else "torch"
@@ -71,7 +78,7 @@ class Encoder:
     @cached_property
     def onnx_encoder(self):
         """The ONNX Runtime session, exporting (and quantizing) the model on first use."""
-        from embed.onnx_backend import OnnxEncoder, export_onnx, quantize_int8
+        from paperscope.embed.onnx_backend import OnnxEncoder, export_onnx, quantize_int8
 
         onnx_file = self.onnx_dir / self.fingerprint / "model.onnx"
         if not onnx_file.is_file():
@@ -151,8 +158,13 @@ class Encoder:
         """Normalised vectors of texts the model reads whole (at most max_tokens word pieces)."""
         if self.backend == "onnx":
             return self.onnx_encoder.embed(pieces)
-        return self.model.encode(pieces, batch_size=self.batch_size, convert_to_numpy=True,
-                                 normalize_embeddings=True, show_progress_bar=show_progress)
+        return self.model.encode(
+            pieces,
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=show_progress,
+        )
 
     def count_tokens(self, texts: list[str]) -> np.ndarray:
         """Word pieces of each text, special tokens excluded."""
@@ -183,16 +195,16 @@ class Encoder:
             if limit >= len(offsets):
                 end = len(offsets)
             else:
-                end = max((b for b in boundaries if first < b <= limit), default=0) or \
-                    max((w for w in word_starts if first < w <= limit), default=limit)
-            pieces.append((text[token_starts[first]: offsets[end - 1][1]], end - first))
+                end = max((b for b in boundaries if first < b <= limit), default=0) or max(
+                    (w for w in word_starts if first < w <= limit), default=limit
+                )
+            pieces.append((text[token_starts[first] : offsets[end - 1][1]], end - first))
             first = end
         return pieces
 
     def encode(self, texts: list[str], long_text: str = "mean", show_progress: bool = False) -> np.ndarray:
         """Embed ``texts`` into an (n, dimension) float32 array of L2-normalised rows."""
-        if long_text not in LONG_TEXT_STRATEGIES:
-            raise UserError(f"unknown long-text strategy '{long_text}'; choose one of {', '.join(LONG_TEXT_STRATEGIES)}")
+        check_choice(long_text, LONG_TEXT_STRATEGIES, "long-text strategy")
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         owners, pieces, weights = [], [], []

@@ -15,20 +15,50 @@ from __future__ import annotations
 
 import re
 
-from embed.text import split_sentences
+from paperscope.embed.text import split_sentences
 
 _SUBJECT = r"(?i:\bwe|\bthis (?:paper|work|study))\s+(?:\w+ly\s+)?"
 _NAMING = r"(?i:introduce|present|propose|develop|design|build|release|call|term|dub)s?\s+"
-_CONTRIBUTING = (r"(?i:introduce|present|propose|develop|design|build|study|studie|investigate|analy[sz]e|"
-                 r"revisit|explore|formalize|uncover|predict|show|argue|establish|derive|provide)s?\s+")
+_CONTRIBUTING = (
+    r"(?i:introduce|present|propose|develop|design|build|study|studie|investigate|analy[sz]e|"
+    r"revisit|explore|formalize|uncover|predict|show|argue|establish|derive|provide)s?\s+"
+)
 _NAME = r"[A-Z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*(?:\s+[A-Z][A-Za-z0-9.-]*)*"
 _NAMED = re.compile(_SUBJECT + _NAMING + r"(?:the\s+)?(?P<name>" + _NAME + r"),\s*(?P<descr>.+)$")
 _OBJECT = re.compile(_SUBJECT + _CONTRIBUTING + r"(?:that\s+)?(?P<object>(?!(?i:this|these|that|it)\b).+)$")
 _ACRONYM = re.compile(r"\((?P<acronym>[A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*)\)")
-_FILLER = re.compile(r"^(?:(?:the|a|an)\s+)?(?:(?:novel|new|simple|general|critical|and)\s+|,\s*)*"
-                     r"(?:(?:problem|question|task) of\s+)?", re.IGNORECASE)
-_STOPWORDS = {"a", "an", "the", "of", "for", "to", "in", "on", "with", "and", "or", "by", "that", "which",
-              "from", "as", "at", "via", "its", "their", "is", "are", "while", "using", "into"}
+_FILLER = re.compile(
+    r"^(?:(?:the|a|an)\s+)?(?:(?:novel|new|simple|general|critical|and)\s+|,\s*)*"
+    r"(?:(?:problem|question|task) of\s+)?",
+    re.IGNORECASE,
+)
+_STOPWORDS = {
+    "a",
+    "an",
+    "the",
+    "of",
+    "for",
+    "to",
+    "in",
+    "on",
+    "with",
+    "and",
+    "or",
+    "by",
+    "that",
+    "which",
+    "from",
+    "as",
+    "at",
+    "via",
+    "its",
+    "their",
+    "is",
+    "are",
+    "while",
+    "using",
+    "into",
+}
 
 
 def _plain(text: str) -> str:
@@ -44,7 +74,7 @@ def shorten(text: str, max_chars: int) -> str:
     text = text.strip().rstrip(".;:,")
     if len(text) <= max_chars:
         return text
-    words = text[: max_chars].split(" ")[:-1]
+    words = text[:max_chars].split(" ")[:-1]
     while len(words) > 1 and words[-1].lower().strip(",;:") in _STOPWORDS:
         words.pop()
     return " ".join(words).rstrip(",;:—-( ") + "…"
@@ -55,8 +85,10 @@ def long_form(acronym: str, before: str) -> str | None:
     letters = [c.lower() for c in acronym if c.isalnum()]
     position = len(before) - 1
     for index in range(len(letters) - 1, -1, -1):
-        while position >= 0 and (before[position].lower() != letters[index]
-                                 or (index == 0 and position > 0 and before[position - 1].isalnum())):
+        while position >= 0 and (
+            before[position].lower() != letters[index]
+            or (index == 0 and position > 0 and before[position - 1].isalnum())
+        ):
             position -= 1
         if position < 0:
             return None

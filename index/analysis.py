@@ -13,9 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from embed.errors import UserError
-
-DUPLICATE_THRESHOLD = 0.92
+from paperscope.errors import UserError
+from paperscope.options import DUPLICATE_THRESHOLD
 
 
 def near_duplicates(index, threshold: float = DUPLICATE_THRESHOLD, neighbours: int = 10) -> pd.DataFrame:
@@ -29,12 +28,14 @@ def near_duplicates(index, threshold: float = DUPLICATE_THRESHOLD, neighbours: i
     scores, rows = index.faiss_index.search(vectors, min(neighbours + 1, len(index)))
     pairs = {}
     for row in range(len(vectors)):
-        for other, score in zip(rows[row], scores[row]):
+        for other, score in zip(rows[row], scores[row], strict=True):
             if other >= 0 and other != row and score >= threshold:
                 pairs[(min(row, other), max(row, other))] = float(score)
     ids, titles = index.papers["id"].to_numpy(), index.papers["title"].to_numpy()
-    records = [{"id_a": ids[a], "title_a": titles[a], "id_b": ids[b], "title_b": titles[b], "score": score}
-               for (a, b), score in sorted(pairs.items(), key=lambda item: -item[1])]
+    records = [
+        {"id_a": ids[a], "title_a": titles[a], "id_b": ids[b], "title_b": titles[b], "score": score}
+        for (a, b), score in sorted(pairs.items(), key=lambda item: -item[1])
+    ]
     return pd.DataFrame(records, columns=["id_a", "title_a", "id_b", "title_b", "score"])
 
 
@@ -50,7 +51,12 @@ def outliers(index, count: int = 5) -> pd.DataFrame:
     nearest_score = np.where(rows[:, 0] == own, scores[:, -1], scores[:, 0])
     order = np.argsort(nearest_score)[:count]
     papers = index.papers
-    return pd.DataFrame({"id": papers["id"].to_numpy()[order], "title": papers["title"].to_numpy()[order],
-                         "cluster_name": papers["cluster_name"].to_numpy()[order],
-                         "nearest_id": papers["id"].to_numpy()[nearest[order]],
-                         "nearest_score": nearest_score[order]})
+    return pd.DataFrame(
+        {
+            "id": papers["id"].to_numpy()[order],
+            "title": papers["title"].to_numpy()[order],
+            "cluster_name": papers["cluster_name"].to_numpy()[order],
+            "nearest_id": papers["id"].to_numpy()[nearest[order]],
+            "nearest_score": nearest_score[order],
+        }
+    )

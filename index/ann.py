@@ -26,19 +26,23 @@ def build_ann(vectors: np.ndarray, factory: str):
     """A trained FAISS index (inner product) holding ``vectors``."""
     import faiss
 
-    from embed.errors import UserError
+    from paperscope.errors import UserError
 
     try:
         ann = faiss.index_factory(vectors.shape[1], factory, faiss.METRIC_INNER_PRODUCT)
     except RuntimeError as exc:
-        raise UserError(f"--faiss '{factory}' is not a FAISS index_factory string ({str(exc).splitlines()[-1][:80]})") from None
+        raise UserError(
+            f"--faiss '{factory}' is not a FAISS index_factory string ({str(exc).splitlines()[-1][:80]})"
+        ) from None
     try:
         if not ann.is_trained:
             ann.train(vectors)
         ann.add(vectors)
     except RuntimeError as exc:
-        raise UserError(f"--faiss '{factory}' cannot be trained on {len(vectors)} papers "
-                        f"({str(exc).splitlines()[-1][:80]}); use Flat or HNSW32,Flat") from None
+        raise UserError(
+            f"--faiss '{factory}' cannot be trained on {len(vectors)} papers "
+            f"({str(exc).splitlines()[-1][:80]}); use Flat or HNSW32,Flat"
+        ) from None
     return ann
 
 
@@ -51,7 +55,7 @@ def recall_at_10(ann, vectors: np.ndarray, seed: int = 0) -> float:
     k = min(10, len(vectors))
     _, exact = faiss.knn(queries, np.ascontiguousarray(vectors), k, metric=faiss.METRIC_INNER_PRODUCT)
     _, found = ann.search(queries, k)
-    return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(exact, found)]))
+    return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(exact, found, strict=True)]))
 
 
 def neighbour_overlap(reference: np.ndarray, other: np.ndarray, k: int = 10) -> float:
@@ -62,9 +66,9 @@ def neighbour_overlap(reference: np.ndarray, other: np.ndarray, k: int = 10) -> 
         return 1.0
 
     def nearest(vectors: np.ndarray) -> np.ndarray:
-        return np.argsort(-(vectors @ vectors.T), axis=1)[:, 1: k + 1]
+        return np.argsort(-(vectors @ vectors.T), axis=1)[:, 1 : k + 1]
 
-    return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(nearest(reference), nearest(other))]))
+    return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(nearest(reference), nearest(other), strict=True)]))
 
 
 def tune(ann, vectors: np.ndarray) -> dict:

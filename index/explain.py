@@ -5,18 +5,15 @@ The same function serves the app, ``paperscope explain ID1 ID2`` and notebooks.
 
 from __future__ import annotations
 
-import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from embed.text import split_sentences
-from index.topics import BOILERPLATE
+from paperscope.embed.text import split_sentences
+from paperscope.index.terms import BOILERPLATE, phrases, words
 
-_STOP = ENGLISH_STOP_WORDS | BOILERPLATE
 COMMON_IDF = 1 + np.log(2)  # scikit-learn's smooth IDF of a term in half the papers
-_WORD = re.compile(r"(?u)\b[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]\b")
 
 
 @dataclass
@@ -29,24 +26,27 @@ class Explanation:
 
     def to_dict(self) -> dict:
         """Plain JSON-ready form."""
-        return {"score": self.score, "shared_terms": self.shared_terms,
-                "sentence_pairs": [{"a": a, "b": b, "similarity": s} for a, b, s in self.sentence_pairs]}
+        return {
+            "score": self.score,
+            "shared_terms": self.shared_terms,
+            "sentence_pairs": [{"a": a, "b": b, "similarity": s} for a, b, s in self.sentence_pairs],
+        }
 
 
-def _phrase_counts(text: str) -> dict[str, int]:
-    """Words and two-word phrases of adjacent words, with counts; stop words and boilerplate excluded."""
-    words = [w.lower() for w in _WORD.findall(re.sub(r"\\[a-zA-Z]+|\$[^$]*\$", " ", text))]
-    keep = [w if w not in _STOP and len(w) > 2 else None for w in words]
-    counts: dict[str, int] = {}
-    for phrase in [w for w in keep if w] + [f"{a} {b}" for a, b in zip(keep, keep[1:]) if a and b]:
-        counts[phrase] = counts.get(phrase, 0) + 1
-    return counts
+def _phrase_counts(text: str, stop_words: frozenset[str]) -> Counter:
+    """Words and two-word phrases with counts; stop words, boilerplate, short words and numbers excluded."""
+
+    def is_stop(word: str) -> bool:
+        return word in stop_words or word in BOILERPLATE or len(word) < 3 or not word[0].isalpha()
+
+    return Counter(phrases(words(text), (1, 2), is_stop))
 
 
-def shared_terms(text_a: str, text_b: str, idf_of, limit: int = 6) -> list[str]:
+def shared_terms(text_a: str, text_b: str, idf_of, stop_words: frozenset[str], limit: int = 6) -> list[str]:
     """Words and two-word phrases both texts use, most distinctive first: rare in the corpus (the
-    keyword index's IDF, ``idf_of(term)``), frequent in both texts, phrases before single words."""
-    counts_a, counts_b = _phrase_counts(text_a), _phrase_counts(text_b)
+    keyword index's IDF, ``idf_of(term)``), frequent in both texts, phrases before single words.
+    ``stop_words``: the index's (see :mod:`paperscope.index.terms`)."""
+    counts_a, counts_b = _phrase_counts(text_a, stop_words), _phrase_counts(text_b, stop_words)
 
     def weight(term: str) -> float:
         return idf_of(term) * min(counts_a[term], counts_b[term]) * (1.5 if " " in term else 1.0)
@@ -63,14 +63,17 @@ def shared_terms(text_a: str, text_b: str, idf_of, limit: int = 6) -> list[str]:
     return chosen
 
 
-def explain_pair(text_a: str, text_b: str, score: float, encoder, idf_of, pairs: int = 2) -> Explanation:
+def explain_pair(
+    text_a: str, text_b: str, score: float, encoder, idf_of, stop_words: frozenset[str], pairs: int = 2
+) -> Explanation:
     """Explain the similarity ``score`` of two texts with the model that embedded them.
 
-    ``idf_of(term)`` says how distinctive a shared term is in the corpus (rarer terms first).
+    ``idf_of(term)`` says how distinctive a shared term is in the corpus (rarer terms first);
+    ``stop_words`` are the index's.
     """
     sentences_a, sentences_b = split_sentences(text_a) or [text_a], split_sentences(text_b) or [text_b]
     vectors = encoder.encode(sentences_a + sentences_b, long_text="mean")
-    similarity = vectors[: len(sentences_a)] @ vectors[len(sentences_a):].T
+    similarity = vectors[: len(sentences_a)] @ vectors[len(sentences_a) :].T
     found, used_a, used_b = [], set(), set()
     for flat in np.argsort(-similarity, axis=None):
         i, j = divmod(int(flat), len(sentences_b))
@@ -81,4 +84,6 @@ def explain_pair(text_a: str, text_b: str, score: float, encoder, idf_of, pairs:
         used_b.add(j)
         if len(found) == pairs:
             break
-    return Explanation(score=float(score), sentence_pairs=found, shared_terms=shared_terms(text_a, text_b, idf_of))
+    return Explanation(
+        score=float(score), sentence_pairs=found, shared_terms=shared_terms(text_a, text_b, idf_of, stop_words)
+    )

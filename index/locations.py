@@ -1,14 +1,19 @@
 """Where paperscope keeps things on disk, all under one data folder.
 
-The data folder is ``$PAPERSCOPE_HOME`` if set, else ``$XDG_DATA_HOME/paperscope``, else
-``~/.local/share/paperscope``. Inside it: ``indexes/`` (the default index of the bundled
+The data folder is ``$PAPERSCOPE_HOME`` if set, else the user data folder of the platform
+(platformdirs: ``$XDG_DATA_HOME/paperscope`` or ``~/.local/share/paperscope`` on Linux,
+``~/Library/Application Support/paperscope`` on macOS, ``%LOCALAPPDATA%\\paperscope`` on Windows).
+Inside it: ``indexes/`` (the default index of the bundled
 sample and indexes built from uploads), ``embedding-cache/`` and ``onnx/`` (exported models).
 """
 
 from __future__ import annotations
 
 import os
+from importlib.resources import files
 from pathlib import Path
+
+import platformdirs
 
 SAMPLE_INDEX_NAME = "neurips2025-sample"
 
@@ -17,8 +22,7 @@ def data_home() -> Path:
     """The data folder (see the module docstring)."""
     if os.environ.get("PAPERSCOPE_HOME"):
         return Path(os.environ["PAPERSCOPE_HOME"])
-    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(xdg) / "paperscope"
+    return Path(platformdirs.user_data_dir("paperscope", appauthor=False))
 
 
 def indexes_dir() -> Path:
@@ -42,5 +46,5 @@ def onnx_dir() -> Path:
 
 
 def bundled_corpus() -> list[Path]:
-    """The NeurIPS 2025 sample files shipped in the project's ``data/`` folder."""
-    return sorted((Path(__file__).resolve().parent.parent / "data").glob("neurips2025_*.txt"))
+    """The NeurIPS 2025 sample files, shipped as package data (``paperscope.data``; the repository's ``data/``)."""
+    return sorted(Path(str(files("paperscope.data"))).glob("neurips2025_*.txt"))

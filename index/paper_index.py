@@ -11,18 +11,16 @@ import numpy as np
 import pandas as pd
 import scipy.sparse
 
-from embed.errors import UserError
-from embed.text import normalise_text
-from index import locations, store
-from index.topics import place_on_map
+from paperscope.embed.text import normalise_text
+from paperscope.errors import UserError
+from paperscope.index import locations, store
+from paperscope.index.topics import place_on_map
+from paperscope.options import MODES, check_choice
 
 MAX_QUERY_CHARS = 20_000
-MODES = ("dense", "keyword", "hybrid")
 QUERY_MEMORY = 64
 ROCCHIO_NEGATIVE = 0.5
 ACRONYM = re.compile(r"(?<![\w-])(?=[A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*[A-Z0-9])[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9](?![\w-])")
-# Defaults written into each manifest; chosen by benchmarks/quality.py (see README, "Retrieval quality").
-DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.7}
 
 
 def check_k(k) -> int:
@@ -40,7 +38,9 @@ def clean_query(text) -> str:
     if not text:
         raise UserError("the query is empty; type a few words or an abstract")
     if len(text) > MAX_QUERY_CHARS:
-        raise UserError(f"the query has {len(text):,} characters; the limit is {MAX_QUERY_CHARS:,} (about ten abstracts)")
+        raise UserError(
+            f"the query has {len(text):,} characters; the limit is {MAX_QUERY_CHARS:,} (about ten abstracts)"
+        )
     return text
 
 
@@ -70,7 +70,7 @@ class PaperIndex:
             faiss.downcast_index(self.faiss_index).hnsw.efSearch = self.manifest["search"]["ef_search"]
 
     @classmethod
-    def load(cls, folder: str | Path, model_path: str | Path | None = None, verify: bool = True) -> "PaperIndex":
+    def load(cls, folder: str | Path, model_path: str | Path | None = None, verify: bool = True) -> PaperIndex:
         """Load the index folder; ``model_path`` overrides where the query model is loaded from."""
         folder = Path(folder)
         for _ in range(3):  # a concurrent build may replace the generation while we read it
@@ -91,8 +91,7 @@ class PaperIndex:
     @cached_property
     def encoder(self):
         """The query encoder: the model the index was built with, checked by fingerprint."""
-        from embed.model import Encoder
-        from embed.model import BUNDLED_MODEL_NAME, bundled_model_path
+        from paperscope.embed.model import BUNDLED_MODEL_NAME, Encoder, bundled_model_path
 
         built_with = self.manifest["model"]
         path = self._model_path or built_with["path"]
@@ -102,8 +101,10 @@ class PaperIndex:
             raise UserError(f"the model this index was built with is not at {path}; pass its folder with --model")
         encoder = Encoder(path, onnx_dir=locations.onnx_dir(), quantize=built_with.get("quantize"))
         if encoder.fingerprint != built_with["fingerprint"]:
-            raise UserError(f"the model at {path} (fingerprint {encoder.fingerprint}) is not the one this index was "
-                            f"built with ({built_with['name']}, {built_with['fingerprint']}); rebuild the index or pass --model")
+            raise UserError(
+                f"the model at {path} (fingerprint {encoder.fingerprint}) is not the one this index was "
+                f"built with ({built_with['name']}, {built_with['fingerprint']}); rebuild the index or pass --model"
+            )
         return encoder
 
     def row(self, paper_id: str) -> int:
@@ -114,11 +115,19 @@ class PaperIndex:
         ids = list(self._row_by_id)
         close = difflib.get_close_matches(paper_id, ids, n=3, cutoff=0.6)
         lowered = paper_id.lower()
-        by_title = [pid for pid, title in zip(self.papers["id"], self.papers["title"]) if lowered in title.lower()][:3]
+        by_title = [
+            pid for pid, title in zip(self.papers["id"], self.papers["title"], strict=True) if lowered in title.lower()
+        ][:3]
         suggestions = list(dict.fromkeys(close + by_title))
-        hint = ("; did you mean " + ", ".join(f"{pid} ({self.papers['title'][self._row_by_id[pid]][:50]})"
-                                              for pid in suggestions) + "?") if suggestions else \
-            "; `paperscope search TEXT` finds papers by text"
+        hint = (
+            (
+                "; did you mean "
+                + ", ".join(f"{pid} ({self.papers['title'][self._row_by_id[pid]][:50]})" for pid in suggestions)
+                + "?"
+            )
+            if suggestions
+            else "; `paperscope search TEXT` finds papers by text"
+        )
         raise UserError(f"no paper with id '{paper_id}' in {self.folder}{hint}")
 
     def paper(self, paper_id: str) -> dict:
@@ -139,21 +148,30 @@ class PaperIndex:
     def search_vector(self, vector: np.ndarray, k: int = 10, exclude_rows=()) -> pd.DataFrame:
         """Papers nearest to ``vector`` (normalised, the index's dimension) by cosine, skipping ``exclude_rows``."""
         k = check_k(k)
-        exclude = set(int(r) for r in exclude_rows)
+        exclude = {int(r) for r in exclude_rows}
         wanted = min(k + len(exclude), len(self))
         query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
         scores, rows = self.faiss_index.search(query, wanted)
-        keep = [(row, score) for row, score in zip(rows[0], scores[0]) if row >= 0 and row not in exclude][:k]
+        keep = [(row, score) for row, score in zip(rows[0], scores[0], strict=True) if row >= 0 and row not in exclude][
+            :k
+        ]
         return self._table([row for row, _ in keep], {"score": [score for _, score in keep]})
 
-    def rank(self, vector: np.ndarray | None, keyword_query, k: int = 10, mode: str = "hybrid",
-             exclude_rows=(), hybrid_weight: float | None = None, first_rows=()) -> pd.DataFrame:
+    def rank(
+        self,
+        vector: np.ndarray | None,
+        keyword_query,
+        k: int = 10,
+        mode: str = "hybrid",
+        exclude_rows=(),
+        hybrid_weight: float | None = None,
+        first_rows=(),
+    ) -> pd.DataFrame:
         """Rank all papers by ``mode``: "dense" (cosine of ``vector``), "keyword" (TF-IDF cosine of
         the 1-row sparse ``keyword_query``) or "hybrid" (``hybrid_weight`` x dense + the rest x keyword).
         ``first_rows`` (exact acronym matches) go before all others, in score order."""
         k = check_k(k)
-        if mode not in MODES:
-            raise UserError(f"unknown mode '{mode}'; choose one of {', '.join(MODES)}")
+        check_choice(mode, MODES, "mode")
         if mode == "dense":
             return self.search_vector(vector, k, exclude_rows)
         weight = self.manifest["search"]["hybrid_weight"] if hybrid_weight is None else hybrid_weight
@@ -188,8 +206,14 @@ class PaperIndex:
         rows = np.array([self._row_by_id[paper_id] for paper_id in neighbours["id"]])
         return place_on_map(neighbours["score"].to_numpy(), rows, self.papers[["x", "y"]].to_numpy(dtype=np.float64))
 
-    def similar(self, paper_ids: str | list[str], k: int = 10, mode: str | None = None,
-                negative: list[str] = (), hybrid_weight: float | None = None) -> pd.DataFrame:
+    def similar(
+        self,
+        paper_ids: str | list[str],
+        k: int = 10,
+        mode: str | None = None,
+        negative: list[str] = (),
+        hybrid_weight: float | None = None,
+    ) -> pd.DataFrame:
         """The ``k`` papers most similar to one paper, or to several ("more like these"), and least
         like the ``negative`` ones (Rocchio: mean of the positives minus half the mean of the
         negatives). The given papers are excluded. ``mode``: dense, keyword or hybrid (default:
@@ -208,7 +232,9 @@ class PaperIndex:
         vector = vector / max(np.linalg.norm(vector), 1e-12)
         return self.rank(vector, scipy.sparse.csr_matrix(keyword_query), k, mode, positive + negative, hybrid_weight)
 
-    def search(self, text: str, k: int = 10, mode: str | None = None, hybrid_weight: float | None = None) -> pd.DataFrame:
+    def search(
+        self, text: str, k: int = 10, mode: str | None = None, hybrid_weight: float | None = None
+    ) -> pd.DataFrame:
         """The ``k`` papers most similar to free ``text`` (``mode`` as in :meth:`similar`)."""
         check_k(k)
         mode = mode or self.manifest["search"]["search_mode"]
@@ -242,7 +268,7 @@ class PaperIndex:
     def explain(self, paper_id: str, other_id: str | None = None, query: str | None = None):
         """Why ``paper_id`` is similar to another paper (``other_id``) or to free text (``query``):
         an :class:`index.explain.Explanation` with best sentence pairs and shared distinctive terms."""
-        from index.explain import explain_pair
+        from paperscope.index.explain import explain_pair
 
         if (other_id is None) == (query is None):
             raise UserError("explain needs either a second paper id or a query text")
@@ -252,5 +278,6 @@ class PaperIndex:
         else:
             other_text, other_vector = clean_query(query), self.embed_query(query)
         score = float(self.vectors[row] @ other_vector)
-        return explain_pair(self.papers["abstract"][row], other_text, score, self.encoder, self.keyword.idf_of)
-
+        return explain_pair(
+            self.papers["abstract"][row], other_text, score, self.encoder, self.keyword.idf_of, self.keyword.stop_words
+        )

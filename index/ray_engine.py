@@ -16,6 +16,7 @@ paths (shared storage); the index is written on the machine that runs ``papersco
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from pathlib import Path
@@ -23,11 +24,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from embed.corpus import Admission, abstract_key, embedding_texts, paper_row, read_records
-from embed.errors import UserError
-from index import shards
-from index.build import Embedded
+from paperscope.embed.corpus import Admission, abstract_key, embedding_texts, paper_row, read_records
+from paperscope.errors import UserError
+from paperscope.index import shards
+from paperscope.index.checkpoints import checkpoint
 
+logger = logging.getLogger(__name__)
 EMBED_BATCH = 256  # texts per actor call: large enough to sort by length and keep batches full
 
 
@@ -35,17 +37,34 @@ def _read_file(batch: pd.DataFrame, fields: dict | None) -> pd.DataFrame:
     """One input file's records as paper rows, with their position in the corpus and duplicate keys.
     A file the readers refuse becomes one row holding the error (exceptions lose their type in Ray)."""
     rows = []
-    for file_number, path in zip(batch["file"], batch["path"]):
+    for file_number, path in zip(batch["file"], batch["path"], strict=True):
         try:
             records = read_records(path, fields)
         except UserError as exc:
-            rows.append({"file": file_number, "record": -1, "source": path, "id": "", "text_key": "", "chars": 0,
-                         "error": str(exc)})
+            rows.append(
+                {
+                    "file": file_number,
+                    "record": -1,
+                    "source": path,
+                    "id": "",
+                    "text_key": "",
+                    "chars": 0,
+                    "error": str(exc),
+                }
+            )
             continue
         for record_number, record in enumerate(records):
             row = paper_row(record)
-            rows.append({**row, "file": file_number, "record": record_number, "text_key": abstract_key(row["abstract"]),
-                         "chars": len(row["abstract"]), "error": None})
+            rows.append(
+                {
+                    **row,
+                    "file": file_number,
+                    "record": record_number,
+                    "text_key": abstract_key(row["abstract"]),
+                    "chars": len(row["abstract"]),
+                    "error": None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -58,8 +77,8 @@ class _Embedder:
     """A Ray actor: loads the model once, then embeds batches of admitted records."""
 
     def __init__(self, model_path: str, quantize: str | None, long_text: str, rejected: np.ndarray):
-        from embed.model import Encoder
-        from index import locations
+        from paperscope.embed.model import Encoder
+        from paperscope.index import locations
 
         self.encoder = Encoder(model_path, onnx_dir=locations.onnx_dir(), quantize=quantize)
         self.long_text = long_text
@@ -72,7 +91,7 @@ class _Embedder:
         return batch.assign(tokens=self.encoder.count_tokens(texts), vector=list(vectors))
 
 
-def _start_ray(address: str | None, workers: int | None, log) -> tuple[int, bool]:
+def _start_ray(address: str | None, workers: int | None) -> tuple[int, bool]:
     """Connect to the cluster at ``address`` or start a local Ray; returns (actors, whether we started it)."""
     import ray
 
@@ -83,20 +102,42 @@ def _start_ray(address: str | None, workers: int | None, log) -> tuple[int, bool
         os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")  # Ray's C++ notes on actor restarts
         env = {name: os.environ[name] for name in ("PAPERSCOPE_HOME",) if name in os.environ}
         try:
-            ray.init(address=address, num_cpus=None if address else (workers or os.cpu_count()),
-                     include_dashboard=False, log_to_driver=False, logging_level="error",
-                     runtime_env={"env_vars": env} if env else None)
+            ray.init(
+                address=address,
+                num_cpus=None if address else (workers or os.cpu_count()),
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level="error",
+                runtime_env={"env_vars": env} if env else None,
+            )
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise UserError(f"cannot reach the Ray cluster at {address or 'local'}: {str(exc).splitlines()[0][:160]}") from None
+            raise UserError(
+                f"cannot reach the Ray cluster at {address or 'local'}: {str(exc).splitlines()[0][:160]}"
+            ) from None
     cpus = int(ray.cluster_resources().get("CPU", 1))
     actors = workers or cpus
-    log(f"Ray {ray.__version__}: {'cluster at ' + address if address else 'local'}, {cpus} CPUs, {actors} embedding actors")
+    where = f"cluster at {address}" if address else "local"
+    logger.info("Ray %s: %s, %d CPUs, %d embedding actors", ray.__version__, where, cpus, actors)
     return actors, started
 
 
-def embed_with_ray(inputs, fields, encoder, long_text: str, work: Path, address: str | None, workers: int | None,
-                   log, on_progress):
-    """The Ray engine (see the module docstring): the papers embedded into Parquet shards in ``work``."""
+class RayEngine:
+    """Reads and embeds on Ray Data (see the module docstring): a local Ray with ``workers`` CPUs,
+    or the cluster at ``address``. It does not use the embedding cache."""
+
+    def __init__(self, address: str | None = None, workers: int | None = None):
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+            raise UserError(f"--workers must be a whole number of at least 1, got {workers!r}")
+        self.address = address
+        self.workers = workers
+
+    def embed(self, job: shards.EmbedJob, work: Path, on_progress) -> shards.Embedded:
+        """Embed ``job`` into Parquet shards in ``work``; ``on_progress(fraction, stage)``."""
+        return _embed_with_ray(job, work, self.address, self.workers, on_progress)
+
+
+def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, workers: int | None, on_progress):
+    inputs, fields, encoder, long_text = job.inputs, job.fields, job.encoder, job.long_text
     os.environ.setdefault("RAY_DATA_LOG_LEVEL", "ERROR")  # else several INFO lines per dataset on the console
     try:
         import ray
@@ -106,8 +147,11 @@ def embed_with_ray(inputs, fields, encoder, long_text: str, work: Path, address:
         raise UserError("no corpus files given")
     for path in map(Path, inputs):  # fail before starting Ray for the common mistakes
         if not path.is_file():
-            raise UserError(f"{path}: {'is a directory; pass the corpus files inside it' if path.is_dir() else 'no such file'}")
-    actors, started = _start_ray(address, workers, log)
+            raise UserError(
+                f"{path}: {'is a directory; pass the corpus files inside it' if path.is_dir() else 'no such file'}"
+            )
+    checkpoint("read")
+    actors, started = _start_ray(address, workers)
     seconds = {}
     try:
         context = ray.data.DataContext.get_current()
@@ -117,24 +161,38 @@ def embed_with_ray(inputs, fields, encoder, long_text: str, work: Path, address:
         files = ray.data.from_items([{"file": i, "path": str(Path(p).resolve())} for i, p in enumerate(inputs)])
         records = files.map_batches(_read_file, fn_kwargs={"fields": fields}, batch_size=1, batch_format="pandas")
         records = records.materialize()
-        keys = pd.concat(records.select_columns(["file", "record", "source", "id", "text_key", "chars", "error"])
-                         .iter_batches(batch_format="pandas", batch_size=None)).sort_values(["file", "record"])
+        keys = pd.concat(
+            records.select_columns(["file", "record", "source", "id", "text_key", "chars", "error"]).iter_batches(
+                batch_format="pandas", batch_size=None
+            )
+        ).sort_values(["file", "record"])
         errors = keys["error"].dropna()
         if len(errors):
             raise UserError(errors.iloc[0])
         admission = Admission()
-        admitted = np.array([admission.admit(*row) for row in
-                             zip(keys["source"], keys["id"], keys["text_key"], keys["chars"])], dtype=bool)
+        admitted = np.array(
+            [
+                admission.admit(*row)
+                for row in zip(keys["source"], keys["id"], keys["text_key"], keys["chars"], strict=True)
+            ],
+            dtype=bool,
+        )
         admission.check_found(inputs)
         count = int(admitted.sum())
-        log(f"read {count} papers from {len(inputs)} file(s)")
+        logger.info("read %d papers from %d file(s)", count, len(inputs))
         for line in admission.report.lines():
-            log(f"warning: {line}")
+            logger.warning("warning: %s", line)
         seconds["read"] = round(time.perf_counter() - begin, 3)
+        checkpoint("embed")
         begin = time.perf_counter()
         embedded = records.map_batches(
-            _Embedder, fn_constructor_args=(str(encoder.path), encoder.quantize, long_text, _position(keys)[~admitted]),
-            compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=1, batch_size=EMBED_BATCH, batch_format="pandas")
+            _Embedder,
+            fn_constructor_args=(str(encoder.path), encoder.quantize, long_text, _position(keys)[~admitted]),
+            compute=ray.data.ActorPoolStrategy(size=actors),
+            num_cpus=1,
+            batch_size=EMBED_BATCH,
+            batch_format="pandas",
+        )
         parts, pending, done, last = [], [], 0, -1
         for batch in embedded.iter_batches(batch_format="pandas", batch_size=None):
             positions = _position(batch)
@@ -151,8 +209,13 @@ def embed_with_ray(inputs, fields, encoder, long_text: str, work: Path, address:
     finally:
         if started:
             ray.shutdown()
-    return Embedded(parts, admission.report, count, {"name": "ray", "address": address or "local", "actors": actors,
-                                                      "ray": ray.__version__}, seconds)
+    return shards.Embedded(
+        parts,
+        admission.report,
+        count,
+        {"name": "ray", "address": address or "local", "actors": actors, "ray": ray.__version__},
+        seconds,
+    )
 
 
 def _write_part(work: Path, number: int, batches: list[pd.DataFrame]) -> Path:

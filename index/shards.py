@@ -8,14 +8,17 @@ shards back column by column, so no stage needs every abstract in memory at once
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from embed.corpus import OPTIONAL_FIELDS
+from paperscope.embed.corpus import OPTIONAL_FIELDS, ReadReport, abstract_key, embedding_texts, filled_fields
 
 STRING_COLUMNS = ["id", "title", "abstract", *[f for f in OPTIONAL_FIELDS if f != "year"], "source"]
 PAPER_COLUMNS = ["id", "title", "title_derived", "abstract", *OPTIONAL_FIELDS, "source", "tokens"]
@@ -23,10 +26,13 @@ SHARD_ROWS = 20_000
 
 
 def _schema(dimension: int) -> pa.Schema:
-    types = {"title_derived": pa.bool_(), "year": pa.int64(), "tokens": pa.int64(),
-             **{name: pa.string() for name in STRING_COLUMNS}}
-    return pa.schema([(name, types[name]) for name in PAPER_COLUMNS] +
-                     [("vector", pa.list_(pa.float32(), dimension))])
+    types = {
+        "title_derived": pa.bool_(),
+        "year": pa.int64(),
+        "tokens": pa.int64(),
+        **{name: pa.string() for name in STRING_COLUMNS},
+    }
+    return pa.schema([(name, types[name]) for name in PAPER_COLUMNS] + [("vector", pa.list_(pa.float32(), dimension))])
 
 
 def write_shard(path: Path, papers: pd.DataFrame, vectors: np.ndarray) -> Path:
@@ -39,7 +45,9 @@ def write_shard(path: Path, papers: pd.DataFrame, vectors: np.ndarray) -> Path:
     frame = frame.astype({"title_derived": bool, "tokens": np.int64})  # Ray hands over Arrow-backed dtypes
     schema = _schema(vectors.shape[1])
     table = pa.Table.from_pandas(frame, schema=schema.remove(schema.get_field_index("vector")), preserve_index=False)
-    table = table.append_column("vector", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1]))
+    table = table.append_column(
+        "vector", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1])
+    )
     pq.write_table(table, path)
     del table
     pa.default_memory_pool().release_unused()  # else Arrow's allocator keeps ~100 MB a shard
@@ -69,7 +77,91 @@ def paper_tables(shards: list[Path], keep: list[str], extra: pd.DataFrame):
     start = 0
     for path in shards:
         table = pq.read_table(path, columns=keep)
-        frame = pd.concat([table.to_pandas(), extra.iloc[start: start + table.num_rows].reset_index(drop=True)], axis=1)
+        frame = pd.concat(
+            [table.to_pandas(), extra.iloc[start : start + table.num_rows].reset_index(drop=True)], axis=1
+        )
         schema = pa.schema(list(table.schema) + list(pa.Schema.from_pandas(extra, preserve_index=False)))
         start += table.num_rows
         yield pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+
+
+@dataclass
+class EmbedJob:
+    """What an engine is asked to do: read ``inputs`` and embed their papers with ``encoder``."""
+
+    inputs: list
+    fields: dict | None  # column names overriding the readers' guesses
+    encoder: object  # paperscope.embed.model.Encoder
+    long_text: str
+
+
+@dataclass
+class Embedded:
+    """What an engine hands on: the papers, in corpus order, embedded into Parquet shards."""
+
+    shards: list[Path]
+    read_report: ReadReport
+    embedded: int  # texts embedded anew (the others came from the cache)
+    engine: dict  # the manifest's "engine" section
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+class Engine(Protocol):
+    """Reads and embeds a corpus into shards: ``LocalEngine`` (this process) or ``RayEngine``."""
+
+    def embed(self, job: EmbedJob, work: Path, on_progress) -> Embedded:
+        """Embed ``job`` into Parquet shards written in ``work``; ``on_progress(fraction, stage)``."""
+
+
+class ShardSet:
+    """The embedded papers as the later stages of a build read them: column by column, shard by shard."""
+
+    def __init__(self, parts: list[Path]):
+        self.parts = parts
+        self.lengths = shard_lengths(parts)
+        self.count = sum(self.lengths)
+
+    def columns(self, names: list[str]):
+        """Each shard's ``names`` columns, in order."""
+        return (read_columns(path, names) for path in self.parts)
+
+    def texts(self):
+        """The embedded text of every paper, in order."""
+        for frame in self.columns(["title", "abstract", "title_derived"]):
+            yield from embedding_texts(frame)
+
+    def texts_of(self, rows: np.ndarray) -> list[str]:
+        """The embedded texts of the given (sorted) rows."""
+        found, start = [], 0
+        for path, length in zip(self.parts, self.lengths, strict=True):
+            local = rows[(rows >= start) & (rows < start + length)] - start
+            if len(local):
+                found += embedding_texts(read_columns(path, ["title", "abstract", "title_derived"]).iloc[local])
+            start += length
+        return found
+
+    def vectors(self, path: Path) -> np.ndarray:
+        """All vectors, copied shard by shard into a memory-mapped .npy file at ``path``."""
+        first = read_vectors(self.parts[0])
+        vectors = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(self.count, first.shape[1]))
+        start = 0
+        for part in self.parts:
+            block = read_vectors(part)
+            vectors[start : start + len(block)] = block
+            start += len(block)
+        pa.default_memory_pool().release_unused()  # else Arrow's allocator keeps the decoded shards' pages
+        return vectors
+
+    def summary(self) -> tuple[list[str], np.ndarray, list[str], str]:
+        """Ids, word pieces per text, the optional fields some paper fills, and the corpus fingerprint."""
+        ids, tokens, filled, keys = [], [], set(), []
+        for frame in self.columns(["id", "abstract", "tokens", *OPTIONAL_FIELDS]):
+            ids += frame["id"].tolist()
+            tokens.append(frame["tokens"].to_numpy())
+            filled |= filled_fields(frame)
+            keys += [
+                f"{paper_id}\0{abstract_key(text)}"
+                for paper_id, text in zip(frame["id"], frame["abstract"], strict=True)
+            ]
+        fingerprint = hashlib.sha256("\0".join(sorted(keys)).encode()).hexdigest()[:16]
+        return ids, np.concatenate(tokens), [name for name in OPTIONAL_FIELDS if name in filled], fingerprint

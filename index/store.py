@@ -21,10 +21,8 @@ Old generations and leftover temporary folders are removed by the next build.
 from __future__ import annotations
 
 import datetime
-import fcntl
 import hashlib
 import json
-import os
 import shutil
 import uuid
 from contextlib import contextmanager
@@ -33,14 +31,22 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from filelock import FileLock, Timeout
 
-from embed.errors import UserError
-from index.keyword import KeywordIndex
+from paperscope.errors import UserError
+from paperscope.files import TEMPORARY_PREFIX, atomic_path
+from paperscope.index.checkpoints import checkpoint
+from paperscope.index.keyword import KeywordIndex
 
 FORMAT_NAME = "paperscope-index"
-FORMAT_VERSION = 3  # 2: keyword index added; 3: its stop words stored
+FORMAT_VERSION = 4  # 2: keyword index added; 3: its stop words stored; 4: terms from index.terms
 VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
-    "vectors.npy", "faiss.index", "papers.parquet", "clusters.parquet", "manifest.json")
+    "vectors.npy",
+    "faiss.index",
+    "papers.parquet",
+    "clusters.parquet",
+    "manifest.json",
+)
 KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE = "keyword.npz", "keyword_terms.json"
 POINTER_FILE, LOCK_FILE = "CURRENT", ".build.lock"
 
@@ -54,24 +60,16 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _fsync_folder(folder: Path) -> None:
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 @contextmanager
 def build_lock(folder: Path):
     """Hold the folder's build lock; a second build into the same folder fails clearly."""
     created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / LOCK_FILE, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise UserError(f"{folder}: another build is writing this index; wait for it or use another -o") from None
+    try:
+        lock = FileLock(folder / LOCK_FILE, blocking=False).acquire()
+    except Timeout:
+        raise UserError(f"{folder}: another build is writing this index; wait for it or use another -o") from None
+    with lock:
         try:
             yield
         except BaseException:
@@ -112,31 +110,31 @@ def write_generation(folder: Path, generation: Generation) -> Path:
     """Write one complete index generation into ``folder`` and make it current (call under build_lock)."""
     import faiss
 
-    temporary = folder / f".tmp-{uuid.uuid4().hex[:8]}"
-    temporary.mkdir()
-    try:
-        np.save(temporary / VECTORS_FILE, np.ascontiguousarray(generation.vectors, dtype=np.float32), allow_pickle=False)
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
+    target = folder / f"gen-{stamp}-{uuid.uuid4().hex[:6]}"
+    with atomic_path(target) as temporary:
+        temporary.mkdir()
+        np.save(
+            temporary / VECTORS_FILE, np.ascontiguousarray(generation.vectors, dtype=np.float32), allow_pickle=False
+        )
         faiss.write_index(generation.faiss_index, str(temporary / FAISS_FILE))
         _write_papers(temporary / PAPERS_FILE, generation.papers)
         generation.clusters.to_parquet(temporary / CLUSTERS_FILE, index=False)
         generation.keyword.save(temporary, KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE)
         written = sorted(p.name for p in temporary.iterdir())
-        manifest = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, **generation.manifest,
-                    "files": {name: {"bytes": (temporary / name).stat().st_size, "sha256": file_digest(temporary / name)}
-                              for name in written}}
+        manifest = {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            **generation.manifest,
+            "files": {
+                name: {"bytes": (temporary / name).stat().st_size, "sha256": file_digest(temporary / name)}
+                for name in written
+            },
+        }
         (temporary / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, default=str))
-        for path in temporary.iterdir():
-            with open(path, "rb") as handle:
-                os.fsync(handle.fileno())
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
-        target = folder / f"gen-{stamp}-{uuid.uuid4().hex[:6]}"
-        os.rename(temporary, target)
-        pointer = folder / f".{POINTER_FILE}.{uuid.uuid4().hex[:8]}"
+        checkpoint("commit")
+    with atomic_path(folder / POINTER_FILE) as pointer:
         pointer.write_text(target.name + "\n")
-        os.replace(pointer, folder / POINTER_FILE)
-        _fsync_folder(folder)
-    finally:
-        shutil.rmtree(temporary, ignore_errors=True)
     remove_stale(folder)
     return target
 
@@ -146,7 +144,7 @@ def remove_stale(folder: Path) -> None:
     current = current_generation_name(folder)
     for path in folder.iterdir():
         stale_generation = path.name.startswith("gen-") and path.name != current
-        leftover = path.name.startswith((".tmp-", f".{POINTER_FILE}."))
+        leftover = path.name.startswith(TEMPORARY_PREFIX)
         if stale_generation or leftover:
             if path.is_dir():
                 shutil.rmtree(path, ignore_errors=True)
@@ -196,15 +194,19 @@ def read_generation(folder: str | Path, verify: bool = True) -> Generation:
     except json.JSONDecodeError as exc:
         raise UserError(f"{source / MANIFEST_FILE}: corrupt ({exc.msg}); rebuild the index ({hint})") from None
     if manifest.get("format") != FORMAT_NAME or manifest.get("format_version") != FORMAT_VERSION:
-        raise UserError(f"{folder}: index format {manifest.get('format_version')!r}, this paperscope reads "
-                        f"version {FORMAT_VERSION}; rebuild the index ({hint})")
+        raise UserError(
+            f"{folder}: index format {manifest.get('format_version')!r}, this paperscope reads "
+            f"version {FORMAT_VERSION}; rebuild the index ({hint})"
+        )
     for file_name, expected in manifest.get("files", {}).items():
         path = source / file_name
         if not path.is_file():
             raise UserError(f"{path}: missing; rebuild the index ({hint})")
         if path.stat().st_size != expected["bytes"]:
-            raise UserError(f"{path}: {path.stat().st_size} bytes, the manifest says {expected['bytes']} "
-                            f"(truncated?); rebuild the index ({hint})")
+            raise UserError(
+                f"{path}: {path.stat().st_size} bytes, the manifest says {expected['bytes']} "
+                f"(truncated?); rebuild the index ({hint})"
+            )
         if verify and file_digest(path) != expected["sha256"]:
             raise UserError(f"{path}: checksum does not match the manifest (corrupted); rebuild the index ({hint})")
     try:
@@ -214,10 +216,18 @@ def read_generation(folder: str | Path, verify: bool = True) -> Generation:
         clusters = pd.read_parquet(source / CLUSTERS_FILE)
         keyword = KeywordIndex.load(source, KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE)
     except (OSError, ValueError, RuntimeError, KeyError) as exc:  # faiss raises RuntimeError
-        raise UserError(f"{source}: unreadable ({str(exc).splitlines()[0][:120]}); rebuild the index ({hint})") from None
+        raise UserError(
+            f"{source}: unreadable ({str(exc).splitlines()[0][:120]}); rebuild the index ({hint})"
+        ) from None
     expected_shape = (manifest["count"], manifest["dimension"])
-    if vectors.shape != expected_shape or faiss_index.ntotal != manifest["count"] or len(papers) != manifest["count"] \
-            or keyword.matrix.shape[0] != manifest["count"]:
-        raise UserError(f"{source}: vectors {vectors.shape}, FAISS {faiss_index.ntotal} rows and "
-                        f"{len(papers)} papers disagree with the manifest {expected_shape}; rebuild the index ({hint})")
+    if (
+        vectors.shape != expected_shape
+        or faiss_index.ntotal != manifest["count"]
+        or len(papers) != manifest["count"]
+        or keyword.matrix.shape[0] != manifest["count"]
+    ):
+        raise UserError(
+            f"{source}: vectors {vectors.shape}, FAISS {faiss_index.ntotal} rows and "
+            f"{len(papers)} papers disagree with the manifest {expected_shape}; rebuild the index ({hint})"
+        )
     return Generation(manifest, vectors, faiss_index, papers, clusters, keyword)

@@ -14,12 +14,13 @@ umap and numba are imported here only, and only by a build.
 
 from __future__ import annotations
 
-import re
 import warnings
 
 import numpy as np
 import pandas as pd
 import scipy.sparse
+
+from paperscope.index.terms import BOILERPLATE, english_stop_words, phrases, words
 
 SEED = 42
 TRUST_K = 10
@@ -28,39 +29,6 @@ MIN_CLUSTER_PAPERS = 6
 MAP_SAMPLE = 50_000  # larger corpora: layout and clusters fitted on a sample this big, the rest placed
 PLACE_K = 5  # laid-out neighbours that place a paper or a query on the map
 UNCLUSTERED = -1
-BOILERPLATE = {
-    "propose", "proposed", "proposes", "method", "methods", "result", "results", "paper", "novel", "approach",
-    "approaches", "show", "shows", "demonstrate", "demonstrates", "experiment", "experiments", "experimental",
-    "performance", "state", "art", "existing", "based", "work", "new", "task", "tasks", "model", "models",
-    "framework", "study", "problem", "problems", "use", "using", "used", "introduce", "present", "achieve",
-    "achieves", "significantly", "significant", "effective", "effectiveness", "extensive", "code", "available",
-    "github", "com", "https", "http", "key", "challenge", "challenges", "however", "specifically", "outperforms",
-    "improve", "improves", "improved", "improvement", "various", "furthermore", "moreover", "address", "despite",
-    "recent", "recently", "different", "provide", "provides", "datasets", "dataset", "data", "benchmark",
-    "benchmarks", "analysis", "theoretical", "empirical", "empirically", "leverage", "leverages", "leveraging",
-    "enable", "enables", "remains", "including", "learning", "large", "high", "time", "training", "generation",
-    "textit", "textbf", "emph", "mathcal", "href", "url", "times", "baselines", "real", "world", "real-world",
-    "publicly", "release", "lack", "limited", "first", "well", "also", "often", "well-known", "while", "via",
-    "neural", "network", "networks", "deep", "accuracy", "efficient", "efficiency", "robust", "robustness",
-    "scalable", "simple", "strong", "superior", "state-of-the-art", "inference", "prediction", "predictions",
-    "information", "algorithm", "algorithms", "settings", "setting", "applications", "application", "design",
-    "designed", "compared", "practical", "process", "critical", "crucial", "shown", "studies",
-    # academic filler that is frequent everywhere but names no topic
-    "multiple", "capabilities", "capability", "count", "counts", "diverse", "additionally", "providing", "inspired",
-    "automated", "challenging", "evaluation", "evaluate", "evaluated", "evaluating", "optimal", "minimize",
-    "selection", "architecture", "architectures", "feature", "features", "effect", "effects", "impact", "level",
-    "levels", "number", "numbers", "range", "set", "sets", "way", "ways", "terms", "term", "order", "case", "cases",
-    "insights", "insight", "potential", "promising", "widely", "commonly", "typically", "particular",
-    "particularly", "increasingly", "substantial", "substantially", "remarkable", "fundamental", "fundamentally",
-    "unique", "general", "specific", "standard", "current", "traditional", "conventional", "prior", "previous",
-    "pretrained", "pre-trained", "unknown", "independent", "false", "true", "accurate", "reliable", "reliably",
-    "consistent", "consistency", "quality", "cost", "costs", "costly", "complex", "complexity", "scale", "scales",
-    "across", "within", "without", "among", "component", "components", "module", "modules", "strategy", "strategies",
-    "technique", "techniques", "mechanism", "mechanisms", "system", "systems", "solution", "solutions", "tool",
-    "tools", "guarantee", "guarantees", "theory", "practice", "understanding", "behavior",
-    "behaviour", "making", "make", "makes", "allows", "allow", "require", "requires", "required", "requiring",
-    "later", "nature", "reduce", "reduces", "reducing", "score", "scores",
-}
 
 
 def knn_graph(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +43,7 @@ def knn_graph(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     if not (indices[:, 0] == own).all():  # exact duplicates can tie with the paper itself
         for row in np.flatnonzero(indices[:, 0] != own):
             others = [i for i in indices[row] if i != row][: k - 1]
-            indices[row] = [row] + others
+            indices[row] = [row, *others]
             similarities[row] = [1.0] + [float(vectors[row] @ vectors[i]) for i in others]
     return indices.astype(np.int64), np.clip(1.0 - similarities, 0.0, 2.0).astype(np.float32)
 
@@ -86,9 +54,15 @@ def _umap(vectors, knn, n_components: int, min_dist: float) -> np.ndarray:
     n_neighbors = min(15, len(vectors) - 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "n_jobs overridden by random_state": reproducibility wins
-        reducer = umap.UMAP(n_neighbors=n_neighbors, n_components=n_components, metric="cosine",
-                            min_dist=min_dist, random_state=SEED, init="spectral" if len(vectors) > 10 else "pca",
-                            precomputed_knn=(knn[0][:, :n_neighbors], knn[1][:, :n_neighbors]))
+        reducer = umap.UMAP(
+            n_neighbors=n_neighbors,
+            n_components=n_components,
+            metric="cosine",
+            min_dist=min_dist,
+            random_state=SEED,
+            init="spectral" if len(vectors) > 10 else "pca",
+            precomputed_knn=(knn[0][:, :n_neighbors], knn[1][:, :n_neighbors]),
+        )
         return reducer.fit_transform(vectors).astype(np.float32)
 
 
@@ -97,8 +71,13 @@ def layout(vectors: np.ndarray, knn: tuple[np.ndarray, np.ndarray]) -> tuple[np.
     count = len(vectors)
     if count >= MIN_UMAP_PAPERS:
         coords = _umap(vectors, knn, n_components=2, min_dist=0.1)
-        return coords, {"method": "umap", "n_neighbors": min(15, count - 1), "metric": "cosine", "seed": SEED,
-                        "precomputed_knn": True}
+        return coords, {
+            "method": "umap",
+            "n_neighbors": min(15, count - 1),
+            "metric": "cosine",
+            "seed": SEED,
+            "precomputed_knn": True,
+        }
     centred = vectors - vectors.mean(axis=0)
     _, _, components = np.linalg.svd(centred, full_matrices=False)
     coords = np.zeros((count, 2), dtype=np.float32)
@@ -116,57 +95,50 @@ def cluster(vectors: np.ndarray, knn: tuple[np.ndarray, np.ndarray]) -> tuple[np
         return np.full(count, UNCLUSTERED), {"method": "none", "reason": f"fewer than {MIN_CLUSTER_PAPERS} papers"}
     space = _umap(vectors, knn, n_components=5, min_dist=0.0) if count >= 20 else vectors
     min_cluster_size = max(3, round(np.sqrt(count) / 1.5))
-    labels = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=1, copy=True,
-                     cluster_selection_method="leaf").fit_predict(space)
-    return labels.astype(np.int64), {"method": "hdbscan", "space": "umap-5d" if count >= 20 else "embeddings",
-                                     "min_cluster_size": min_cluster_size, "selection": "leaf"}
-
-
-_WORD = re.compile(r"(?u)\b[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]\b")
+    labels = HDBSCAN(
+        min_cluster_size=min_cluster_size, min_samples=1, copy=True, cluster_selection_method="leaf"
+    ).fit_predict(space)
+    return labels.astype(np.int64), {
+        "method": "hdbscan",
+        "space": "umap-5d" if count >= 20 else "embeddings",
+        "min_cluster_size": min_cluster_size,
+        "selection": "leaf",
+    }
 
 
 def _singular(term: str) -> str:
     return " ".join(word[:-1] if word.endswith("s") and len(word) > 3 else word for word in term.split())
 
 
-def _clean_for_terms(text: str) -> str:
-    text = re.sub(r"\\[a-zA-Z]+|https?://\S+|\$[^$]*\$", " ", text)
-    return re.sub(r"[{}_*`]", " ", text)
-
-
 def cluster_terms(texts: list[str], labels: np.ndarray, n_terms: int = 4) -> dict[int, list[str]]:
     """The most distinctive terms of each cluster by class-based TF-IDF (BERTopic's c-TF-IDF)."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+    from sklearn.feature_extraction.text import CountVectorizer
 
     clusters = sorted(set(labels.tolist()) - {UNCLUSTERED})
     if not clusters:
         return {}
-    def phrases(text: str) -> list[str]:
-        """Words and 2–3-word phrases of adjacent words: no English stop word or adverb anywhere, not
-        starting with boilerplate ("video generation" and "reinforcement learning" count; "learning"
-        alone and "state-of-the-art llms" do not)."""
-        words = _WORD.findall(_clean_for_terms(text).lower())
-        found = []
-        for n in (1, 2, 3):
-            for i in range(len(words) - n + 1):
-                window = words[i: i + n]
-                if ENGLISH_STOP_WORDS.intersection(window) or any(w.endswith("ly") for w in window):
-                    continue
-                if window[0] in BOILERPLATE:
-                    continue
-                found.append(" ".join(window))
-        return found
+    stop_words = english_stop_words()
 
-    vectorizer = CountVectorizer(analyzer=phrases, binary=True)
+    def is_stop(word: str) -> bool:
+        return word in stop_words or word.endswith("ly") or not word[0].isalpha()
+
+    def candidates(text: str) -> list[str]:
+        """Words and 2–3-word phrases: no English stop word, adverb or number anywhere, not starting
+        with boilerplate ("video generation" and "reinforcement learning" count; "learning" alone and
+        "state-of-the-art llms" do not)."""
+        return [term for term in phrases(words(text), (1, 2, 3), is_stop) if term.split(" ", 1)[0] not in BOILERPLATE]
+
+    vectorizer = CountVectorizer(analyzer=candidates, binary=True)
     try:
         presence = vectorizer.fit_transform(texts)  # paper x term, 1 where the paper uses the term
     except ValueError:  # not one term (say, no Latin letters): the clusters get numbered names
         return {label: [] for label in clusters}
     vocabulary = vectorizer.get_feature_names_out()
-    classes = clusters + [UNCLUSTERED]
+    classes = [*clusters, UNCLUSTERED]
     class_of_paper = np.where(labels == UNCLUSTERED, len(clusters), np.searchsorted(clusters, labels))
-    membership = scipy.sparse.csr_matrix((np.ones(len(labels)), (class_of_paper, np.arange(len(labels)))),
-                                         shape=(len(classes), len(labels)))
+    membership = scipy.sparse.csr_matrix(
+        (np.ones(len(labels)), (class_of_paper, np.arange(len(labels)))), shape=(len(classes), len(labels))
+    )
     # Count each term once per paper, so one abstract repeating a word cannot name its cluster.
     # Sparse (class x term): a dense one is classes x vocabulary, gigabytes for 50,000 abstracts.
     counts = (membership @ presence).tocsr()
@@ -177,16 +149,16 @@ def cluster_terms(texts: list[str], labels: np.ndarray, n_terms: int = 4) -> dic
     sizes = np.bincount(class_of_paper, minlength=len(classes))
     terms = {}
     for row, label in enumerate(clusters):
-        columns = counts.indices[counts.indptr[row]: counts.indptr[row + 1]]
-        in_papers = counts.data[counts.indptr[row]: counts.indptr[row + 1]]
+        columns = counts.indices[counts.indptr[row] : counts.indptr[row + 1]]
+        in_papers = counts.data[counts.indptr[row] : counts.indptr[row + 1]]
         scores = in_papers / max(in_papers.sum(), 1) * term_weight[columns]
         chosen: list[str] = []
         for position in np.argsort(-scores, kind="stable"):
             term = vocabulary[columns[position]]
             if in_papers[position] < min(2, sizes[row]):
                 continue  # used by a single paper of the cluster: not the cluster's topic
-            words = set(_singular(term).split())
-            if any(words & set(_singular(kept).split()) for kept in chosen):
+            term_words = set(_singular(term).split())
+            if any(term_words & set(_singular(kept).split()) for kept in chosen):
                 continue  # "graph" or "neural networks gnns" after "graph neural networks": nothing new
             chosen.append(term)
             if len(chosen) == n_terms:
@@ -201,7 +173,9 @@ def name_clusters(terms: dict[int, list[str]]) -> dict[int, str]:
     for label, label_terms in terms.items():
         candidates = [", ".join(label_terms[:size]) for size in range(min(2, len(label_terms)), len(label_terms) + 1)]
         candidates = [name for name in candidates if name] or [f"topic {label + 1}"]
-        names[label] = next((name for name in candidates if name not in names.values()), f"{candidates[-1]} ({label + 1})")
+        names[label] = next(
+            (name for name in candidates if name not in names.values()), f"{candidates[-1]} ({label + 1})"
+        )
     return names
 
 
@@ -219,7 +193,7 @@ def map_trust(knn_indices: np.ndarray, coords: np.ndarray, k: int = TRUST_K) -> 
     _, near = flat.search(points, k + 1)  # each point itself first, unless another lies on it
     others_first = np.argsort(near == np.arange(count)[:, None], axis=1, kind="stable")
     on_map = np.take_along_axis(near, others_first, axis=1)[:, :k]
-    return _shared(knn_indices[:, 1: k + 1], on_map)
+    return _shared(knn_indices[:, 1 : k + 1], on_map)
 
 
 def _shared(rows: np.ndarray, other_rows: np.ndarray) -> np.ndarray:
@@ -234,8 +208,9 @@ def place_on_map(similarities: np.ndarray, neighbours: np.ndarray, coords: np.nd
     return (weights[..., None] * coords[neighbours]).sum(axis=-2) / weights.sum(axis=-1, keepdims=True)
 
 
-def _place_rest(vectors, rest: np.ndarray, sample_vectors: np.ndarray, coords: np.ndarray, labels: np.ndarray,
-                chunk: int = 20_000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _place_rest(
+    vectors, rest: np.ndarray, sample_vectors: np.ndarray, coords: np.ndarray, labels: np.ndarray, chunk: int = 20_000
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positions, cluster labels (similarity-weighted vote of the nearest laid-out papers) and map
     trust (against the laid-out papers) of the papers outside the layout sample."""
     import faiss
@@ -244,11 +219,16 @@ def _place_rest(vectors, rest: np.ndarray, sample_vectors: np.ndarray, coords: n
     on_map.add(np.ascontiguousarray(coords))
     k = min(TRUST_K, len(sample_vectors))
     classes = np.unique(labels)
-    placed, voted, trust = np.empty((len(rest), 2), np.float32), np.empty(len(rest), np.int64), np.empty(len(rest), np.float32)
+    placed, voted, trust = (
+        np.empty((len(rest), 2), np.float32),
+        np.empty(len(rest), np.int64),
+        np.empty(len(rest), np.float32),
+    )
     for start in range(0, len(rest), chunk):
-        rows = rest[start: start + chunk]
-        similarities, neighbours = faiss.knn(np.ascontiguousarray(vectors[rows], dtype=np.float32), sample_vectors, k,
-                                             metric=faiss.METRIC_INNER_PRODUCT)
+        rows = rest[start : start + chunk]
+        similarities, neighbours = faiss.knn(
+            np.ascontiguousarray(vectors[rows], dtype=np.float32), sample_vectors, k, metric=faiss.METRIC_INNER_PRODUCT
+        )
         where = place_on_map(similarities[:, :PLACE_K], neighbours[:, :PLACE_K], coords).astype(np.float32)
         weights = np.maximum(similarities[:, :PLACE_K], 1e-6) ** 4
         votes = np.stack([(weights * (labels[neighbours[:, :PLACE_K]] == c)).sum(axis=1) for c in classes], axis=1)
@@ -259,8 +239,9 @@ def _place_rest(vectors, rest: np.ndarray, sample_vectors: np.ndarray, coords: n
     return placed, voted, trust
 
 
-def topic_map(vectors: np.ndarray, texts_of, ids: list[str],
-              sample_size: int = MAP_SAMPLE) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+def topic_map(
+    vectors: np.ndarray, texts_of, ids: list[str], sample_size: int = MAP_SAMPLE
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Everything the map needs, per paper and per cluster, plus a manifest section.
 
     ``texts_of(rows)`` returns the embedded texts of the given rows (only the layout sample's are
@@ -284,9 +265,15 @@ def topic_map(vectors: np.ndarray, texts_of, ids: list[str],
     coords[sample], labels[sample], trust[sample] = sample_coords, sample_labels, map_trust(knn[0], sample_coords)
     rest = np.setdiff1d(np.arange(count), sample)
     if len(rest):
-        coords[rest], labels[rest], trust[rest] = _place_rest(vectors, rest, sample_vectors, sample_coords, sample_labels)
-        layout_info = {**layout_info, "fitted_on": len(sample), "placed": len(rest),
-                       "placement": f"similarity^4-weighted mean of the {PLACE_K} nearest laid-out papers"}
+        coords[rest], labels[rest], trust[rest] = _place_rest(
+            vectors, rest, sample_vectors, sample_coords, sample_labels
+        )
+        layout_info = {
+            **layout_info,
+            "fitted_on": len(sample),
+            "placed": len(rest),
+            "placement": f"similarity^4-weighted mean of the {PLACE_K} nearest laid-out papers",
+        }
     terms = cluster_terms(texts_of(sample), sample_labels)
     names = name_clusters(terms)
     rows = []
@@ -297,17 +284,34 @@ def topic_map(vectors: np.ndarray, texts_of, ids: list[str],
         central = sampled[np.argsort(-(vectors[sampled] @ centroid))[:3]]
         median = np.median(coords[members], axis=0)
         anchor = coords[members[np.argmin(((coords[members] - median) ** 2).sum(1))]]
-        rows.append({"cluster": label, "name": names[label], "terms": terms[label], "size": len(members),
-                     "central_ids": [ids[i] for i in central], "x": float(anchor[0]), "y": float(anchor[1]),
-                     "map_trust": float(trust[members].mean())})
+        rows.append(
+            {
+                "cluster": label,
+                "name": names[label],
+                "terms": terms[label],
+                "size": len(members),
+                "central_ids": [ids[i] for i in central],
+                "x": float(anchor[0]),
+                "y": float(anchor[1]),
+                "map_trust": float(trust[members].mean()),
+            }
+        )
     clusters = pd.DataFrame(rows, columns=["cluster", "name", "terms", "size", "central_ids", "x", "y", "map_trust"])
-    per_paper = pd.DataFrame({"x": coords[:, 0], "y": coords[:, 1], "cluster": labels,
-                              "cluster_name": [names.get(label, "unclustered") for label in labels],
-                              "map_trust": trust})
+    per_paper = pd.DataFrame(
+        {
+            "x": coords[:, 0],
+            "y": coords[:, 1],
+            "cluster": labels,
+            "cluster_name": [names.get(label, "unclustered") for label in labels],
+            "map_trust": trust,
+        }
+    )
     trust_info = {"k": min(TRUST_K, len(sample) - 1), "mean": float(trust.mean())}
     if len(rest):
         trust_info.update(laid_out=float(trust[sample].mean()), placed=float(trust[rest].mean()))
-    manifest = {"layout": layout_info,
-                "clusters": {**cluster_info, "count": len(names), "unclustered": int((labels == UNCLUSTERED).sum())},
-                "map_trust": trust_info}
+    manifest = {
+        "layout": layout_info,
+        "clusters": {**cluster_info, "count": len(names), "unclustered": int((labels == UNCLUSTERED).sum())},
+        "map_trust": trust_info,
+    }
     return per_paper, clusters, manifest

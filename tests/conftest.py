@@ -21,7 +21,7 @@ def data_home(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def encoder():
     """The bundled all-MiniLM-L6-v2, loaded once."""
-    from embed import Encoder
+    from paperscope.embed.model import Encoder
 
     return Encoder()
 
@@ -29,16 +29,17 @@ def encoder():
 @pytest.fixture(scope="session")
 def sample_index_dir(tmp_path_factory, data_home) -> Path:
     """An index of the bundled NeurIPS 2025 sample, built once with the real model."""
-    from index import build_index, locations
+    from paperscope import build_index
+    from paperscope.index import locations
 
     folder = tmp_path_factory.mktemp("sample") / "index"
-    build_index(locations.bundled_corpus(), folder, log=lambda line: None)
+    build_index(locations.bundled_corpus(), folder)
     return folder
 
 
 @pytest.fixture(scope="session")
 def sample_index(sample_index_dir):
     """The loaded sample index."""
-    from index import PaperIndex
+    from paperscope import PaperIndex
 
     return PaperIndex.load(sample_index_dir)

@@ -6,10 +6,11 @@ import sys
 
 import pytest
 
-from benchmarks.duplicates_threshold import edited_versions
-from embed import UserError, read_corpus
-from index import PaperIndex, build_index, locations, near_duplicates, outliers
-from index.analysis import DUPLICATE_THRESHOLD
+from paperscope import PaperIndex, UserError, build_index, near_duplicates, outliers
+from paperscope.embed.corpus import read_corpus
+from paperscope.index import locations
+from paperscope.index.evaluation import edited_versions
+from paperscope.options import DUPLICATE_THRESHOLD
 
 
 @pytest.fixture(scope="module")
@@ -17,13 +18,16 @@ def index_with_versions(tmp_path_factory):
     """The sample plus edited versions of three of its abstracts, as a second upload would add."""
     papers, _ = read_corpus(locations.bundled_corpus())
     folder = tmp_path_factory.mktemp("versions")
-    edits = [edited_versions(papers["abstract"][row])[edit] for row, edit in
-             [(2, "sentences swapped"), (11, "reworded"), (25, "every 15th word dropped")]]
+    edits = [
+        edited_versions(papers["abstract"][row])[edit]
+        for row, edit in [(2, "sentences swapped"), (11, "reworded"), (25, "every 15th word dropped")]
+    ]
     (folder / "versions.txt").write_text("\n\n".join(edits))
-    build_index(locations.bundled_corpus() + [folder / "versions.txt"], folder / "index", log=lambda line: None)
+    build_index([*locations.bundled_corpus(), folder / "versions.txt"], folder / "index")
     return PaperIndex.load(folder / "index"), [papers["id"][row] for row in (2, 11, 25)]
 
 
+@pytest.mark.slow
 def test_edited_versions_are_found_and_different_papers_are_not(index_with_versions):
     index, originals = index_with_versions
     pairs = near_duplicates(index)
@@ -51,12 +55,13 @@ def test_outliers_are_the_papers_farthest_from_all_others(sample_index):
 
 
 def test_explain_gives_matching_sentences_and_shared_terms(sample_index):
-    titles = dict(zip(sample_index.papers["title"], sample_index.papers["id"]))
+    titles = dict(zip(sample_index.papers["title"], sample_index.papers["id"], strict=True))
     asdsv = next(i for t, i in titles.items() if t.startswith("ASDSV"))
     jenga = next(i for t, i in titles.items() if t.startswith("Jenga"))
     why = sample_index.explain(asdsv, other_id=jenga)
-    assert why.score == pytest.approx(float(sample_index.vectors[sample_index.row(asdsv)] @
-                                            sample_index.vectors[sample_index.row(jenga)]), abs=1e-4)
+    assert why.score == pytest.approx(
+        float(sample_index.vectors[sample_index.row(asdsv)] @ sample_index.vectors[sample_index.row(jenga)]), abs=1e-4
+    )
     assert "vbench" in why.shared_terms and "speedup" in why.shared_terms
     first, second, similarity = why.sentence_pairs[0]
     assert first in sample_index.paper(asdsv)["abstract"] and second in sample_index.paper(jenga)["abstract"]
@@ -69,10 +74,20 @@ def test_explain_gives_matching_sentences_and_shared_terms(sample_index):
 
 def test_cli_explain_and_duplicates(sample_index_dir, sample_index):
     first, second = sample_index.papers["id"][0], sample_index.papers["id"][20]
-    command = [sys.executable, "-m", "ui.cli"]
-    explained = json.loads(subprocess.run(command + ["explain", first, second, "--index", str(sample_index_dir), "--json"],
-                                          capture_output=True, text=True, check=True).stdout)
+    command = [sys.executable, "-m", "paperscope.ui.cli"]
+    explained = json.loads(
+        subprocess.run(
+            [*command, "explain", first, second, "--index", str(sample_index_dir), "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     assert set(explained) == {"score", "shared_terms", "sentence_pairs"} and len(explained["sentence_pairs"]) == 2
-    pairs = subprocess.run(command + ["duplicates", "--index", str(sample_index_dir), "--threshold", "0.6", "--json"],
-                           capture_output=True, text=True, check=True)
+    pairs = subprocess.run(
+        [*command, "duplicates", "--index", str(sample_index_dir), "--threshold", "0.6", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(pairs.stdout) == near_duplicates(sample_index, 0.6).to_dict("records")

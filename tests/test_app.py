@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from index import build_index, locations
+from paperscope import build_index
+from paperscope.index import locations
 
 APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
 
@@ -14,8 +15,8 @@ APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
 @pytest.fixture(scope="module")
 def default_index():
     """The bundled sample's index at the default location the app opens."""
-    build_index(locations.bundled_corpus(), locations.default_index_dir(), log=lambda line: None)
-    from index import PaperIndex
+    build_index(locations.bundled_corpus(), locations.default_index_dir())
+    from paperscope import PaperIndex
 
     return PaperIndex.load(locations.default_index_dir())
 
@@ -32,8 +33,11 @@ def _htmls(app) -> list[str]:
 
 
 def _result_titles(app) -> list[str]:
-    return [body.split("<span class='ps-title'>")[1].split("</span>")[0].split(". ", 1)[1]
-            for body in _htmls(app) if "<span class='ps-title'>" in body]
+    return [
+        body.split("<span class='ps-title'>")[1].split("</span>")[0].split(". ", 1)[1]
+        for body in _htmls(app)
+        if "<span class='ps-title'>" in body
+    ]
 
 
 def test_start_shows_the_index_and_asks_for_a_query(default_index):
@@ -50,8 +54,10 @@ def test_free_text_query_lists_k_results_and_goes_into_the_url(default_index):
     titles = _result_titles(app)
     expected = default_index.search("graph neural networks and homophily", k=10, mode="hybrid")["title"].tolist()
     assert titles == [t.replace("&", "&amp;") for t in expected]
-    assert app.query_params["q"] == ["graph neural networks and homophily"] or \
-        app.query_params["q"] == "graph neural networks and homophily"
+    assert (
+        app.query_params["q"] == ["graph neural networks and homophily"]
+        or app.query_params["q"] == "graph neural networks and homophily"
+    )
     app.sidebar.slider(key="k").set_value(3).run()
     assert len(_result_titles(app)) == 3
     assert any("<mark>" in body for body in _htmls(app))  # why-similar evidence with highlighted terms
@@ -103,12 +109,17 @@ def test_unknown_paper_in_the_url_is_ignored_and_bad_query_is_a_message(default_
 
 def test_corpus_text_is_escaped_never_html(default_index, tmp_path):
     corpus = tmp_path / "hostile.jsonl"
-    rows = [{"id": "evil", "title": "<script>alert('x')</script> **bold** $x^2$ <b>tag</b>",
-             "abstract": "We inject <img src=x onerror=alert(1)> into abstracts about graph neural networks."},
-            {"id": "plain", "title": "Graph networks", "abstract": "Graph neural networks for molecules and proteins."},
-            {"id": "other", "title": "Video diffusion", "abstract": "Diffusion transformers for video generation."}]
+    rows = [
+        {
+            "id": "evil",
+            "title": "<script>alert('x')</script> **bold** $x^2$ <b>tag</b>",
+            "abstract": "We inject <img src=x onerror=alert(1)> into abstracts about graph neural networks.",
+        },
+        {"id": "plain", "title": "Graph networks", "abstract": "Graph neural networks for molecules and proteins."},
+        {"id": "other", "title": "Video diffusion", "abstract": "Diffusion transformers for video generation."},
+    ]
     corpus.write_text("\n".join(json.dumps(r) for r in rows))
-    build_index([corpus], locations.indexes_dir() / "hostile", log=lambda line: None)
+    build_index([corpus], locations.indexes_dir() / "hostile")
     app = _app(q="graph neural networks")
     app.session_state["index_label"] = "hostile"
     app.run()
@@ -134,6 +145,6 @@ def test_first_run_builds_the_sample_index_with_progress(default_index, tmp_path
     assert len(app.get("progress")) == 1
     assert any("read 38 papers" in line.value for line in app.markdown)
     assert app.sidebar.caption[0].value.startswith("38 papers")
-    from index.store import is_current_format
+    from paperscope.index.store import is_current_format
 
     assert is_current_format(locations.default_index_dir())

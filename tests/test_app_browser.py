@@ -7,32 +7,41 @@ import os
 import re
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from benchmarks.common import CHROMIUM, CHROMIUM_FLAGS, free_port
+from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, free_port, wait_until_healthy
 from tests.conftest import ARTIFACTS
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/setup --test installs it)")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/setup --test installs it)"),
+]
 
 
 @pytest.fixture(scope="module")
 def server(sample_index_dir):
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "ui.cli", "app", "--index", str(sample_index_dir), "--port", str(port), "--headless"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ))
+        [
+            sys.executable,
+            "-m",
+            "paperscope.ui.cli",
+            "app",
+            "--index",
+            str(sample_index_dir),
+            "--port",
+            str(port),
+            "--headless",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ),
+    )
     url = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
+    if not wait_until_healthy(url, process, timeout=60):
         process.kill()
         pytest.fail(process.stdout.read().decode())
     yield url
@@ -89,7 +98,9 @@ def test_clicking_a_point_on_the_map_selects_that_paper(server, page, sample_ind
         """([x, y]) => { const gd = document.querySelector('.js-plotly-plot');
               const box = gd.querySelector('.nsewdrag').getBoundingClientRect();
               const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
-              return [box.left + xa.l2p(x), box.top + ya.l2p(y)]; }""", [float(target["x"]), float(target["y"])])
+              return [box.left + xa.l2p(x), box.top + ya.l2p(y)]; }""",
+        [float(target["x"]), float(target["y"])],
+    )
     page.mouse.click(*point)
     page.wait_for_function(f"() => location.search.includes('paper={target['id']}')", timeout=30_000)
     page.wait_for_selector("text=Most similar to", timeout=30_000)
@@ -109,11 +120,13 @@ def test_a_paper_link_opens_with_that_paper_selected(server, page, sample_index)
 
 def test_uploading_a_corpus_builds_it_and_switches_to_it(server, page, tmp_path):
     upload = tmp_path / "My Reading List.csv"
-    abstracts = ["Protein structure prediction with graph neural networks and attention.",
-                 "Reinforcement learning for robot locomotion over rough terrain.",
-                 "Retrieval-augmented language models answer open-domain questions.",
-                 "Sparse mixture-of-experts layers scale transformer language models.",
-                 "Diffusion models generate molecules with desired chemical properties."]
+    abstracts = [
+        "Protein structure prediction with graph neural networks and attention.",
+        "Reinforcement learning for robot locomotion over rough terrain.",
+        "Retrieval-augmented language models answer open-domain questions.",
+        "Sparse mixture-of-experts layers scale transformer language models.",
+        "Diffusion models generate molecules with desired chemical properties.",
+    ]
     upload.write_text("title,abstract\n" + "\n".join(f'"Paper {i}","{a}"' for i, a in enumerate(abstracts)))
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"abstract": "fine"}\n{"abstract": \n')

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from index import store
+from paperscope.index import store
+from paperscope.ui.server import free_port, wait_until_healthy
 
 PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
 
@@ -23,6 +24,7 @@ def run(*args, home=None, check=True):
     return result
 
 
+@pytest.mark.slow
 def test_default_build_then_lookups_on_the_bundled_sample(tmp_path):
     home = tmp_path / "home"
     built = run("build", home=home)
@@ -38,6 +40,7 @@ def test_default_build_then_lookups_on_the_bundled_sample(tmp_path):
     assert len(table) == 2 and table[0].split()[0] == "1"
 
 
+@pytest.mark.slow
 def test_lookup_without_an_index_builds_the_sample_first(tmp_path):
     result = run("similar", "nope", home=tmp_path / "fresh", check=False)
     assert "building the bundled NeurIPS 2025 sample index" in result.stderr
@@ -50,16 +53,26 @@ def _bad_inputs(tmp_path):
     (tmp_path / "binary.bin").write_bytes(bytes(range(256)) * 4)
     (tmp_path / "nums.csv").write_text("id,score\n1,2\n")
     (tmp_path / "broken.jsonl").write_text('{"abstract": "fine"}\n{"abstract": \n')
-    return {"missing": ["build", tmp_path / "missing.csv"], "empty": ["build", tmp_path / "empty.txt"],
-            "heading only": ["build", tmp_path / "heading.txt"], "binary": ["build", tmp_path / "binary.bin"],
-            "no text column": ["build", tmp_path / "nums.csv"], "broken line": ["build", tmp_path / "broken.jsonl"]}
+    return {
+        "missing": ["build", tmp_path / "missing.csv"],
+        "empty": ["build", tmp_path / "empty.txt"],
+        "heading only": ["build", tmp_path / "heading.txt"],
+        "binary": ["build", tmp_path / "binary.bin"],
+        "no text column": ["build", tmp_path / "nums.csv"],
+        "broken line": ["build", tmp_path / "broken.jsonl"],
+    }
 
 
 def test_bad_input_is_one_line_non_zero_and_leaves_the_index(sample_index_dir, tmp_path):
     generation = store.current_generation_name(sample_index_dir)
-    expected = {"missing": "missing.csv: no such file", "empty": "empty.txt: the file is empty",
-                "heading only": "no abstracts after the heading", "binary": "binary.bin",
-                "no text column": "no abstract-like field", "broken line": "broken.jsonl:2: broken JSON line"}
+    expected = {
+        "missing": "missing.csv: no such file",
+        "empty": "empty.txt: the file is empty",
+        "heading only": "no abstracts after the heading",
+        "binary": "binary.bin",
+        "no text column": "no abstract-like field",
+        "broken line": "broken.jsonl:2: broken JSON line",
+    }
     for name, args in _bad_inputs(tmp_path).items():
         result = run(*args, "-o", sample_index_dir, check=False)
         assert result.returncode == 2, name
@@ -68,11 +81,14 @@ def test_bad_input_is_one_line_non_zero_and_leaves_the_index(sample_index_dir, t
     assert store.current_generation_name(sample_index_dir) == generation
 
 
-@pytest.mark.parametrize("args, message", [
-    (["-k", "0"], "k must be a whole number of at least 1"),
-    (["-k", "-2"], "k must be a whole number of at least 1"),
-    (["-k", "many"], "invalid int value: 'many'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-k", "0"], "k must be a whole number of at least 1"),
+        (["-k", "-2"], "k must be a whole number of at least 1"),
+        (["-k", "many"], "invalid int value: 'many'"),
+    ],
+)
 def test_bad_k_on_the_command_line(sample_index_dir, args, message):
     result = run("similar", "anything", "--index", sample_index_dir, *args, check=False)
     assert result.returncode == 2 and message in result.stderr and result.stderr.count("\n") == 1
@@ -81,32 +97,26 @@ def test_bad_k_on_the_command_line(sample_index_dir, args, message):
 def test_missing_index_folder_says_how_to_build_one(tmp_path):
     result = run("info", "--index", tmp_path / "nowhere", check=False)
     assert result.returncode == 2
-    assert result.stderr.strip() == f"paperscope: error: {tmp_path / 'nowhere'}: no such index folder; " \
-                                    f"build one with: paperscope build -o {tmp_path / 'nowhere'}"
+    assert (
+        result.stderr.strip() == f"paperscope: error: {tmp_path / 'nowhere'}: no such index folder; "
+        f"build one with: paperscope build -o {tmp_path / 'nowhere'}"
+    )
 
 
 def test_app_starts_without_any_prompt_on_a_fresh_home(sample_index_dir, tmp_path):
-    import socket
-    import time
-    import urllib.request
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = {**os.environ, "HOME": str(tmp_path), "BROWSER": "true"}  # BROWSER: opening a browser is a no-op here
-    server = subprocess.Popen([PAPERSCOPE, "app", "--index", str(sample_index_dir), "--port", str(port)],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    server = subprocess.Popen(
+        [PAPERSCOPE, "app", "--index", str(sample_index_dir), "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                assert urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).read() == b"ok"
-                break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            pytest.fail("the app did not answer within 60 s (a first-run prompt?)")
+        healthy = wait_until_healthy(f"http://127.0.0.1:{port}", server, timeout=60)
     finally:
         server.terminate()
         output = server.communicate(timeout=30)[0].decode()
+    assert healthy, f"the app did not answer within 60 s (a first-run prompt?):\n{output}"
     assert "Email" not in output

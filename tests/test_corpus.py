@@ -6,52 +6,52 @@ import json
 import pandas as pd
 import pytest
 
-from embed import UserError, read_corpus
-from embed.corpus import text_id
-from index import locations
+from paperscope import UserError
+from paperscope.embed.corpus import read_corpus, text_id
+from paperscope.index import locations
 
 ABSTRACT_A = "We study  graph neural networks\non heterophilic graphs. Results improve accuracy."
 ABSTRACT_B = "Diffusion models generate video. We make them faster with sparse attention."
 
 SAMPLE_TITLES = [
-    'ASDSV: Approximate Speculative Diffusion with Speculative Verification',
-    'FlowMixer: a single-layer neural architecture that leverages constrained matrix…',
-    'SPFL: a novel updating method that can be integrated into existing FL methods…',
-    'LayerCraft: a modular framework that uses large language models (LLMs) as autonomous…',
-    'DCBAs: distillation-conditional backdoor attacks',
-    'Nonparametric quantile regression using recurrent neural networks (RNNs) and sparse…',
-    'UniTraj: a Universal Trajectory foundation model that aims to address these limitations…',
-    'MoRIC: Modular Region-Based Implicit Codec',
-    'Fundamentals of PCA',
-    'SiriuS: a self-improving, reasoning-driven optimization framework for multi-agent systems',
-    'Approach for adapting frame-based models for stable and robust inference on video',
-    'MERGE: a unified model for image generation and depth estimation, starting…',
-    'Scalable framework that adaptively identifies image-related concept axes and grounds…',
-    'Reinforcement learning with verifiable reward using one training example (1-shot RLVR)…',
-    'Thompson Sampling (TS) has emerged as a powerful algorithm for sequential…',
-    'Behavior of black-box language models by asking follow-up questions and taking…',
-    'IGNN: Inceptive Graph Neural Network',
-    'TF-Bench: a benchmark designed to evaluate LLM reasoning based on type inference…',
-    'Differentially private bilevel optimization',
-    'Jenga: a novel inference pipeline that combines dynamic attention carving…',
-    'Grafting, a simple approach for editing pretrained diffusion transformers (DiTs)…',
-    'Computing the exact median by leveraging side information to minimize costly, exact…',
-    'GenComm: Generative Communication mechanism',
-    'ML.ENERGY Benchmark: a benchmark suite and tool for measuring inference energy…',
-    'Spatiotemporal over-squashing problem and demonstrate its distinct characteristics…',
-    'Aggregated statistic that explicitly incorporates kernel diversity based…',
-    'Algorithm SUBSAMPLE-MFQ (Subsample-Mean-Field-Q-learning) and a decentralized randomized…',
-    'Scaling up the number of fingerprints one can embed into a model, i.e. Scalability…',
-    'RedOUT: an unsupervised framework that integrates structural entropy into test-time OOD…',
-    'Direct preference optimization (DPO) is an effective method for aligning generative…',
-    'Continuous relaxation framework for the Asymmetric Traveling Salesman Problem (ATSP)…',
-    'DAWA: distribution-adaptive watermarking algorithm',
-    'ORIGEN: the first zero-shot method for 3D orientation grounding in text-to-image…',
-    'MetaSlot: a plug-and-play Slot Attention variant that adapts to variable object counts',
-    'Benchmark designed to rigorously evaluate the capabilities of large language models…',
-    'ProfiX: a machine learning-guided approach based on hybrid GNN architecture…',
-    'Generative modeling aims to produce new random examples from an unknown target…',
-    'E2E-VGuard: a proactive defense framework for two emerging threats: (1) production…',
+    "ASDSV: Approximate Speculative Diffusion with Speculative Verification",
+    "FlowMixer: a single-layer neural architecture that leverages constrained matrix…",
+    "SPFL: a novel updating method that can be integrated into existing FL methods…",
+    "LayerCraft: a modular framework that uses large language models (LLMs) as autonomous…",
+    "DCBAs: distillation-conditional backdoor attacks",
+    "Nonparametric quantile regression using recurrent neural networks (RNNs) and sparse…",
+    "UniTraj: a Universal Trajectory foundation model that aims to address these limitations…",
+    "MoRIC: Modular Region-Based Implicit Codec",
+    "Fundamentals of PCA",
+    "SiriuS: a self-improving, reasoning-driven optimization framework for multi-agent systems",
+    "Approach for adapting frame-based models for stable and robust inference on video",
+    "MERGE: a unified model for image generation and depth estimation, starting…",
+    "Scalable framework that adaptively identifies image-related concept axes and grounds…",
+    "Reinforcement learning with verifiable reward using one training example (1-shot RLVR)…",
+    "Thompson Sampling (TS) has emerged as a powerful algorithm for sequential…",
+    "Behavior of black-box language models by asking follow-up questions and taking…",
+    "IGNN: Inceptive Graph Neural Network",
+    "TF-Bench: a benchmark designed to evaluate LLM reasoning based on type inference…",
+    "Differentially private bilevel optimization",
+    "Jenga: a novel inference pipeline that combines dynamic attention carving…",
+    "Grafting, a simple approach for editing pretrained diffusion transformers (DiTs)…",
+    "Computing the exact median by leveraging side information to minimize costly, exact…",
+    "GenComm: Generative Communication mechanism",
+    "ML.ENERGY Benchmark: a benchmark suite and tool for measuring inference energy…",
+    "Spatiotemporal over-squashing problem and demonstrate its distinct characteristics…",
+    "Aggregated statistic that explicitly incorporates kernel diversity based…",
+    "Algorithm SUBSAMPLE-MFQ (Subsample-Mean-Field-Q-learning) and a decentralized randomized…",
+    "Scaling up the number of fingerprints one can embed into a model, i.e. Scalability…",
+    "RedOUT: an unsupervised framework that integrates structural entropy into test-time OOD…",
+    "Direct preference optimization (DPO) is an effective method for aligning generative…",
+    "Continuous relaxation framework for the Asymmetric Traveling Salesman Problem (ATSP)…",
+    "DAWA: distribution-adaptive watermarking algorithm",
+    "ORIGEN: the first zero-shot method for 3D orientation grounding in text-to-image…",
+    "MetaSlot: a plug-and-play Slot Attention variant that adapts to variable object counts",
+    "Benchmark designed to rigorously evaluate the capabilities of large language models…",
+    "ProfiX: a machine learning-guided approach based on hybrid GNN architecture…",
+    "Generative modeling aims to produce new random examples from an unknown target…",
+    "E2E-VGuard: a proactive defense framework for two emerging threats: (1) production…",
 ]
 
 
@@ -70,19 +70,36 @@ def test_text_format_heading_is_optional(tmp_path):
     papers, _ = read_corpus([path])
     assert papers["abstract"].tolist() == [
         "We study graph neural networks on heterophilic graphs. Results improve accuracy.",
-        "Diffusion models generate video. We make them faster with sparse attention."]
+        "Diffusion models generate video. We make them faster with sparse attention.",
+    ]
     assert papers["source"].tolist() == ["notes.txt:1", "notes.txt:5"]
 
 
 def _records():
-    return [{"paper_id": "p1", "Title": "GNNs on heterophily", "Abstract": ABSTRACT_A, "year": 2024,
-             "authors": ["Ada Lovelace", "Alan Turing"], "venue": "ICML"},
-            {"paper_id": "p2", "Title": "Fast video diffusion", "Abstract": ABSTRACT_B, "year": 2025,
-             "authors": ["Grace Hopper"], "venue": "NeurIPS"}]
+    return [
+        {
+            "paper_id": "p1",
+            "Title": "GNNs on heterophily",
+            "Abstract": ABSTRACT_A,
+            "year": 2024,
+            "authors": ["Ada Lovelace", "Alan Turing"],
+            "venue": "ICML",
+        },
+        {
+            "paper_id": "p2",
+            "Title": "Fast video diffusion",
+            "Abstract": ABSTRACT_B,
+            "year": 2025,
+            "authors": ["Grace Hopper"],
+            "venue": "NeurIPS",
+        },
+    ]
 
 
-@pytest.mark.parametrize("name", ["papers.csv", "papers.tsv", "papers.json", "papers.jsonl", "papers.parquet",
-                                  "papers.csv.gz", "papers.jsonl.gz"])
+@pytest.mark.parametrize(
+    "name",
+    ["papers.csv", "papers.tsv", "papers.json", "papers.jsonl", "papers.parquet", "papers.csv.gz", "papers.jsonl.gz"],
+)
 def test_every_format_reads_the_same_papers(tmp_path, name):
     frame = pd.DataFrame(_records())
     path = tmp_path / name
@@ -110,21 +127,38 @@ def test_every_format_reads_the_same_papers(tmp_path, name):
 
 
 def test_arxiv_snapshot_lines(tmp_path):
-    record = {"id": "2401.00001", "submitter": "A", "authors": "A. Author, B. Author",
-              "title": "Sparse\n  attention for  video", "comments": "", "journal-ref": None, "doi": None,
-              "categories": "cs.CV cs.LG", "license": None, "abstract": "  We make video\n diffusion fast.\n",
-              "versions": [{"version": "v1"}], "update_date": "2024-01-02", "authors_parsed": [["Author", "A.", ""]]}
+    record = {
+        "id": "2401.00001",
+        "submitter": "A",
+        "authors": "A. Author, B. Author",
+        "title": "Sparse\n  attention for  video",
+        "comments": "",
+        "journal-ref": None,
+        "doi": None,
+        "categories": "cs.CV cs.LG",
+        "license": None,
+        "abstract": "  We make video\n diffusion fast.\n",
+        "versions": [{"version": "v1"}],
+        "update_date": "2024-01-02",
+        "authors_parsed": [["Author", "A.", ""]],
+    }
     path = tmp_path / "arxiv-metadata-oai-snapshot.json.gz"
     path.write_bytes(gzip.compress((json.dumps(record) + "\n").encode()))
     papers, _ = read_corpus([path])
     row = papers.iloc[0]
-    assert (row["id"], row["title"], row["abstract"]) == ("2401.00001", "Sparse attention for video", "We make video diffusion fast.")
+    assert (row["id"], row["title"], row["abstract"]) == (
+        "2401.00001",
+        "Sparse attention for video",
+        "We make video diffusion fast.",
+    )
     assert (row["year"], row["categories"], row["authors"]) == (2024, "cs.CV cs.LG", "A. Author, B. Author")
 
 
 def test_field_overrides_and_several_files(tmp_path):
     (tmp_path / "a.csv").write_text("key,headline,body\nk1,First,Alpha beta gamma delta.\n")
-    (tmp_path / "b.jsonl").write_text(json.dumps({"key": "k2", "headline": "Second", "body": "Epsilon zeta eta."}) + "\n")
+    (tmp_path / "b.jsonl").write_text(
+        json.dumps({"key": "k2", "headline": "Second", "body": "Epsilon zeta eta."}) + "\n"
+    )
     fields = {"id": "key", "title": "headline", "abstract": "body"}
     papers, _ = read_corpus([tmp_path / "a.csv", tmp_path / "b.jsonl"], fields)
     assert papers[["id", "title"]].values.tolist() == [["k1", "First"], ["k2", "Second"]]
@@ -141,7 +175,9 @@ def test_ids_are_stable_under_reordering_and_duplicates_are_reported(tmp_path):
     assert sorted(papers_1["id"]) == sorted(papers_2["id"])
     assert papers_1["id"][0] == text_id(papers_1["abstract"][0])
     assert len(papers_2) == 2 and report.duplicate_abstracts == ["two.txt:6 repeats two.txt:3"]
-    (tmp_path / "ids.jsonl").write_text("\n".join(json.dumps({"id": "x", "abstract": a}) for a in [ABSTRACT_A, ABSTRACT_B]))
+    (tmp_path / "ids.jsonl").write_text(
+        "\n".join(json.dumps({"id": "x", "abstract": a}) for a in [ABSTRACT_A, ABSTRACT_B])
+    )
     papers_3, report_3 = read_corpus([tmp_path / "ids.jsonl"])
     assert len(papers_3) == 1 and "x at ids.jsonl:2 and ids.jsonl:1" in report_3.duplicate_ids
 
@@ -155,13 +191,16 @@ def test_unicode_latex_and_html_survive_normalisation(tmp_path):
     assert papers["title"][0] == "<script>alert(1)</script>"
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "no such file"),
-    (b"", "the file is empty"),
-    (b"NeurIPS 2025 Papers\n", "no abstracts after the heading line"),
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", r"bad.txt:\d+: binary data \(NUL bytes\)"),
-    (b"caf\xe9 au lait is an abstract in Latin-1", r"bad.txt:1: not UTF-8 text \(byte 0xe9\)"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "no such file"),
+        (b"", "the file is empty"),
+        (b"NeurIPS 2025 Papers\n", "no abstracts after the heading line"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", r"bad.txt:\d+: binary data \(NUL bytes\)"),
+        (b"caf\xe9 au lait is an abstract in Latin-1", r"bad.txt:1: not UTF-8 text \(byte 0xe9\)"),
+    ],
+)
 def test_unreadable_text_files_are_one_line_errors(tmp_path, content, message):
     path = tmp_path / "bad.txt"
     if content is not None:
@@ -189,4 +228,7 @@ def test_overlong_and_empty_abstracts_are_skipped_and_reported(tmp_path):
     path.write_text("\n".join(json.dumps(r) for r in rows))
     papers, report = read_corpus([path])
     assert len(papers) == 1
-    assert report.skipped == ["mixed.jsonl:2: empty abstract", "mixed.jsonl:3: abstract of 249,999 characters (limit 200,000)"]
+    assert report.skipped == [
+        "mixed.jsonl:2: empty abstract",
+        "mixed.jsonl:3: abstract of 249,999 characters (limit 200,000)",
+    ]

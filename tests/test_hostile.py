@@ -2,7 +2,8 @@
 
 import gzip
 import json
-import signal
+import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -14,9 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from embed import UserError, read_corpus
-from index import PaperIndex, build_index, locations
-from index import store
+from paperscope import PaperIndex, UserError, build_index
+from paperscope.embed.corpus import read_corpus
+from paperscope.index import locations, store
+from paperscope.index.checkpoints import HALT_VARIABLE, STAGES
 
 SUFFIXES = [".txt", ".csv", ".tsv", ".json", ".jsonl", ".parquet", ".csv.gz", ".jsonl.gz", ""]
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -41,11 +43,17 @@ def test_arbitrary_bytes(tmp_path, data, suffix):
     _read_or_user_error(path)
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=40),
-                           lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
-                           max_leaves=20)
-records = st.lists(st.dictionaries(st.sampled_from(["id", "title", "abstract", "year", "authors", "summary", "x"]),
-                                   json_values, max_size=6), max_size=6)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=40),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+records = st.lists(
+    st.dictionaries(
+        st.sampled_from(["id", "title", "abstract", "year", "authors", "summary", "x"]), json_values, max_size=6
+    ),
+    max_size=6,
+)
 
 
 @FUZZ
@@ -58,8 +66,11 @@ def test_json_records_of_any_shape(tmp_path, rows):
 
 
 @FUZZ
-@given(text=st.text(max_size=2000), encoding=st.sampled_from(["utf-8", "utf-16", "utf-16-le", "latin-1", "utf-8-sig"]),
-       suffix=st.sampled_from([".txt", ".csv", ".tsv", ".jsonl"]))
+@given(
+    text=st.text(max_size=2000),
+    encoding=st.sampled_from(["utf-8", "utf-16", "utf-16-le", "latin-1", "utf-8-sig"]),
+    suffix=st.sampled_from([".txt", ".csv", ".tsv", ".jsonl"]),
+)
 def test_any_text_in_any_encoding(tmp_path, text, encoding, suffix):
     path = tmp_path / f"t{suffix}"
     try:
@@ -69,14 +80,19 @@ def test_any_text_in_any_encoding(tmp_path, text, encoding, suffix):
     _read_or_user_error(path)
 
 
-@pytest.mark.parametrize("content, message", [
-    ('title,abstract\n"unterminated,quote\n', "malformed CSV|fields where the header has|no abstracts"),
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply|broken JSON"),
-    ('{"abstract": ' + "[" * 50_000 + "]" * 50_000 + "}\n", "nested too deeply|broken JSON"),
-    ('{"abstract": NaN, "title": null}\n', "no abstracts found"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('title,abstract\n"unterminated,quote\n', "malformed CSV|fields where the header has|no abstracts"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply|broken JSON"),
+        ('{"abstract": ' + "[" * 50_000 + "]" * 50_000 + "}\n", "nested too deeply|broken JSON"),
+        ('{"abstract": NaN, "title": null}\n', "no abstracts found"),
+    ],
+)
 def test_malformed_structures(tmp_path, content, message):
-    path = tmp_path / ("bad.csv" if content.startswith("title") else "bad.jsonl" if content.startswith("{") else "bad.json")
+    path = tmp_path / (
+        "bad.csv" if content.startswith("title") else "bad.jsonl" if content.startswith("{") else "bad.json"
+    )
     path.write_text(content)
     with pytest.raises(UserError, match=message):
         read_corpus([path])
@@ -89,47 +105,69 @@ def test_ten_megabyte_single_lines(tmp_path):
     (tmp_path / "big.txt").write_text(line)
     for name in ("big.csv", "big.jsonl", "big.txt"):
         start = time.perf_counter()
-        with pytest.raises(UserError, match="limit|larger than"):
+        with pytest.raises(UserError, match=r"limit|larger than"):
             read_corpus([tmp_path / name])
         assert time.perf_counter() - start < 20
 
 
 def test_parquet_with_nested_and_null_columns(tmp_path):
-    frame = pd.DataFrame({"abstract": ["Graph networks for molecules.", None, "Diffusion for video."],
-                          "authors": [["A", "B"], None, []], "year": [2024.0, np.nan, 2025.0],
-                          "meta": [{"name": "x"}, None, {"name": "y"}]})
+    frame = pd.DataFrame(
+        {
+            "abstract": ["Graph networks for molecules.", None, "Diffusion for video."],
+            "authors": [["A", "B"], None, []],
+            "year": [2024.0, np.nan, 2025.0],
+            "meta": [{"name": "x"}, None, {"name": "y"}],
+        }
+    )
     frame.to_parquet(tmp_path / "nested.parquet")
     papers = _read_or_user_error(tmp_path / "nested.parquet")
     assert papers["authors"].tolist() == ["A; B", ""] and papers["year"].tolist() == [2024, 2025]
 
 
 def _build_command(corpora, folder):
-    return [sys.executable, "-m", "ui.cli", "build", *map(str, corpora), "-o", str(folder)]
+    return [sys.executable, "-m", "paperscope.ui.cli", "build", *map(str, corpora), "-o", str(folder)]
 
 
-def test_a_killed_build_leaves_the_previous_index_answering(sample_index_dir, tmp_path):
+def _build_halted_at(stage, corpora, folder):
+    """A build started with the test hook that halts it at ``stage``; returns once it is there."""
+    process = subprocess.Popen(
+        _build_command(corpora, folder),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, HALT_VARIABLE: stage},
+    )
+    said = []
+    for line in process.stderr:  # every line the build logs, until the hook's
+        said.append(line)
+        if line.strip() == f"paperscope: halted at {stage}":
+            return process
+    process.wait()
+    pytest.fail(f"the build never reached {stage!r}:\n{''.join(said)}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_build_killed_at_any_stage_leaves_the_previous_index_answering(stage, sample_index_dir, tmp_path):
     folder = tmp_path / "index"
-    build_index(locations.bundled_corpus(), folder, log=lambda line: None)
-    first = store.current_generation_name(folder)
-    papers, _ = read_corpus(locations.bundled_corpus())
-    corpus = tmp_path / "bigger.txt"
-    corpus.write_text("\n\n".join(f"{abstract} Variant {i}." for i in range(3) for abstract in papers["abstract"]))
-    for delay in (0.3, 1.5, 4.0, 8.0):
-        process = subprocess.Popen(_build_command([corpus], folder), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-        index = PaperIndex.load(folder)  # whichever generation is current is complete
-        assert len(index.similar(index.papers["id"][0], k=3)) == 3
-        assert store.current_generation_name(folder) in (first, store.current_generation_name(folder))
-    build_index(locations.bundled_corpus(), folder, log=lambda line: None)
-    leftovers = [p.name for p in folder.iterdir() if p.name.startswith((".tmp-", ".CURRENT.", "gen-"))]
-    assert leftovers == [store.current_generation_name(folder)]
+    shutil.copytree(sample_index_dir, folder)
+    before = store.current_generation_name(folder)
+    process = _build_halted_at(stage, locations.bundled_corpus()[:1], folder)
+    process.kill()
+    process.wait()
+    assert store.current_generation_name(folder) == before
+    index = PaperIndex.load(folder)  # checksums verified: the previous generation, whole
+    assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3)) == 3
+    build_index(locations.bundled_corpus()[:1], folder)  # the next build clears what the killed one left
+    leftovers = sorted(path.name for path in folder.iterdir() if path.name != store.LOCK_FILE)
+    assert leftovers == [store.POINTER_FILE, store.current_generation_name(folder)]
+    assert len(PaperIndex.load(folder)) == 19
 
 
+@pytest.mark.slow
 def test_readers_keep_answering_during_a_rebuild_and_see_the_new_index_after(tmp_path):
     folder = tmp_path / "index"
-    build_index(locations.bundled_corpus()[:1], folder, log=lambda line: None)
+    build_index(locations.bundled_corpus()[:1], folder)
     reader = PaperIndex.load(folder)
     before = len(reader)
     errors, answers = [], []
@@ -141,13 +179,12 @@ def test_readers_keep_answering_during_a_rebuild_and_see_the_new_index_after(tmp
                 answers.append(len(reader.similar(reader.papers["id"][0], k=3)))
                 fresh = PaperIndex.load(folder)
                 answers.append(len(fresh.similar(fresh.papers["id"][0], k=3)))
-            except Exception as error:  # noqa: BLE001 - any failure is what the test looks for
+            except Exception as error:
                 errors.append(error)
 
     thread = threading.Thread(target=ask)
     thread.start()
-    result = subprocess.run(_build_command(locations.bundled_corpus(), folder),
-                            capture_output=True, text=True)
+    result = subprocess.run(_build_command(locations.bundled_corpus(), folder), capture_output=True, text=True)
     done.set()
     thread.join()
     assert result.returncode == 0, result.stderr
@@ -155,17 +192,19 @@ def test_readers_keep_answering_during_a_rebuild_and_see_the_new_index_after(tmp
     assert len(PaperIndex.load(folder)) == 38 > before
 
 
-def test_two_builds_into_one_folder_one_waits_for_nobody_and_fails_clearly(tmp_path):
+def test_a_second_build_into_a_folder_being_built_fails_at_once_in_one_line(tmp_path):
     folder = tmp_path / "index"
     corpus = locations.bundled_corpus()
-    first = subprocess.Popen(_build_command(corpus, folder), stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while not (folder / store.LOCK_FILE).exists() and time.time() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)
-    second = subprocess.run(_build_command(corpus[:1], folder), capture_output=True, text=True)
-    assert first.wait() == 0
-    if second.returncode:  # it ran while the first held the lock
-        assert second.returncode == 2 and "another build is writing this index" in second.stderr
-        assert second.stderr.count("\n") == 1
-    assert len(PaperIndex.load(folder)) in (19, 38)
+    first = _build_halted_at("embed", corpus, folder)  # holds the folder's lock
+    try:
+        second = subprocess.run(_build_command(corpus[:1], folder), capture_output=True, text=True, timeout=120)
+    finally:
+        first.kill()
+        first.wait()
+    assert second.returncode == 2
+    assert (
+        second.stderr
+        == f"paperscope: error: {folder}: another build is writing this index; wait for it or use another -o\n"
+    )
+    build_index(corpus[:1], folder)  # the killed build's lock went with it
+    assert len(PaperIndex.load(folder)) == 19

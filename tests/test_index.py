@@ -6,9 +6,8 @@ import shutil
 import numpy as np
 import pytest
 
-from embed import UserError
-from index import PaperIndex, build_index, locations
-from index import store
+from paperscope import PaperIndex, UserError, build_index
+from paperscope.index import locations, store
 
 
 def test_folder_holds_vectors_faiss_metadata_and_manifest(sample_index_dir, sample_index):
@@ -43,8 +42,11 @@ def test_similar_excludes_the_paper_and_scores_are_cosines(sample_index):
     assert (np.diff(results["score"]) <= 1e-7).all()
     assert {"title", "abstract", "venue", "source"} <= set(results.columns)
     hybrid = sample_index.similar(paper_id, k=5)
-    np.testing.assert_allclose(hybrid["cosine"], sample_index.vectors[[sample_index.row(i) for i in hybrid["id"]]]
-                               @ sample_index.vectors[0], atol=1e-5)
+    np.testing.assert_allclose(
+        hybrid["cosine"],
+        sample_index.vectors[[sample_index.row(i) for i in hybrid["id"]]] @ sample_index.vectors[0],
+        atol=1e-5,
+    )
     assert len(sample_index.similar(paper_id, k=1000)) == 37  # clamped to the corpus
 
 
@@ -59,7 +61,7 @@ def test_unknown_id_suggests_close_ids_and_titles(sample_index):
     real = sample_index.papers["id"][0]
     with pytest.raises(UserError, match=f"did you mean {real}"):
         sample_index.similar(real[:-1] + "x")
-    with pytest.raises(UserError, match="did you mean .*Jenga"):
+    with pytest.raises(UserError, match=r"did you mean .*Jenga"):
         sample_index.similar("Jenga")
 
 
@@ -76,23 +78,26 @@ def test_bad_queries_are_user_errors(sample_index, query):
 
 
 def test_rebuild_with_five_new_abstracts_embeds_exactly_five(tmp_path):
-    build_index(locations.bundled_corpus(), tmp_path / "first", log=lambda line: None)
+    build_index(locations.bundled_corpus(), tmp_path / "first")
     extra = tmp_path / "extra.txt"
-    extra.write_text("\n\n".join(f"Paper {i} studies protein design number {i} with language models." for i in range(5)))
-    report = build_index(locations.bundled_corpus() + [extra], tmp_path / "second", log=lambda line: None)
+    extra.write_text(
+        "\n\n".join(f"Paper {i} studies protein design number {i} with language models." for i in range(5))
+    )
+    report = build_index([*locations.bundled_corpus(), extra], tmp_path / "second")
     assert (report.count, report.embedded) == (43, 5)
-    again = build_index(locations.bundled_corpus() + [extra], tmp_path / "second", log=lambda line: None)
+    again = build_index([*locations.bundled_corpus(), extra], tmp_path / "second")
     assert again.embedded == 0
     assert len(PaperIndex.load(tmp_path / "second")) == 43
 
 
 def test_a_build_in_many_shards_equals_a_build_in_one(sample_index, tmp_path, monkeypatch):
-    from index import shards
+    from paperscope.index import shards
 
     monkeypatch.setattr(shards, "SHARD_ROWS", 10)  # 38 papers: four shards instead of one
     progress = []
-    build_index(locations.bundled_corpus(), tmp_path / "sharded", log=lambda line: None,
-                on_progress=lambda fraction, stage: progress.append(fraction))
+    build_index(
+        locations.bundled_corpus(), tmp_path / "sharded", on_progress=lambda fraction, stage: progress.append(fraction)
+    )
     sharded = PaperIndex.load(tmp_path / "sharded")
     assert sharded.papers.equals(sample_index.papers)
     np.testing.assert_array_equal(sharded.vectors, sample_index.vectors)
@@ -112,25 +117,32 @@ def test_a_failed_rebuild_leaves_the_previous_index_answering(sample_index_dir, 
     folder, generation = _copy(sample_index_dir, tmp_path)
     (tmp_path / "empty.csv").write_text("")
     with pytest.raises(UserError, match="empty"):
-        build_index([tmp_path / "empty.csv"], folder, log=lambda line: None)
+        build_index([tmp_path / "empty.csv"], folder)
     (folder / ".tmp-deadbeef").mkdir()  # what a killed build leaves behind
     (folder / "gen-killed").mkdir()
     assert store.current_generation_name(folder) == generation.name
     assert len(PaperIndex.load(folder).similar(PaperIndex.load(folder).papers["id"][0], k=3)) == 3
-    build_index(locations.bundled_corpus(), folder, log=lambda line: None)
-    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(("gen-", ".tmp-"))) == \
-        [store.current_generation_name(folder)]
+    build_index(locations.bundled_corpus(), folder)
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(("gen-", ".tmp-"))) == [
+        store.current_generation_name(folder)
+    ]
 
 
 def test_a_second_build_into_the_same_folder_fails_clearly(tmp_path):
-    with store.build_lock(tmp_path / "busy"):
-        with pytest.raises(UserError, match="another build is writing"):
-            build_index(locations.bundled_corpus(), tmp_path / "busy", log=lambda line: None)
+    with store.build_lock(tmp_path / "busy"), pytest.raises(UserError, match="another build is writing"):
+        build_index(locations.bundled_corpus(), tmp_path / "busy")
 
 
-@pytest.mark.parametrize("damage, message", [
-    ("flip", "checksum does not match"), ("truncate", "truncated"), ("delete", "missing"),
-    ("version", "index format 99"), ("no-pointer", "not a paperscope index")])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        ("flip", "checksum does not match"),
+        ("truncate", "truncated"),
+        ("delete", "missing"),
+        ("version", "index format 99"),
+        ("no-pointer", "not a paperscope index"),
+    ],
+)
 def test_damaged_index_is_a_clear_error(sample_index_dir, tmp_path, damage, message):
     folder, generation = _copy(sample_index_dir, tmp_path)
     vectors = generation / "vectors.npy"
@@ -163,15 +175,20 @@ def test_a_different_model_is_refused_for_queries(sample_index_dir, tmp_path):
         index.search("diffusion")
 
 
-def test_a_100000_character_abstract_is_embedded_whole(tmp_path):
+@pytest.mark.slow
+def test_a_100000_character_abstract_is_embedded_whole(tmp_path, caplog):
     sentences = [f"Section {i} studies sparse attention for long documents in topic {i % 7}." for i in range(1500)]
     long_abstract = " ".join(sentences)[:100_000]
     corpus = tmp_path / "long.jsonl"
-    corpus.write_text(json.dumps({"id": "long", "abstract": long_abstract}) + "\n" +
-                      json.dumps({"id": "short", "abstract": "Protein folding with graph networks."}) + "\n")
-    lines = []
-    build_index([corpus], tmp_path / "index", log=lines.append)
-    assert any(line.startswith("1 of 2 texts are longer") for line in lines)
+    corpus.write_text(
+        json.dumps({"id": "long", "abstract": long_abstract})
+        + "\n"
+        + json.dumps({"id": "short", "abstract": "Protein folding with graph networks."})
+        + "\n"
+    )
+    with caplog.at_level("INFO", logger="paperscope"):
+        build_index([corpus], tmp_path / "index")
+    assert any(line.startswith("1 of 2 texts are longer") for line in caplog.messages)
     index = PaperIndex.load(tmp_path / "index")
     assert len(index.papers["abstract"][0]) == 100_000
     assert index.search("sparse attention for long documents", k=1)["id"][0] == "long"
@@ -180,41 +197,42 @@ def test_a_100000_character_abstract_is_embedded_whole(tmp_path):
 def test_any_local_model_folder_is_accepted_and_recorded(tmp_path, encoder):
     model_copy = tmp_path / "my-model"
     shutil.copytree(encoder.path, model_copy)
-    build_index(locations.bundled_corpus()[:1], tmp_path / "index", model_path=model_copy, log=lambda line: None)
+    build_index(locations.bundled_corpus()[:1], tmp_path / "index", model_path=model_copy)
     index = PaperIndex.load(tmp_path / "index")
     assert index.manifest["model"]["path"] == str(model_copy) and index.manifest["model"]["name"] == "my-model"
     assert index.manifest["model"]["fingerprint"] == encoder.fingerprint  # same weights, same fingerprint
     assert len(index.search("diffusion", k=2)) == 2
     with pytest.raises(UserError, match="not a sentence-transformers model folder"):
-        build_index(locations.bundled_corpus(), tmp_path / "other", model_path=tmp_path, log=lambda line: None)
+        build_index(locations.bundled_corpus(), tmp_path / "other", model_path=tmp_path)
 
 
 def test_a_failed_first_build_leaves_no_folder(tmp_path):
     (tmp_path / "empty.txt").write_text("")
     with pytest.raises(UserError):
-        build_index([tmp_path / "empty.txt"], tmp_path / "new-index", log=lambda line: None)
+        build_index([tmp_path / "empty.txt"], tmp_path / "new-index")
     assert not (tmp_path / "new-index").exists()
 
 
 def test_faiss_index_is_chosen_by_size_and_approximate_recall_is_measured(tmp_path):
-    from index.ann import EXACT_LIMIT, choose_factory
+    from paperscope.index.ann import EXACT_LIMIT, choose_factory
 
     assert choose_factory(EXACT_LIMIT) == "Flat" and choose_factory(EXACT_LIMIT + 1) == "HNSW32,Flat"
     assert choose_factory(10, "IVF4,Flat") == "IVF4,Flat"
-    build_index(locations.bundled_corpus(), tmp_path / "hnsw", faiss_factory="HNSW32,Flat", log=lambda line: None)
+    build_index(locations.bundled_corpus(), tmp_path / "hnsw", faiss_factory="HNSW32,Flat")
     index = PaperIndex.load(tmp_path / "hnsw")
     search = index.manifest["search"]
     assert search["faiss"] == "HNSW32,Flat" and search["recall_at_10"] >= 0.95 and search["ef_search"] >= 32
     paper_id = index.papers["id"][0]
     assert len(index.similar(paper_id, k=5, mode="dense")) == 5
     with pytest.raises(UserError, match="not a FAISS index_factory string"):
-        build_index(locations.bundled_corpus(), tmp_path / "bad", faiss_factory="Nonsense99", log=lambda line: None)
+        build_index(locations.bundled_corpus(), tmp_path / "bad", faiss_factory="Nonsense99")
     with pytest.raises(UserError, match="cannot be trained on 38 papers"):
-        build_index(locations.bundled_corpus(), tmp_path / "bad", faiss_factory="IVF256,Flat", log=lambda line: None)
+        build_index(locations.bundled_corpus(), tmp_path / "bad", faiss_factory="IVF256,Flat")
 
 
+@pytest.mark.slow
 def test_int8_build_records_its_fidelity_and_queries_with_the_same_model(tmp_path, sample_index):
-    build_index(locations.bundled_corpus(), tmp_path / "int8", quantize="int8", log=lambda line: None)
+    build_index(locations.bundled_corpus(), tmp_path / "int8", quantize="int8")
     index = PaperIndex.load(tmp_path / "int8")
     model = index.manifest["model"]
     assert model["quantize"] == "int8" and model["backend"] == "onnx"

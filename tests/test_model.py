@@ -3,12 +3,13 @@
 import numpy as np
 import pytest
 
-from embed import Encoder, UserError
+from paperscope import UserError
+from paperscope.embed.model import Encoder
 
 
 @pytest.fixture(scope="module")
 def onnx_encoder(data_home):
-    from index import locations
+    from paperscope.index import locations
 
     return Encoder(onnx_dir=locations.onnx_dir())
 
@@ -60,9 +61,10 @@ def test_unknown_strategy_and_bad_model_folder_are_user_errors(encoder, tmp_path
         Encoder(tmp_path)
 
 
+@pytest.mark.slow
 def test_onnx_backend_gives_the_torch_vectors_on_the_sample(encoder, onnx_encoder):
-    from embed import read_corpus
-    from index import locations
+    from paperscope.embed.corpus import read_corpus
+    from paperscope.index import locations
 
     abstracts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
     cosines = (encoder.encode(abstracts) * onnx_encoder.encode(abstracts)).sum(axis=1)
@@ -71,7 +73,7 @@ def test_onnx_backend_gives_the_torch_vectors_on_the_sample(encoder, onnx_encode
 
 
 def test_release_frees_the_model_and_the_next_encode_loads_it_again(data_home):
-    from index import locations
+    from paperscope.index import locations
 
     fresh = Encoder(onnx_dir=locations.onnx_dir())
     first = fresh.encode(["Graph neural networks for molecules."])

@@ -8,60 +8,83 @@ import sys
 import numpy as np
 import pytest
 
-from embed import UserError
-from index import PaperIndex, build_index, locations
+from paperscope import PaperIndex, UserError, build_index
+from paperscope.index import locations
 
-QUIET = {"log": lambda line: None}
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def ray_index_dir(tmp_path_factory):
-    from index import ray_engine, shards
+    from paperscope.index import ray_engine, shards
 
     folder = tmp_path_factory.mktemp("ray") / "index"
     with pytest.MonkeyPatch.context() as patch:  # small batches and shards, as a large corpus has many
         patch.setattr(ray_engine, "EMBED_BATCH", 8)
         patch.setattr(shards, "SHARD_ROWS", 16)
-        build_index(locations.bundled_corpus(), folder, engine="ray", workers=2, **QUIET)
+        build_index(locations.bundled_corpus(), folder, engine="ray", workers=2)
     return folder
 
 
 def test_ray_and_local_engines_give_identical_neighbours(ray_index_dir, sample_index):
     on_ray = PaperIndex.load(ray_index_dir)
-    assert on_ray.manifest["engine"] == {"name": "ray", "address": "local", "actors": 2,
-                                         "ray": on_ray.manifest["engine"]["ray"]}
+    assert on_ray.manifest["engine"] == {
+        "name": "ray",
+        "address": "local",
+        "actors": 2,
+        "ray": on_ray.manifest["engine"]["ray"],
+    }
     assert sample_index.manifest["engine"] == {"name": "local"}
     assert on_ray.manifest["search"]["faiss"] == sample_index.manifest["search"]["faiss"] == "Flat"
     assert on_ray.papers["id"].tolist() == sample_index.papers["id"].tolist()  # corpus order kept
     assert on_ray.papers.drop(columns=["x", "y", "cluster", "cluster_name", "map_trust"]).equals(
-        sample_index.papers.drop(columns=["x", "y", "cluster", "cluster_name", "map_trust"]))
+        sample_index.papers.drop(columns=["x", "y", "cluster", "cluster_name", "map_trust"])
+    )
     np.testing.assert_allclose(on_ray.vectors, sample_index.vectors, atol=1e-5)
     for paper_id in sample_index.papers["id"]:
-        assert on_ray.similar(paper_id, k=10, mode="dense")["id"].tolist() == \
-            sample_index.similar(paper_id, k=10, mode="dense")["id"].tolist()
+        assert (
+            on_ray.similar(paper_id, k=10, mode="dense")["id"].tolist()
+            == sample_index.similar(paper_id, k=10, mode="dense")["id"].tolist()
+        )
         assert on_ray.similar(paper_id, k=10)["id"].tolist() == sample_index.similar(paper_id, k=10)["id"].tolist()
     query = "speculative decoding for diffusion transformers"
     assert on_ray.search(query, k=5)["id"].tolist() == sample_index.search(query, k=5)["id"].tolist()
 
 
-def test_ray_engine_deduplicates_like_the_local_engine(tmp_path):
+def test_ray_engine_deduplicates_like_the_local_engine(tmp_path, caplog):
     first, second = locations.bundled_corpus()
     copy = tmp_path / "again.txt"
     copy.write_text(first.read_text())  # every abstract of part 1 again, after part 2
-    lines = []
-    build_index([first, second, copy], tmp_path / "ray", engine="ray", workers=2, log=lines.append)
+    with caplog.at_level("INFO", logger="paperscope"):
+        build_index([first, second, copy], tmp_path / "ray", engine="ray", workers=2)
     assert PaperIndex.load(tmp_path / "ray").manifest["count"] == 38
-    assert any("duplicate abstracts kept once" in line and "again.txt" in line for line in lines)
+    assert any("duplicate abstracts kept once" in line and "again.txt" in line for line in caplog.messages)
 
 
 def test_ray_engine_reports_bad_input_in_one_line_and_writes_nothing(tmp_path):
     broken = tmp_path / "broken.csv"
     broken.write_text('id,abstract\n1,"an unfinished quote\n')
     with pytest.raises(UserError, match=r"broken.csv:2: malformed CSV"):
-        build_index([broken], tmp_path / "index", engine="ray", workers=2, **QUIET)
+        build_index([broken], tmp_path / "index", engine="ray", workers=2)
     assert not (tmp_path / "index").exists()
-    result = subprocess.run([sys.executable, "-m", "ui.cli", "build", "--engine", "ray", str(tmp_path / "missing.jsonl"),
-                             "-o", str(tmp_path / "index")], capture_output=True, text=True)
-    assert result.returncode == 2 and result.stderr.strip() == f"paperscope: error: {tmp_path / 'missing.jsonl'}: no such file"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "paperscope.ui.cli",
+            "build",
+            "--engine",
+            "ray",
+            str(tmp_path / "missing.jsonl"),
+            "-o",
+            str(tmp_path / "index"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        result.returncode == 2
+        and result.stderr.strip() == f"paperscope: error: {tmp_path / 'missing.jsonl'}: no such file"
+    )
     with pytest.raises(UserError, match="go with --engine ray"):
-        build_index(locations.bundled_corpus(), tmp_path / "index", workers=2, **QUIET)
+        build_index(locations.bundled_corpus(), tmp_path / "index", workers=2)

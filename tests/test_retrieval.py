@@ -5,9 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks.quality import evaluate, label_agreement, labels_by_id
-from embed import UserError
-from index import PaperIndex, build_index
+from paperscope import PaperIndex, UserError, build_index
+from paperscope.index.evaluation import evaluate, label_agreement, labels_by_id
 
 
 def test_label_agreement_matches_a_hand_computed_case():
@@ -15,21 +14,34 @@ def test_label_agreement_matches_a_hand_computed_case():
     neighbours = [["a", "a"], ["a", "a"], ["a", "b"], ["b", "b"]]
     # P@1: all four first neighbours agree. P@2: (1 + 1 + 0.5 + 1) / 4. Macro: a = 2.5 / 3, b = 1.
     assert label_agreement(labels, neighbours, k=2) == pytest.approx(
-        {"P@1": 1.0, "P@2": 0.875, "macro P@2": (2.5 / 3 + 1) / 2})
+        {"P@1": 1.0, "P@2": 0.875, "macro P@2": (2.5 / 3 + 1) / 2}
+    )
 
 
 def test_benchmark_runs_through_the_index_on_a_labelled_fixture(tmp_path):
-    records = [{"id": f"g{i}", "title": t, "abstract": a, "label": "graphs"} for i, (t, a) in enumerate([
-        ("Graph neural networks", "Message passing graph neural networks classify nodes in citation graphs."),
-        ("Graph attention", "Attention over graph neighbourhoods improves node classification on graphs."),
-        ("Graph pooling", "Hierarchical pooling of graph neural networks for molecule property prediction.")])]
-    records += [{"id": f"v{i}", "title": t, "abstract": a, "label": "vision"} for i, (t, a) in enumerate([
-        ("Video diffusion", "Diffusion models generate high-resolution video frames from text prompts."),
-        ("Image diffusion", "Latent diffusion generates photorealistic images from captions."),
-        ("Diffusion speed-up", "Fewer sampling steps make diffusion image generation faster.")])]
+    records = [
+        {"id": f"g{i}", "title": t, "abstract": a, "label": "graphs"}
+        for i, (t, a) in enumerate(
+            [
+                ("Graph neural networks", "Message passing graph neural networks classify nodes in citation graphs."),
+                ("Graph attention", "Attention over graph neighbourhoods improves node classification on graphs."),
+                ("Graph pooling", "Hierarchical pooling of graph neural networks for molecule property prediction."),
+            ]
+        )
+    ]
+    records += [
+        {"id": f"v{i}", "title": t, "abstract": a, "label": "vision"}
+        for i, (t, a) in enumerate(
+            [
+                ("Video diffusion", "Diffusion models generate high-resolution video frames from text prompts."),
+                ("Image diffusion", "Latent diffusion generates photorealistic images from captions."),
+                ("Diffusion speed-up", "Fewer sampling steps make diffusion image generation faster."),
+            ]
+        )
+    ]
     corpus = tmp_path / "labelled.jsonl"
     corpus.write_text("\n".join(json.dumps(r) for r in records))
-    build_index([corpus], tmp_path / "index", log=lambda line: None)
+    build_index([corpus], tmp_path / "index")
     index = PaperIndex.load(tmp_path / "index")
     index.papers["label"] = index.papers["id"].map(labels_by_id(str(corpus)))
     for mode in ("dense", "keyword", "hybrid"):
@@ -66,10 +78,11 @@ def test_more_like_these_less_like_those(sample_index):
     without = sample_index.similar(positive, k=36, mode="dense", negative=negative)
     assert ids[20] not in without["id"].tolist()
     close_to_negative = sample_index.similar(ids[20], k=3, mode="dense")["id"].tolist()
-    rank_before = {i: r for r, i in zip(both["rank"], both["id"])}
-    rank_after = {i: r for r, i in zip(without["rank"], without["id"])}
-    assert sum(rank_after[i] for i in close_to_negative if i in rank_after) > \
-        sum(rank_before[i] for i in close_to_negative if i in rank_after)
+    rank_before = {i: r for r, i in zip(both["rank"], both["id"], strict=True)}
+    rank_after = {i: r for r, i in zip(without["rank"], without["id"], strict=True)}
+    assert sum(rank_after[i] for i in close_to_negative if i in rank_after) > sum(
+        rank_before[i] for i in close_to_negative if i in rank_after
+    )
     with pytest.raises(UserError, match="unknown mode"):
         sample_index.similar(ids[0], mode="fuzzy")
 
@@ -77,8 +90,9 @@ def test_more_like_these_less_like_those(sample_index):
 def test_hybrid_blends_the_two_scores_with_the_manifest_weight(sample_index):
     weight = sample_index.manifest["search"]["hybrid_weight"]
     results = sample_index.similar(sample_index.papers["id"][3], k=5, mode="hybrid")
-    np.testing.assert_allclose(results["score"], weight * results["cosine"] + (1 - weight) * results["keyword_score"],
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        results["score"], weight * results["cosine"] + (1 - weight) * results["keyword_score"], atol=1e-5
+    )
     assert sample_index.manifest["search"]["similar_mode"] in ("dense", "keyword", "hybrid")
 
 
@@ -87,31 +101,71 @@ def test_cli_more_like_these_and_modes(sample_index_dir, sample_index):
     import sys
 
     ids = sample_index.papers["id"].tolist()
-    command = [sys.executable, "-m", "ui.cli", "similar", ids[0], ids[19], "--not", ids[20], "--index",
-               str(sample_index_dir), "-k", "4", "--mode", "dense", "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "paperscope.ui.cli",
+        "similar",
+        ids[0],
+        ids[19],
+        "--not",
+        ids[20],
+        "--index",
+        str(sample_index_dir),
+        "-k",
+        "4",
+        "--mode",
+        "dense",
+        "--json",
+    ]
     results = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
     expected = sample_index.similar([ids[0], ids[19]], k=4, mode="dense", negative=[ids[20]])
     assert [r["id"] for r in results] == expected["id"].tolist()
-    keyword = subprocess.run([sys.executable, "-m", "ui.cli", "search", "ATSP", "--index", str(sample_index_dir),
-                              "--mode", "keyword", "-k", "1"], capture_output=True, text=True, check=True).stdout
+    keyword = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "paperscope.ui.cli",
+            "search",
+            "ATSP",
+            "--index",
+            str(sample_index_dir),
+            "--mode",
+            "keyword",
+            "-k",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "Asymmetric Traveling Salesman" in keyword
 
 
-def test_query_rows_match_scikit_learns_tfidf_without_importing_it(sample_index_dir, sample_index):
+def test_query_rows_match_scikit_learns_tfidf_and_queries_never_import_it(sample_index_dir, sample_index):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from index.keyword import SETTINGS
+    from paperscope.index.keyword import analyzer
 
     texts = sample_index.papers["abstract"].tolist()
-    fitted = TfidfVectorizer(ngram_range=tuple(SETTINGS["ngram_range"]), sublinear_tf=True, stop_words="english",
-                             token_pattern=SETTINGS["token_pattern"], dtype=np.float32).fit(texts)
-    queries = texts[:5] + ["Making diffusion transformers faster with DiT caching", "graph graph graph networks"]
+    fitted = TfidfVectorizer(
+        analyzer=analyzer(sample_index.keyword.stop_words), sublinear_tf=True, dtype=np.float32
+    ).fit(texts)
+    queries = [*texts[:5], "Making diffusion transformers faster with DiT caching", "graph graph graph networks"]
     expected = fitted.transform(queries).toarray()
     assert sample_index.keyword.terms == fitted.get_feature_names_out().tolist()
     np.testing.assert_allclose(sample_index.keyword.transform(queries).toarray(), expected, atol=1e-5)
-    script = (f"import sys; from index import PaperIndex; ix = PaperIndex.load({str(sample_index_dir)!r}); "
-              "ix.search('graph networks', mode='keyword'); print('sklearn' in sys.modules)")
+    ids = sample_index.papers["id"]
+    script = (
+        f"import sys; from paperscope import PaperIndex; ix = PaperIndex.load({str(sample_index_dir)!r}); "
+        f"ix.search('graph networks', mode='keyword'); ix.search('graph networks'); "
+        f"ix.explain({ids[0]!r}, other_id={ids[1]!r}); ix.explain({ids[0]!r}, query='graph networks'); "
+        "print('sklearn' in sys.modules)"
+    )
     import subprocess
     import sys
 
-    assert subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert (
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
+        == "False"
+    )

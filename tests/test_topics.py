@@ -1,17 +1,15 @@
 """The topic map stored in the index: layout, clusters, names, map trust, query placement, export."""
 
 import json
-import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from index import PaperIndex, build_index, locations
-from index.topics import BOILERPLATE
-
-QUIET = {"log": lambda line: None}
+from paperscope import PaperIndex, build_index
+from paperscope.index import locations
+from paperscope.index.terms import BOILERPLATE, words
 
 
 def test_layout_is_stored_per_paper_and_read_back(sample_index):
@@ -24,9 +22,11 @@ def test_layout_is_stored_per_paper_and_read_back(sample_index):
 
 
 def test_a_rebuild_gives_the_same_coordinates(sample_index, tmp_path):
-    build_index(locations.bundled_corpus(), tmp_path / "again", **QUIET)
+    build_index(locations.bundled_corpus(), tmp_path / "again")
     again = PaperIndex.load(tmp_path / "again")
-    np.testing.assert_allclose(again.papers[["x", "y"]].to_numpy(), sample_index.papers[["x", "y"]].to_numpy(), atol=1e-5)
+    np.testing.assert_allclose(
+        again.papers[["x", "y"]].to_numpy(), sample_index.papers[["x", "y"]].to_numpy(), atol=1e-5
+    )
     assert again.papers["cluster"].tolist() == sample_index.papers["cluster"].tolist()
 
 
@@ -44,7 +44,7 @@ def test_sample_clusters_have_distinct_topic_names(sample_index):
         assert len(row.central_ids) == min(3, row.size)
         members = sample_index.papers[sample_index.papers["cluster"] == row.cluster]
         assert set(row.central_ids) <= set(members["id"]) and row.size == len(members)
-        member_words = [set(re.findall(r"[a-z0-9-]+", abstract.lower())) for abstract in members["abstract"]]
+        member_words = [set(words(abstract)) for abstract in members["abstract"]]
         assert all(any(set(term.split()) <= words for words in member_words) for term in terms)  # its own words
     assert (sample_index.papers.loc[sample_index.papers["cluster"] < 0, "cluster_name"] == "unclustered").all()
 
@@ -64,11 +64,13 @@ def test_a_query_is_placed_among_its_neighbours(sample_index):
         neighbours = sample_index.search_vector(vector, k=5)
         neighbour_xy = coords[[sample_index.row(i) for i in neighbours["id"]]]
         assert np.linalg.norm(neighbour_xy - position, axis=1).min() < spread / 4
-        assert (position >= neighbour_xy.min(axis=0) - 1e-9).all() and (position <= neighbour_xy.max(axis=0) + 1e-9).all()
+        assert (position >= neighbour_xy.min(axis=0) - 1e-9).all() and (
+            position <= neighbour_xy.max(axis=0) + 1e-9
+        ).all()
 
 
 def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed():
-    from index import topics
+    from paperscope.index import topics
 
     rng = np.random.default_rng(0)
     groups = np.repeat(np.arange(4), 60)  # four well-separated topics of 60 papers
@@ -81,8 +83,7 @@ def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed():
         texts_asked.append(rows)
         return [f"{words[groups[row]]} {words[groups[row]]} paper {row}" for row in rows]
 
-    per_paper, clusters, manifest = topics.topic_map(vectors, texts_of, [str(i) for i in range(240)],
-                                                     sample_size=120)
+    per_paper, clusters, manifest = topics.topic_map(vectors, texts_of, [str(i) for i in range(240)], sample_size=120)
     layout = manifest["layout"]
     assert layout["fitted_on"] == 120 and layout["placed"] == 120 and len(texts_asked[0]) == 120
     assert set(manifest["map_trust"]) >= {"laid_out", "placed", "mean"}
@@ -101,12 +102,12 @@ def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed():
 
 @pytest.mark.parametrize("count, method", [(2, "pca"), (3, "pca"), (5, "umap"), (15, "umap")])
 def test_tiny_corpora_build_a_map(tmp_path, count, method):
-    from embed import read_corpus
+    from paperscope.embed.corpus import read_corpus
 
     papers, _ = read_corpus(locations.bundled_corpus())
     corpus = tmp_path / "tiny.txt"
     corpus.write_text("\n\n".join(papers["abstract"][:count]))
-    build_index([corpus], tmp_path / "index", **QUIET)
+    build_index([corpus], tmp_path / "index")
     index = PaperIndex.load(tmp_path / "index")
     assert index.manifest["map"]["layout"]["method"] == method
     if method == "pca":
@@ -117,38 +118,51 @@ def test_tiny_corpora_build_a_map(tmp_path, count, method):
 
 
 def test_loading_and_lookups_never_import_umap_torch_or_ray(sample_index_dir):
-    script = (f"import sys, ui.cli; from index import PaperIndex; ix = PaperIndex.load({str(sample_index_dir)!r}); "
-              "ix.similar(ix.papers['id'][0]); ix.map_position(ix.embed_query('graph networks')); "
-              "print(sorted(m for m in ('umap', 'numba', 'torch', 'sentence_transformers', 'ray') if m in sys.modules))")
+    script = (
+        "import sys, paperscope.ui.cli; from paperscope import PaperIndex; "
+        f"ix = PaperIndex.load({str(sample_index_dir)!r}); "
+        "ix.similar(ix.papers['id'][0]); ix.map_position(ix.embed_query('graph networks')); "
+        "print(sorted(m for m in ('umap', 'numba', 'torch', 'sentence_transformers', 'ray') if m in sys.modules))"
+    )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert json.loads(result.stdout.replace("'", '"')) == []
 
 
 def test_map_export_png_and_html(sample_index_dir, tmp_path):
-    paperscope = [sys.executable, "-m", "ui.cli"]
+    paperscope = [sys.executable, "-m", "paperscope.ui.cli"]
     for name in ("map.png", "map.html"):
-        result = subprocess.run(paperscope + ["map", "--index", str(sample_index_dir), "-o", str(tmp_path / name)],
-                                capture_output=True, text=True)
+        result = subprocess.run(
+            [*paperscope, "map", "--index", str(sample_index_dir), "-o", str(tmp_path / name)],
+            capture_output=True,
+            text=True,
+        )
         assert result.returncode == 0, result.stderr
     assert (tmp_path / "map.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "map.png").stat().st_size > 20_000
     page = (tmp_path / "map.html").read_text()
     assert "plotly" in page and "ASDSV: Approximate Speculative Diffusion" in page
-    bad = subprocess.run(paperscope + ["map", "--index", str(sample_index_dir), "-o", str(tmp_path / "map.svg")],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [*paperscope, "map", "--index", str(sample_index_dir), "-o", str(tmp_path / "map.svg")],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "written as .png or .html" in bad.stderr
 
 
 def test_cluster_names_come_from_terms_many_members_share():
-    from index import topics
+    from paperscope.index import topics
 
-    texts = ([f"Protein folding with diffusion priors, study {i}." for i in range(5)]
-             + ["Protein folding banana banana banana banana banana."]
-             + [f"Graph transformers for molecules, part {i}." for i in range(6)]
-             + [f"Graph coloring heuristics, note {i}." for i in range(4)])
+    texts = (
+        [f"Protein folding with diffusion priors, study {i}." for i in range(5)]
+        + ["Protein folding banana banana banana banana banana."]
+        + [f"Graph transformers for molecules, part {i}." for i in range(6)]
+        + [f"Graph coloring heuristics, note {i}." for i in range(4)]
+    )
     labels = np.array([0] * 6 + [1] * 6 + [topics.UNCLUSTERED] * 4)
     terms = topics.cluster_terms(texts, labels)
     assert set(terms) == {0, 1} and "protein folding" in terms[0] and "graph transformers" in terms[1]
     assert not any("banana" in term for term in terms[0])  # one paper repeating a word names nothing
     assert not any("protein" in term for term in terms[1]) and "graph" not in terms[0]
-    assert topics.name_clusters(topics.cluster_terms(["日本語の要約", "別の要約", "三つ目"], np.array([0, 0, 0]))) == {0: "topic 1"}
+    assert topics.name_clusters(topics.cluster_terms(["日本語の要約", "別の要約", "三つ目"], np.array([0, 0, 0]))) == {
+        0: "topic 1"
+    }

@@ -1,1 +1,1 @@
-"""Interfaces over the index: the ``paperscope`` command line and the Streamlit app."""
+"""The command line (``cli``), the Streamlit dashboard (``app``) and map drawing (``mapplot``)."""

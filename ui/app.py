@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import html
+import logging
 import re
 import sys
 import tempfile
@@ -18,12 +19,14 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from embed.corpus import detect_format
-from embed.errors import UserError
-from index import PaperIndex, build_index, locations, sample_index
-from index.paper_index import MODES
-from index.store import current_generation_name, is_current_format, is_index
-from ui.mapplot import cluster_colours, map_figure
+from paperscope.embed.corpus import detect_format
+from paperscope.errors import UserError
+from paperscope.index import locations
+from paperscope.index.build import build_index, sample_index
+from paperscope.index.paper_index import PaperIndex
+from paperscope.index.store import current_generation_name, is_current_format, is_index
+from paperscope.options import MODES
+from paperscope.ui.mapplot import cluster_colours, map_figure
 
 MAX_UPLOAD_MB = 50
 GZIP_MAGIC = b"\x1f\x8b"
@@ -72,15 +75,28 @@ def index_choices(cli_index: str | None) -> dict[str, str]:
     return choices
 
 
+class _PageLog(logging.Handler):
+    """Shows the ``paperscope`` logger's lines in the page while a build runs."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        st.write(record.getMessage())
+
+
 def build_with_progress(build, label: str) -> None:
-    """Run ``build(log, on_progress)`` inside the page, with a progress bar and the build's log lines."""
+    """Run ``build(on_progress)`` inside the page, with a progress bar and the build's log lines."""
+    logger = logging.getLogger("paperscope")
+    handler = _PageLog()
     with st.status(f"Building {label}…", expanded=True) as status:
         bar = st.progress(0.0, text="reading")
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
         try:
-            build(lambda line: st.write(line), lambda fraction, stage: bar.progress(min(fraction, 1.0), text=stage))
+            build(lambda fraction, stage: bar.progress(min(fraction, 1.0), text=stage))
         except UserError:
             status.update(label=f"Could not build {label}", state="error", expanded=False)
             raise
+        finally:
+            logger.removeHandler(handler)
         status.update(label=f"Built {label}", state="complete", expanded=False)
 
 
@@ -89,28 +105,36 @@ def _highlight(text: str, terms: list[str]) -> str:
     escaped = html.escape(text)
     if not terms:
         return escaped
-    pattern = re.compile(r"\b(" + "|".join(re.escape(html.escape(t)) for t in sorted(terms, key=len, reverse=True)) + r")\b",
-                         re.IGNORECASE)
+    pattern = re.compile(
+        r"\b(" + "|".join(re.escape(html.escape(t)) for t in sorted(terms, key=len, reverse=True)) + r")\b",
+        re.IGNORECASE,
+    )
     return pattern.sub(r"<mark>\1</mark>", escaped)
 
 
 def _why_html(why: dict, query_label: str) -> str:
     terms = why["shared_terms"]
-    parts = [f"<div class='ps-why'><b>Shared terms:</b> "
-             f"{', '.join(f'<mark>{html.escape(t)}</mark>' for t in terms) or '<i>none distinctive</i>'}</div>"]
+    parts = [
+        f"<div class='ps-why'><b>Shared terms:</b> "
+        f"{', '.join(f'<mark>{html.escape(t)}</mark>' for t in terms) or '<i>none distinctive</i>'}</div>"
+    ]
     for pair in why["sentence_pairs"]:
-        parts.append(f"<div class='ps-why ps-pair'>{_highlight(pair['a'], terms)}<br><span class='ps-meta'>"
-                     f"↔ {html.escape(query_label)} (sentence similarity {pair['similarity']:.2f}):</span> "
-                     f"{_highlight(pair['b'], terms)}</div>")
+        parts.append(
+            f"<div class='ps-why ps-pair'>{_highlight(pair['a'], terms)}<br><span class='ps-meta'>"
+            f"↔ {html.escape(query_label)} (sentence similarity {pair['similarity']:.2f}):</span> "
+            f"{_highlight(pair['b'], terms)}</div>"
+        )
     return "".join(parts)
 
 
 def _result_header(row, colour: str) -> str:
     width = max(0.0, min(float(row.score), 1.0)) * 90
-    return (f"<div class='ps-result'><span class='ps-title'>{row.rank}. {html.escape(str(row.title))}</span><br>"
-            f"<span class='ps-bar' style='width:{width:.0f}px'></span> <b>{row.score:.3f}</b> "
-            f"<span class='ps-meta'><span class='ps-dot' style='background:{colour}'></span>"
-            f"{html.escape(str(row.cluster_name))} · {html.escape(str(row.id))}</span></div>")
+    return (
+        f"<div class='ps-result'><span class='ps-title'>{row.rank}. {html.escape(str(row.title))}</span><br>"
+        f"<span class='ps-bar' style='width:{width:.0f}px'></span> <b>{row.score:.3f}</b> "
+        f"<span class='ps-meta'><span class='ps-dot' style='background:{colour}'></span>"
+        f"{html.escape(str(row.cluster_name))} · {html.escape(str(row.id))}</span></div>"
+    )
 
 
 def _apply_filters(results: pd.DataFrame, filters: dict) -> pd.DataFrame:
@@ -131,8 +155,10 @@ def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> 
     sidebar = st.sidebar
     label = sidebar.selectbox("Index", list(choices), index=list(choices).index(current_label))
     manifest = index.manifest
-    sidebar.caption(f"{manifest['count']:,} papers · {manifest['model']['name'].split('/')[-1]} · "
-                    f"built {manifest['created'][:10]} · map trust {manifest['map']['map_trust']['mean']:.0%}")
+    sidebar.caption(
+        f"{manifest['count']:,} papers · {manifest['model']['name'].split('/')[-1]} · "
+        f"built {manifest['created'][:10]} · map trust {manifest['map']['map_trust']['mean']:.0%}"
+    )
     most = max(2, min(50, len(index) - 1))  # a slider needs two values; search clamps to the corpus anyway
     st.session_state["k"] = min(st.session_state.get("k", 10), most)
     k = sidebar.slider("Results (k)", 1, most, key="k")
@@ -147,9 +173,14 @@ def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> 
     if "categories" in papers:
         filters["category"] = sidebar.text_input("Category contains", "")
     modes = list(MODES)
-    mode = sidebar.radio("Ranking", modes, horizontal=True, key="mode",
-                         help="hybrid: 70% meaning (MiniLM) + 30% exact words (TF-IDF), measured best; "
-                              "papers using every acronym of a query come first")
+    mode = sidebar.radio(
+        "Ranking",
+        modes,
+        horizontal=True,
+        key="mode",
+        help="hybrid: 70% meaning (MiniLM) + 30% exact words (TF-IDF), measured best; "
+        "papers using every acronym of a query come first",
+    )
     explain = sidebar.toggle("Explain why similar", value=True)
     with sidebar.expander("Add a corpus"):
         _upload_form()
@@ -157,8 +188,9 @@ def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> 
 
 
 def _upload_form() -> None:
-    upload = st.file_uploader(f"CSV, TSV, JSONL, JSON, TXT or Parquet (optionally .gz), up to {MAX_UPLOAD_MB} MB",
-                              type=list(UPLOAD_TYPES))
+    upload = st.file_uploader(
+        f"CSV, TSV, JSONL, JSON, TXT or Parquet (optionally .gz), up to {MAX_UPLOAD_MB} MB", type=list(UPLOAD_TYPES)
+    )
     if upload is None or st.session_state.get("built_upload") == upload.file_id:
         return
     data = upload.getvalue()
@@ -176,8 +208,9 @@ def _upload_form() -> None:
         saved = Path(folder) / f"corpus.{'txt' if fmt == 'text' else fmt}{compressed}"
         saved.write_bytes(data)
         try:
-            build_with_progress(lambda log, progress: build_index([saved], locations.indexes_dir() / name, log=log,
-                                                                  on_progress=progress), name)
+            build_with_progress(
+                lambda progress: build_index([saved], locations.indexes_dir() / name, on_progress=progress), name
+            )
         except UserError as exc:
             st.error(str(exc).replace(str(saved), upload.name))
             return
@@ -195,7 +228,9 @@ def _read_url_state(index: PaperIndex) -> None:
     known = set(index.papers["id"])
     for key, param in (("papers", "paper"), ("not_papers", "not")):
         st.session_state[key] = [i for i in params.get(param, "").split(",") if i in known]
-    st.session_state["mode"] = params.get("mode") if params.get("mode") in MODES else index.manifest["search"]["search_mode"]
+    st.session_state["mode"] = (
+        params.get("mode") if params.get("mode") in MODES else index.manifest["search"]["search_mode"]
+    )
     if not st.session_state["papers"] and params.get("q"):
         st.session_state["query"] = params["q"][:20_000]
 
@@ -247,20 +282,37 @@ def main() -> None:
     if chosen_label != label:
         _switch(index_label=chosen_label, papers=[], not_papers=[], query="", last_click=None)
 
-    st.html(f"<div style='font-size:1.5rem;font-weight:700'>paperscope "
-            f"<span class='ps-meta' style='font-weight:400'>{html.escape(label)}</span></div>")
+    st.html(
+        f"<div style='font-size:1.5rem;font-weight:700'>paperscope "
+        f"<span class='ps-meta' style='font-weight:400'>{html.escape(label)}</span></div>"
+    )
     left, right = st.columns([5, 6], gap="medium")
     papers = index.papers
     with left:
-        st.text_input("Search by text", key="query", on_change=_on_query_change,
-                      placeholder="e.g. making diffusion transformers faster")
+        st.text_input(
+            "Search by text",
+            key="query",
+            on_change=_on_query_change,
+            placeholder="e.g. making diffusion transformers faster",
+        )
         ids = papers["id"].tolist()
-        titles = dict(zip(papers["id"], papers["title"]))
-        st.multiselect("…or pick papers (several: more like these)", ids, key="papers", on_change=_on_paper_change,
-                       format_func=titles.get, placeholder="type to search titles")
+        titles = dict(zip(papers["id"], papers["title"], strict=True))
+        st.multiselect(
+            "…or pick papers (several: more like these)",
+            ids,
+            key="papers",
+            on_change=_on_paper_change,
+            format_func=titles.get,
+            placeholder="type to search titles",
+        )
         if st.session_state.get("papers"):
-            st.multiselect("…and less like these", [i for i in ids if i not in st.session_state["papers"]],
-                           key="not_papers", format_func=titles.get, placeholder="optional")
+            st.multiselect(
+                "…and less like these",
+                [i for i in ids if i not in st.session_state["papers"]],
+                key="not_papers",
+                format_func=titles.get,
+                placeholder="optional",
+            )
     query, chosen = st.session_state.get("query", "").strip(), st.session_state.get("papers") or []
     avoided = [i for i in st.session_state.get("not_papers") or [] if i not in chosen] if chosen else []
 
@@ -270,8 +322,9 @@ def main() -> None:
         if chosen:
             results = _apply_filters(index.similar(chosen, k=wanted, mode=mode, negative=avoided), filters).head(k)
             selected_rows = [index.row(i) for i in chosen]
-            st.query_params.from_dict({"paper": ",".join(chosen), "k": k, "mode": mode,
-                                       **({"not": ",".join(avoided)} if avoided else {})})
+            st.query_params.from_dict(
+                {"paper": ",".join(chosen), "k": k, "mode": mode, **({"not": ",".join(avoided)} if avoided else {})}
+            )
         elif query:
             results = _apply_filters(index.search(query, k=wanted, mode=mode), filters).head(k)
             query_xy = index.map_position(index.embed_query(query))
@@ -285,10 +338,17 @@ def main() -> None:
     neighbour_rows = [index.row(i) for i in results["id"]] if results is not None else []
     with right:
         figure = map_figure(papers, index.clusters, selected_rows, neighbour_rows, query_xy, height=600)
-        event = st.plotly_chart(figure, key="map", on_select="rerun", selection_mode="points",
-                                config={"scrollZoom": True, "displaylogo": False})
-        st.caption("Click a point to select that paper; grey points belong to no topic. "
-                   "Map trust: the share of a paper's 10 nearest neighbours that are also near it on the map.")
+        event = st.plotly_chart(
+            figure,
+            key="map",
+            on_select="rerun",
+            selection_mode="points",
+            config={"scrollZoom": True, "displaylogo": False},
+        )
+        st.caption(
+            "Click a point to select that paper; grey points belong to no topic. "
+            "Map trust: the share of a paper's 10 nearest neighbours that are also near it on the map."
+        )
     _take_map_click(event, index)
 
     with left:
@@ -301,12 +361,18 @@ def main() -> None:
             st.html(f"<div class='ps-meta ps-selected'>Most similar to {names}{unlike}</div>")
         exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
         download_csv, download_json = st.columns(2)
-        download_csv.download_button("Results as CSV", exports.to_csv(index=False), "paperscope-results.csv", "text/csv")
-        download_json.download_button("Results as JSON", results.to_json(orient="records", force_ascii=False, indent=1),
-                                      "paperscope-results.json", "application/json")
+        download_csv.download_button(
+            "Results as CSV", exports.to_csv(index=False), "paperscope-results.csv", "text/csv"
+        )
+        download_json.download_button(
+            "Results as JSON",
+            results.to_json(orient="records", force_ascii=False, indent=1),
+            "paperscope-results.json",
+            "application/json",
+        )
         if results.empty:
             st.warning("No paper passes the filters.")
-        colours = dict(zip(papers["id"], cluster_colours(papers["cluster"])))
+        colours = dict(zip(papers["id"], cluster_colours(papers["cluster"]), strict=True))
         placeholders = []
         with st.container(height=560):
             for row in results.itertuples():
@@ -317,7 +383,9 @@ def main() -> None:
         generation = current_generation_name(Path(folder))
         for row, placeholder in placeholders:
             if explain:
-                why = explain_cached(folder, generation, row.id, chosen[0] if chosen else None, None if chosen else query)
+                why = explain_cached(
+                    folder, generation, row.id, chosen[0] if chosen else None, None if chosen else query
+                )
                 placeholder.html(_why_html(why, "selected paper" if chosen else "your query"))
 
 

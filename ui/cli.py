@@ -1,20 +1,24 @@
 """The ``paperscope`` command line: build an index, look up nearest papers, describe an index.
 
-User errors print one line on stderr and exit with status 2; nothing heavy (torch, umap) is
-imported unless the command needs it.
+User errors print one line on stderr and exit with status 2; log lines (the ``paperscope``
+logger) go to stderr. Nothing heavy is imported unless the command needs it: ``--help`` imports
+neither numpy, pandas nor the model.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import sys
 from pathlib import Path
 
-from embed.errors import UserError
+from paperscope.errors import UserError
+from paperscope.options import DUPLICATE_THRESHOLD, ENGINES, LONG_TEXT_STRATEGIES, MODES, QUANTIZE_CHOICES
 
 EXIT_USER_ERROR = 2
+logger = logging.getLogger("paperscope")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -24,19 +28,15 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{message} (see: {self.prog} --help)")
 
 
-def _log(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def _index_folder(args) -> Path:
     """The --index folder, or the default sample index, built on first use."""
-    from index import sample_index
+    from paperscope.index.build import sample_index
 
-    return Path(args.index) if args.index else sample_index(log=_log)
+    return Path(args.index) if args.index else sample_index()
 
 
 def _load(args):
-    from index import PaperIndex
+    from paperscope.index.paper_index import PaperIndex
 
     return PaperIndex.load(_index_folder(args), model_path=getattr(args, "model", None))
 
@@ -62,14 +62,25 @@ def _print_results(results, as_json: bool) -> None:
 
 def cmd_build(args) -> None:
     """Build an index folder from corpus files (the bundled sample when none are given)."""
-    from index import build_index, locations
+    from paperscope.index import locations
+    from paperscope.index.build import build_index
 
     inputs = args.inputs or locations.bundled_corpus()
     output = Path(args.output) if args.output else locations.default_index_dir()
     fields = {"id": args.id_field, "title": args.title_field, "abstract": args.text_field}
-    build_index(inputs, output, model_path=args.model, long_text=args.long_text, fields=fields,
-                use_cache=not args.no_cache, log=_log, faiss_factory=args.faiss,
-                quantize=args.quantize, engine=args.engine, address=args.address, workers=args.workers)
+    build_index(
+        inputs,
+        output,
+        model_path=args.model,
+        long_text=args.long_text,
+        fields=fields,
+        use_cache=not args.no_cache,
+        faiss_factory=args.faiss,
+        quantize=args.quantize,
+        engine=args.engine,
+        address=args.address,
+        workers=args.workers,
+    )
 
 
 def cmd_similar(args) -> None:
@@ -89,14 +100,25 @@ def cmd_info(args) -> None:
     if args.json:
         print(json.dumps({**manifest, "folder": str(index.folder)}, indent=2))
         return
-    rows = [("folder", index.folder), ("papers", manifest["count"]),
-            ("model", f"{manifest['model']['name']} ({manifest['model']['fingerprint']})"),
-            ("dimension", manifest["dimension"]),
-            ("long texts", f"{manifest['long_text']['long_texts']} over {manifest['long_text']['max_tokens']} "
-                           f"word pieces, strategy '{manifest['long_text']['strategy']}'"),
-            ("text embedded", manifest["text_recipe"]), ("search", f"FAISS {manifest['search']['faiss']}, recall@10 {manifest['search']['recall_at_10']:.3f}; "
-                       f"default ranking {manifest['search']['search_mode']}"),
-            ("sources", ", ".join(manifest["corpus"]["sources"])), ("built", manifest["created"])]
+    rows = [
+        ("folder", index.folder),
+        ("papers", manifest["count"]),
+        ("model", f"{manifest['model']['name']} ({manifest['model']['fingerprint']})"),
+        ("dimension", manifest["dimension"]),
+        (
+            "long texts",
+            f"{manifest['long_text']['long_texts']} over {manifest['long_text']['max_tokens']} "
+            f"word pieces, strategy '{manifest['long_text']['strategy']}'",
+        ),
+        ("text embedded", manifest["text_recipe"]),
+        (
+            "search",
+            f"FAISS {manifest['search']['faiss']}, recall@10 {manifest['search']['recall_at_10']:.3f}; "
+            f"default ranking {manifest['search']['search_mode']}",
+        ),
+        ("sources", ", ".join(manifest["corpus"]["sources"])),
+        ("built", manifest["created"]),
+    ]
     for label, value in rows:
         print(f"{label:>14}  {value}")
 
@@ -115,42 +137,60 @@ def cmd_explain(args) -> None:
 
 def cmd_duplicates(args) -> None:
     """Print pairs of papers similar enough to be versions of one another."""
-    from index import near_duplicates
+    from paperscope.index.analysis import near_duplicates
 
     pairs = near_duplicates(_load(args), threshold=args.threshold)
     if args.json:
         print(json.dumps(pairs.to_dict("records"), indent=2, ensure_ascii=False))
         return
     if pairs.empty:
-        _log(f"no pairs at similarity {args.threshold} or above")
+        logger.info("no pairs at similarity %s or above", args.threshold)
     for row in pairs.itertuples():
         print(f"{row.score:.3f}  {row.id_a}  {row.title_a}\n       {row.id_b}  {row.title_b}")
 
 
 def cmd_map(args) -> None:
     """Draw the index's topic map to a PNG or an interactive HTML file."""
-    from ui.mapplot import export_map
+    from paperscope.ui.mapplot import export_map
 
     index = _load(args)
-    title = f"{index.manifest['count']} papers · {len(index.clusters)} topics · map trust " \
-            f"{index.manifest['map']['map_trust']['mean']:.0%}"
-    _log(f"map written to {export_map(index.papers, index.clusters, args.output, title)}")
+    title = (
+        f"{index.manifest['count']} papers · {len(index.clusters)} topics · map trust "
+        f"{index.manifest['map']['map_trust']['mean']:.0%}"
+    )
+    logger.info("map written to %s", export_map(index.papers, index.clusters, args.output, title))
 
 
 def cmd_app(args) -> None:
     """Start the Streamlit dashboard (the bundled sample when no index is given)."""
     import signal
     import subprocess
-    import time
-    import urllib.request
     import webbrowser
+
+    from paperscope.ui.server import wait_until_healthy
 
     app = Path(__file__).with_name("app.py")
     # Always headless: otherwise Streamlit's first run stops at an e-mail prompt in the terminal.
     # The browser is opened here instead, once the server answers.
-    command = [sys.executable, "-m", "streamlit", "run", str(app), "--browser.gatherUsageStats", "false",
-               "--server.port", str(args.port), "--server.maxUploadSize", "50", "--client.toolbarMode", "minimal",
-               "--server.headless", "true", "--theme.base", "light"]
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.port",
+        str(args.port),
+        "--server.maxUploadSize",
+        "50",
+        "--client.toolbarMode",
+        "minimal",
+        "--server.headless",
+        "true",
+        "--theme.base",
+        "light",
+    ]
     if args.index:
         if not Path(args.index).is_dir():
             raise UserError(f"{args.index}: no such index folder; build one with: paperscope build -o {args.index}")
@@ -159,15 +199,7 @@ def cmd_app(args) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` stops the server too
     url = f"http://localhost:{args.port}"
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                if server.poll() is not None:
-                    break
-                time.sleep(0.2)
-        if not args.headless and server.poll() is None:
+        if wait_until_healthy(url, server, timeout=20) and not args.headless:
             webbrowser.open(url)
         raise SystemExit(server.wait())
     finally:
@@ -181,64 +213,98 @@ def cmd_app(args) -> None:
 
 def make_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    from embed.model import LONG_TEXT_STRATEGIES
-    from index.analysis import DUPLICATE_THRESHOLD
-    from index.paper_index import MODES
 
     parser = _Parser(prog="paperscope", description="Semantic similarity explorer for research-paper abstracts.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def with_index(sub):
-        sub.add_argument("--index", metavar="DIR",
-                         help="index folder (default: the bundled NeurIPS 2025 sample, built on first use)")
+        sub.add_argument(
+            "--index", metavar="DIR", help="index folder (default: the bundled NeurIPS 2025 sample, built on first use)"
+        )
 
     def with_lookup(sub):
         with_index(sub)
-        sub.add_argument("-k", type=int, default=10,
-                         help="number of results, 1 or more; more than the corpus holds returns them all (default 10)")
+        sub.add_argument(
+            "-k",
+            type=int,
+            default=10,
+            help="number of results, 1 or more; more than the corpus holds returns them all (default 10)",
+        )
         sub.add_argument("--json", action="store_true", help="print a JSON list of result objects")
-        sub.add_argument("--mode", choices=MODES,
-                         help="dense (meaning), keyword (exact words, TF-IDF) or hybrid (default: the index's, "
-                              "hybrid unless rebuilt otherwise; acronym queries put papers using them first)")
+        sub.add_argument(
+            "--mode",
+            choices=MODES,
+            help="dense (meaning), keyword (exact words, TF-IDF) or hybrid (default: the index's, "
+            "hybrid unless rebuilt otherwise; acronym queries put papers using them first)",
+        )
         sub.add_argument("--model", metavar="PATH", help="folder of the model the index was built with, if moved")
 
     build = commands.add_parser("build", help="build an index from corpus files")
-    build.add_argument("inputs", nargs="*", metavar="FILE",
-                       help="corpus files: .txt, .csv, .tsv, .json, .jsonl, .parquet, optionally .gz "
-                            "(default: the bundled sample)")
+    build.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="FILE",
+        help="corpus files: .txt, .csv, .tsv, .json, .jsonl, .parquet, optionally .gz (default: the bundled sample)",
+    )
     build.add_argument("-o", "--output", metavar="DIR", help="index folder to write (default: the sample's index)")
-    build.add_argument("--model", metavar="PATH", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)")
-    build.add_argument("--long-text", choices=LONG_TEXT_STRATEGIES, default="mean",
-                       help="texts over the model's 256 word pieces: 'mean' averages windows over the whole "
-                            "text, 'truncate' keeps the first window (default: mean)")
+    build.add_argument(
+        "--model", metavar="PATH", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)"
+    )
+    build.add_argument(
+        "--long-text",
+        choices=LONG_TEXT_STRATEGIES,
+        default="mean",
+        help="texts over the model's 256 word pieces: 'mean' averages windows over the whole "
+        "text, 'truncate' keeps the first window (default: mean)",
+    )
     build.add_argument("--id-field", metavar="NAME", help="column holding paper ids")
     build.add_argument("--title-field", metavar="NAME", help="column holding titles")
     build.add_argument("--text-field", metavar="NAME", help="column holding abstracts")
     build.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the embedding cache")
-    build.add_argument("--quantize", choices=["int8"],
-                       help="embed with a dynamically quantized int8 ONNX model (faster; fidelity to fp32 is "
-                            "measured and recorded in the manifest)")
-    build.add_argument("--faiss", metavar="FACTORY",
-                       help="FAISS index_factory string, e.g. Flat or HNSW32,Flat (default: exact up to 250,000 "
-                            "papers, then HNSW tuned to recall@10 >= 0.95)")
-    build.add_argument("--engine", choices=["local", "ray"], default="local",
-                       help="where reading and embedding run: this process, or Ray Data (pip install "
-                            "'paperscope[ray]'); same index either way (default: local)")
-    build.add_argument("--address", metavar="ray://HOST:PORT",
-                       help="with --engine ray: an existing Ray cluster (default: start Ray on this machine)")
-    build.add_argument("--workers", type=int, metavar="N",
-                       help="with --engine ray: embedding actors, one CPU each (default: the cluster's CPUs)")
+    build.add_argument(
+        "--quantize",
+        choices=QUANTIZE_CHOICES,
+        help="embed with a dynamically quantized int8 ONNX model (faster; fidelity to fp32 is "
+        "measured and recorded in the manifest)",
+    )
+    build.add_argument(
+        "--faiss",
+        metavar="FACTORY",
+        help="FAISS index_factory string, e.g. Flat or HNSW32,Flat (default: exact up to 250,000 "
+        "papers, then HNSW tuned to recall@10 >= 0.95)",
+    )
+    build.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="where reading and embedding run: this process, or Ray Data (pip install "
+        "'paperscope[ray]'); same index either way (default: local)",
+    )
+    build.add_argument(
+        "--address",
+        metavar="ray://HOST:PORT",
+        help="with --engine ray: an existing Ray cluster (default: start Ray on this machine)",
+    )
+    build.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="with --engine ray: embedding actors, one CPU each (default: the cluster's CPUs)",
+    )
     build.set_defaults(run=cmd_build)
 
     similar = commands.add_parser("similar", help="papers most similar to one or several papers")
     similar.add_argument("paper_ids", metavar="PAPER_ID", nargs="+", help="one id, or several: more like these")
-    similar.add_argument("--not", dest="negative", metavar="PAPER_ID", nargs="+", default=[],
-                         help="less like these papers")
+    similar.add_argument(
+        "--not", dest="negative", metavar="PAPER_ID", nargs="+", default=[], help="less like these papers"
+    )
     with_lookup(similar)
     similar.set_defaults(run=cmd_similar)
 
     search = commands.add_parser("search", help="papers most similar to free text")
-    search.add_argument("text", metavar="TEXT", help="free text, e.g. a question or an abstract (up to 20,000 characters)")
+    search.add_argument(
+        "text", metavar="TEXT", help="free text, e.g. a question or an abstract (up to 20,000 characters)"
+    )
     with_lookup(search)
     search.set_defaults(run=cmd_search)
 
@@ -257,9 +323,13 @@ def make_parser() -> argparse.ArgumentParser:
 
     duplicates = commands.add_parser("duplicates", help="pairs of papers that are versions of one another")
     with_index(duplicates)
-    duplicates.add_argument("--threshold", type=float, default=DUPLICATE_THRESHOLD,
-                            help=f"cosine similarity from which a pair counts (default {DUPLICATE_THRESHOLD}, "
-                                 "measured: see benchmarks/duplicates_threshold.py)")
+    duplicates.add_argument(
+        "--threshold",
+        type=float,
+        default=DUPLICATE_THRESHOLD,
+        help=f"cosine similarity from which a pair counts (default {DUPLICATE_THRESHOLD}, "
+        "measured: see benchmarks/duplicates_threshold.py)",
+    )
     duplicates.add_argument("--json", action="store_true", help="print a JSON list of pairs")
     duplicates.set_defaults(run=cmd_duplicates)
 
@@ -278,6 +348,11 @@ def make_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
     try:
         args = make_parser().parse_args(argv)
         args.run(args)

@@ -1,0 +1,45 @@
+"""Redraw docs/app.png, the README's screenshot: the app on the bundled sample, a typed query.
+
+    .venv/bin/python docs/make_screenshot.py
+
+Starts ``paperscope app`` on the default index (built on first use) and photographs it in
+headless Chromium at 1440 x 900, once the results and the map's points are drawn.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, free_port, wait_until_healthy
+
+QUERY = "speculative decoding to accelerate diffusion transformers"
+
+
+def main() -> None:
+    """Take the screenshot."""
+    port = free_port()
+    command = [sys.executable, "-m", "paperscope.ui.cli", "app", "--port", str(port), "--headless"]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        if not wait_until_healthy(f"http://127.0.0.1:{port}", server, timeout=300):
+            raise SystemExit("the app did not start")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(f"http://127.0.0.1:{port}/?q={QUERY.replace(' ', '+')}")
+            page.wait_for_selector(".ps-title", timeout=300_000)
+            drawn = "() => (document.querySelector('.js-plotly-plot')?._fullData || []).length > 0"
+            page.wait_for_function(drawn, timeout=60_000)
+            page.screenshot(path=str(Path(__file__).with_name("app.png")))
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""The choices a user makes and their defaults, in one light module.
+
+The build, the readers, the command line and the app share these; importing this module costs
+nothing (no numpy, pandas or scipy), so ``paperscope --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+from paperscope.errors import UserError
+
+LONG_TEXT_STRATEGIES = ("mean", "truncate")  # texts over the model's window: windows averaged, or the first
+QUANTIZE_CHOICES = ("int8",)
+ENGINES = ("local", "ray")
+MODES = ("dense", "keyword", "hybrid")
+# Rankings written into each manifest; chosen by benchmarks/quality.py (see docs/quality.md).
+DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.7}
+# Measured with benchmarks/duplicates_threshold.py: see paperscope.index.analysis.
+DUPLICATE_THRESHOLD = 0.92
+
+
+def check_choice(value, choices: tuple[str, ...], what: str) -> str:
+    """``value`` if it is one of ``choices``, else a UserError naming the choices."""
+    if value not in choices:
+        raise UserError(f"unknown {what} '{value}'; choose one of {', '.join(choices)}")
+    return value

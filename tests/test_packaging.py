@@ -1,0 +1,98 @@
+"""The installed package: a wheel that works on its own, and a command line that starts instantly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from paperscope.embed.corpus import read_corpus
+from paperscope.index import locations
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_alone_and_runs_outside_the_repository(sample_index_dir, data_home, tmp_path):
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), str(ROOT)],
+        check=True,
+        capture_output=True,
+        cwd=tmp_path,
+    )
+    [wheel] = dist.glob("paperscope-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {name.split("/")[0] for name in names} == {"paperscope", wheel.name.split("-py")[0] + ".dist-info"}
+    assert {
+        "paperscope/data/neurips2025_part1.txt",
+        "paperscope/data/neurips2025_part2.txt",
+        "paperscope/ui/app.py",
+        "paperscope/index/build.py",
+        "paperscope/embed/model.py",
+    } <= set(names)
+
+    # A fresh environment that sees the dependencies already installed here, and the wheel, not editable.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run(
+        [python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed", str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    home = tmp_path / "home"  # a fresh data folder, reusing the session's model export and embedding cache
+    home.mkdir()
+    for reused in ("onnx", "embedding-cache"):
+        (home / reused).symlink_to(data_home / reused)
+    env = {**os.environ, "PAPERSCOPE_HOME": str(home)}
+
+    def run(*command):
+        result = subprocess.run(command, capture_output=True, text=True, cwd=outside, env=env, timeout=600)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    where = run(
+        python,
+        "-c",
+        "import paperscope; from paperscope import PaperIndex; "
+        "from paperscope.index import locations; print(paperscope.__file__); "
+        "print(locations.bundled_corpus()[0])",
+    ).split()
+    assert all(Path(path).is_relative_to(site / "paperscope") for path in where)
+    paperscope = str(venv / "bin" / "paperscope")
+    run(paperscope, "build")
+    paper_id = read_corpus(locations.bundled_corpus())[0]["id"][0]
+    similar = json.loads(run(paperscope, "similar", paper_id, "-k", "3", "--json"))
+    assert len(similar) == 3 and paper_id not in [row["id"] for row in similar]
+    assert "--port" in run(paperscope, "app", "--help")
+    assert not any(path.name in ("embed", "index", "ui", "data") for path in site.iterdir())
+
+
+def test_help_imports_nothing_heavy():
+    script = (
+        "import sys; from paperscope.ui.cli import make_parser; make_parser(); "
+        "print(sorted(m for m in ('numpy', 'pandas', 'pyarrow', 'scipy', 'faiss', 'sklearn') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+    help_text = subprocess.run([sys.executable, "-m", "paperscope.ui.cli", "--help"], capture_output=True, text=True)
+    assert help_text.returncode == 0 and "similar" in help_text.stdout

@@ -1,0 +1,42 @@
+"""Starting the Streamlit server: a free port, waiting until it answers its health check, and the
+headless Chromium that the browser tests and benchmarks drive it with."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+import urllib.request
+
+# Debian's chromium (.ci/setup --test installs it); the flags keep it off this machine's closed network.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_until_healthy(url: str, server: subprocess.Popen, timeout: float = 60.0) -> bool:
+    """Poll Streamlit's ``/_stcore/health`` at ``url`` until it answers "ok" (True), or the server
+    exits or ``timeout`` seconds pass (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as answer:
+                if answer.read() == b"ok":
+                    return True
+        except OSError:
+            time.sleep(0.05)  # not listening yet
+    return False
