@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -20,9 +21,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 def test_the_wheel_installs_alone_and_runs_outside_the_repository(sample_index_dir, data_home, tmp_path):
+    source = tmp_path / "source"  # setuptools writes build/ and *.egg-info beside the sources: not in ours
+    skipped = shutil.ignore_patterns(".*", "build", "*.egg-info", "artifacts", "__pycache__")
+    shutil.copytree(ROOT, source, ignore=skipped)
     dist = tmp_path / "dist"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), str(source)],
         check=True,
         capture_output=True,
         cwd=tmp_path,
