@@ -34,7 +34,7 @@ def main() -> None:
 
     from paperscope import PaperIndex
     from paperscope.embed.corpus import embedding_texts
-    from paperscope.embed.model import bundled_model_path
+    from paperscope.embed.model import Encoder, bundled_model_path
     from paperscope.index import locations, topics
     from paperscope.index.keyword import KeywordIndex
 
@@ -61,7 +61,8 @@ def main() -> None:
     BERTopic(embedding_model=model).fit(docs, vectors)
     peer_from_vectors = time.perf_counter() - start
     start = time.perf_counter()
-    topics.topic_map(vectors, lambda rows: [docs[i] for i in rows], index.papers["id"].tolist())
+    encode = Encoder(onnx_dir=locations.onnx_dir()).encode
+    topics.topic_map(vectors, lambda rows: [docs[i] for i in rows], index.papers["id"].tolist(), encode)
     KeywordIndex.fit(docs)
     ours_from_vectors = time.perf_counter() - start
 

@@ -50,7 +50,8 @@ def synthetic_build(source: Path, count: int, folder: Path, texts_per_s: float) 
 
     from paperscope import PaperIndex
     from paperscope.embed.corpus import embedding_texts
-    from paperscope.index import ann, store, topics
+    from paperscope.embed.model import Encoder
+    from paperscope.index import ann, locations, store, topics
     from paperscope.index.keyword import KeywordIndex
 
     base = PaperIndex.load(source)
@@ -62,7 +63,10 @@ def synthetic_build(source: Path, count: int, folder: Path, texts_per_s: float) 
     texts = embedding_texts(papers)
     seconds = {"read": None, "embed": round(count / texts_per_s, 1)}
     start = time.perf_counter()
-    per_paper, clusters, _ = topics.topic_map(vectors, lambda rows: [texts[i] for i in rows], papers["id"].tolist())
+    encode = Encoder(onnx_dir=locations.onnx_dir()).encode  # names the topics, as a build does
+    per_paper, clusters, _ = topics.topic_map(
+        vectors, lambda rows: [texts[i] for i in rows], papers["id"].tolist(), encode
+    )
     seconds["map and clusters"] = time.perf_counter() - start
     start = time.perf_counter()
     keyword = KeywordIndex.fit(texts)

@@ -7,6 +7,7 @@ Log lines go to the ``paperscope`` logger (the command line prints them on stder
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 import shutil
 import sys
@@ -181,7 +182,9 @@ def _finish(
     logger.info("laying out the topic map and naming clusters")
     on_progress(0.8, "laying out the topic map")
     with _stage(seconds, "map and clusters"):
-        per_paper, clusters, map_manifest = topics.topic_map(vectors, papers.texts_of, ids)
+        encode = functools.partial(encoder.encode, long_text=long_text)  # embeds candidate topic names
+        per_paper, clusters, map_manifest = topics.topic_map(vectors, papers.texts_of, ids, encode)
+        encoder.release()
     logger.info(
         "%d clusters, %d papers unclustered; map trust %.2f (%s layout)",
         map_manifest["clusters"]["count"],

@@ -59,7 +59,9 @@ class PaperIndex:
         self.vectors = generation.vectors
         self.faiss_index = generation.faiss_index
         self.papers = generation.papers
-        self.clusters = generation.clusters
+        topics = generation.clusters
+        self.clusters = topics[topics["level"] == "fine"].reset_index(drop=True)  # fine topics
+        self.coarse_clusters = topics[topics["level"] == "coarse"].reset_index(drop=True)  # merged ones
         self.keyword = generation.keyword
         self._model_path = model_path
         self._query_vectors: dict[str, np.ndarray] = {}
@@ -264,6 +266,20 @@ class PaperIndex:
     @cached_property
     def _searchable(self) -> np.ndarray:
         return (self.papers["title"] + " " + self.papers["abstract"]).to_numpy()
+
+    def topics(self, level: str = "coarse") -> pd.DataFrame:
+        """Every topic of ``level`` ("coarse" or "fine") with its size, share, map trust and three
+        most central papers: see :func:`paperscope.index.analysis.topic_overview`."""
+        from paperscope.index.analysis import topic_overview
+
+        return topic_overview(self, level)
+
+    def bridges(self, a, b, level: str = "coarse", k: int = 10) -> pd.DataFrame:
+        """Up to ``k`` papers between topics ``a`` and ``b`` (numbers or names), most evenly split
+        first: see :func:`paperscope.index.analysis.bridges`."""
+        from paperscope.index.analysis import bridges
+
+        return bridges(self, a, b, level=level, limit=check_k(k))
 
     def explain(self, paper_id: str, other_id: str | None = None, query: str | None = None):
         """Why ``paper_id`` is similar to another paper (``other_id``) or to free text (``query``):

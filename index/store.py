@@ -39,7 +39,7 @@ from paperscope.index.checkpoints import checkpoint
 from paperscope.index.keyword import KeywordIndex
 
 FORMAT_NAME = "paperscope-index"
-FORMAT_VERSION = 4  # 2: keyword index added; 3: its stop words stored; 4: terms from index.terms
+FORMAT_VERSION = 5  # 2: keyword index; 3: its stop words; 4: terms from index.terms; 5: coarse topics
 VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
     "vectors.npy",
     "faiss.index",

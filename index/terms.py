@@ -298,11 +298,14 @@ BOILERPLATE = {
 }
 _MARKUP = re.compile(r"\\[a-zA-Z]+|https?://\S+|\$[^$]*\$|[{}_*`]")
 _WORD = re.compile(r"(?u)\b\w\w+\b")
+_COMPOUND = re.compile(r"(?u)\b\w+(?:-\w+)+\b|\b\w\w+\b")
 
 
-def words(text: str) -> list[str]:
-    """The lower-case words of ``text``, markup removed (see the module docstring)."""
-    return _WORD.findall(_MARKUP.sub(" ", text).lower())
+def words(text: str, compounds: bool = False) -> list[str]:
+    """The lower-case words of ``text``, markup removed (see the module docstring). With
+    ``compounds``, hyphenated words stay whole ("few-shot"), as topic names want them; the keyword
+    index splits them, so that "few shot" finds "few-shot"."""
+    return (_COMPOUND if compounds else _WORD).findall(_MARKUP.sub(" ", text).lower())
 
 
 def phrases(text_words: list[str], sizes: Collection[int], is_stop: Callable[[str], bool]) -> list[str]:

@@ -12,6 +12,7 @@ LONG_TEXT_STRATEGIES = ("mean", "truncate")  # texts over the model's window: wi
 QUANTIZE_CHOICES = ("int8",)
 ENGINES = ("local", "ray")
 MODES = ("dense", "keyword", "hybrid")
+LEVELS = ("coarse", "fine")  # topic levels: coarse topics merge fine clusters
 # Rankings written into each manifest; chosen by benchmarks/quality.py (see docs/quality.md).
 DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.7}
 # Measured with benchmarks/duplicates_threshold.py: see paperscope.index.analysis.

@@ -91,13 +91,41 @@ def test_ranking_switch_changes_the_mode(default_index):
     assert _result_titles(app) == default_index.search("ATSP", k=10, mode="dense")["title"].tolist()
 
 
-def test_cluster_filter_keeps_only_that_topic(default_index):
-    cluster = default_index.clusters.sort_values("size").iloc[-1]
-    app = _app(q="neural networks for images and video").run()
-    app.sidebar.multiselect[0].set_value([cluster["name"]]).run()
-    titles = _result_titles(app)
-    members = set(default_index.papers.loc[default_index.papers["cluster"] == cluster["cluster"], "title"])
-    assert titles and set(titles) <= members
+def test_topic_filter_keeps_only_that_topic_at_either_level(default_index):
+    papers = default_index.papers
+    for level, table, column in (
+        ("coarse", default_index.coarse_clusters, "coarse_cluster"),
+        ("fine", default_index.clusters, "cluster"),
+    ):
+        topic = table.sort_values("size").iloc[-1]
+        app = _app(q="neural networks for images and video").run()
+        app.sidebar.radio(key="topic_level").set_value(level).run()
+        app.sidebar.multiselect[0].set_value([topic["name"]]).run()
+        titles = _result_titles(app)
+        members = set(papers.loc[papers[column] == topic["cluster"], "title"])
+        assert titles and set(titles) <= members, level
+
+
+def test_topics_panel_lists_topics_their_years_and_the_papers_between_two(default_index, tmp_path):
+    app = _app(q="graph neural networks").run()
+    assert [tab.label for tab in app.tabs] == ["Topics", "Over time", "Between two topics"]
+    listed = app.dataframe[0].value
+    assert listed["topic"].tolist() == default_index.topics("coarse")["name"].tolist()
+    assert any("no years" in caption.value for caption in app.caption)
+    first, second = app.selectbox(key="bridge_a").value, app.selectbox(key="bridge_b").value
+    expected = default_index.bridges(first, second)["title"].tolist()
+    assert expected and app.dataframe[1].value["title"].tolist() == expected
+
+    papers = default_index.papers  # the sample again, with years: the chart over time appears
+    dated = tmp_path / "dated.jsonl"
+    dated.write_text("\n".join(json.dumps({"id": r.id, "title": r.title, "abstract": r.abstract, "year": 2023 + i % 3})
+                               for i, r in enumerate(papers.itertuples())))  # fmt: skip
+    build_index([dated], locations.indexes_dir() / "dated")
+    app = _app(q="graph neural networks")
+    app.session_state["index_label"] = "dated"
+    app.run()
+    assert not app.exception and [element.type for element in app.tabs[1]][1:] == ["vega_lite_chart", "caption"]
+    assert any(caption.value.startswith("Grew most:") for caption in app.caption)
 
 
 def test_unknown_paper_in_the_url_is_ignored_and_bad_query_is_a_message(default_index):

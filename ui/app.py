@@ -25,8 +25,9 @@ from paperscope.index import locations
 from paperscope.index.build import build_index, sample_index
 from paperscope.index.paper_index import PaperIndex
 from paperscope.index.store import current_generation_name, is_current_format, is_index
-from paperscope.options import MODES
+from paperscope.options import LEVELS, MODES
 from paperscope.ui.mapplot import cluster_colours, map_figure
+from paperscope.ui.topics_view import topics_panel
 
 MAX_UPLOAD_MB = 50
 GZIP_MAGIC = b"\x1f\x8b"
@@ -133,14 +134,21 @@ def _result_header(row, colour: str) -> str:
         f"<div class='ps-result'><span class='ps-title'>{row.rank}. {html.escape(str(row.title))}</span><br>"
         f"<span class='ps-bar' style='width:{width:.0f}px'></span> <b>{row.score:.3f}</b> "
         f"<span class='ps-meta'><span class='ps-dot' style='background:{colour}'></span>"
-        f"{html.escape(str(row.cluster_name))} · {html.escape(str(row.id))}</span></div>"
+        f"{html.escape(_topic_path(row))} · {html.escape(str(row.id))}</span></div>"
     )
+
+
+def _topic_path(row) -> str:
+    """A result's topics, coarse then fine ("graph learning › graph neural networks (GNNs)")."""
+    if row.cluster_name == "unclustered" or row.coarse_name == row.cluster_name:
+        return str(row.cluster_name)
+    return f"{row.coarse_name} › {row.cluster_name}"
 
 
 def _apply_filters(results: pd.DataFrame, filters: dict) -> pd.DataFrame:
     keep = pd.Series(True, index=results.index)
     if filters.get("clusters"):
-        keep &= results["cluster_name"].isin(filters["clusters"])
+        keep &= results[filters["topic_column"]].isin(filters["clusters"])
     if filters.get("years") and "year" in results:
         low, high = filters["years"]
         keep &= results["year"].between(low, high)
@@ -163,7 +171,10 @@ def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> 
     st.session_state["k"] = min(st.session_state.get("k", 10), most)
     k = sidebar.slider("Results (k)", 1, most, key="k")
     papers = index.papers
-    filters = {"clusters": sidebar.multiselect("Topics", sorted(set(papers["cluster_name"])))}
+    level = sidebar.radio("Topic level", LEVELS, horizontal=True, key="topic_level",
+                          help="coarse: merged clusters, a few per field; fine: the clusters themselves")  # fmt: skip
+    column = "coarse_name" if level == "coarse" else "cluster_name"
+    filters = {"clusters": sidebar.multiselect("Topics", sorted(set(papers[column]))), "topic_column": column}
     if "year" in papers and papers["year"].notna().any():
         low, high = int(papers["year"].min()), int(papers["year"].max())
         if low < high:
@@ -318,7 +329,7 @@ def main() -> None:
 
     results, query_xy, selected_rows = None, None, []
     try:
-        wanted = len(index) if any(filters.values()) else k
+        wanted = len(index) if any(value for name, value in filters.items() if name != "topic_column") else k
         if chosen:
             results = _apply_filters(index.similar(chosen, k=wanted, mode=mode, negative=avoided), filters).head(k)
             selected_rows = [index.row(i) for i in chosen]
@@ -349,6 +360,8 @@ def main() -> None:
             "Click a point to select that paper; grey points belong to no topic. "
             "Map trust: the share of a paper's 10 nearest neighbours that are also near it on the map."
         )
+        with st.expander("Topics: overview, over time, between two topics"):
+            topics_panel(index, st.session_state["topic_level"], filters["clusters"])
     _take_map_click(event, index)
 
     with left:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from paperscope.errors import UserError
-from paperscope.options import DUPLICATE_THRESHOLD, ENGINES, LONG_TEXT_STRATEGIES, MODES, QUANTIZE_CHOICES
+from paperscope.options import DUPLICATE_THRESHOLD, ENGINES, LEVELS, LONG_TEXT_STRATEGIES, MODES, QUANTIZE_CHOICES
 
 EXIT_USER_ERROR = 2
 logger = logging.getLogger("paperscope")
@@ -147,6 +147,63 @@ def cmd_duplicates(args) -> None:
         logger.info("no pairs at similarity %s or above", args.threshold)
     for row in pairs.itertuples():
         print(f"{row.score:.3f}  {row.id_a}  {row.title_a}\n       {row.id_b}  {row.title_b}")
+
+
+def cmd_topics(args) -> None:
+    """Print every topic with its size, share, map trust and three most central papers, or with
+    ``--by year`` each topic's share of each year's papers."""
+    index = _load(args)
+    if args.by == "year":
+        from paperscope.index.analysis import topics_by_year
+
+        _print_topics_by_year(topics_by_year(index, args.level), args.json)
+        return
+    topics = index.topics(args.level)
+    if args.json:
+        print(json.dumps(topics.to_dict("records"), indent=2, ensure_ascii=False, default=_jsonable))
+        return
+    print(f"{len(topics)} {args.level} topics of {len(index)} papers")
+    for row in topics.itertuples():
+        print(f"\n{row.cluster:>3}  {row.size:>6} papers  {row.share:6.1%}  map trust {row.map_trust:.2f}  {row.name}")
+        for paper_id, title in zip(row.central_ids, row.central_titles, strict=True):
+            print(f"       {paper_id:<14}  {title}")
+
+
+def _print_topics_by_year(shares, as_json: bool) -> None:
+    years = [column for column in shares.columns if isinstance(column, int)]
+    if as_json:
+        records = [
+            {
+                "cluster": int(row["cluster"]),
+                "name": row["name"],
+                "change": float(row["change"]),
+                "shares": {str(year): float(row[year]) for year in years},
+            }
+            for _, row in shares.iterrows()
+        ]
+        print(json.dumps(records, indent=2, ensure_ascii=False))
+        return
+    print("  #  " + "".join(f"{year:>7}" for year in years) + "   change  topic")
+    for _, row in shares.iterrows():
+        cells = "".join(f"{row[year]:7.1%}" for year in years)
+        print(f"{row['cluster']:>3}  {cells}  {row['change'] * 100:+6.1f}   {row['name']}")
+    grew, shrank = shares.iloc[0], shares.iloc[-1]
+    print(f"\ngrew most: {grew['name']} ({grew['change'] * 100:+.1f} points, {years[0]}-{years[-1]})")
+    print(f"shrank most: {shrank['name']} ({shrank['change'] * 100:+.1f} points)")
+
+
+def cmd_bridges(args) -> None:
+    """Print the papers between two topics (their nearest papers fall in both): balance, the
+    neighbours in each topic, id, title and the paper's own topic."""
+    index = _load(args)
+    found = index.bridges(args.first, args.second, level=args.level, k=args.k)
+    if args.json:
+        print(json.dumps(found.to_dict("records"), indent=2, ensure_ascii=False, default=_jsonable))
+        return
+    if found.empty:
+        logger.info("no paper has nearest neighbours in both topics")
+    for row in found.itertuples():
+        print(f"{row.balance:5.2f}  {row.in_a:>2}/{row.in_b:<2}  {row.id:<14}  {row.title}  [{row.topic}]")
 
 
 def cmd_map(args) -> None:
@@ -338,6 +395,27 @@ def make_parser() -> argparse.ArgumentParser:
     app.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
     app.add_argument("--headless", action="store_true", help="do not open a browser (the URL is printed)")
     app.set_defaults(run=cmd_app)
+
+    topics = commands.add_parser("topics", help="every topic: size, share, map trust, central papers")
+    with_index(topics)
+    topics.add_argument(
+        "--level",
+        choices=LEVELS,
+        default="coarse",
+        help="coarse topics (merged clusters) or fine clusters (default: coarse)",
+    )
+    topics.add_argument("--by", choices=["year"], help="each topic's share of each year's papers, and its change")
+    topics.add_argument("--json", action="store_true", help="print a JSON list of topics")
+    topics.set_defaults(run=cmd_topics)
+
+    bridges = commands.add_parser("bridges", help="papers between two topics")
+    bridges.add_argument("first", metavar="A", help="a topic: its number or (part of) its name, see paperscope topics")
+    bridges.add_argument("second", metavar="B", help="the other topic")
+    with_index(bridges)
+    bridges.add_argument("--level", choices=LEVELS, default="coarse", help="level of both topics (default: coarse)")
+    bridges.add_argument("-k", type=int, default=10, help="number of papers (default 10)")
+    bridges.add_argument("--json", action="store_true", help="print a JSON list of papers")
+    bridges.set_defaults(run=cmd_bridges)
 
     topic_map = commands.add_parser("map", help="draw the topic map to a .png or an interactive .html file")
     with_index(topic_map)

@@ -1,0 +1,196 @@
+"""Topics a researcher would name the same way: the naming rules, two levels, topics over time,
+and the papers between two topics, on the sample, on IJCAI and on a corpus whose answers are known."""
+
+import itertools
+import json
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paperscope import PaperIndex, UserError, build_index
+from paperscope.index.naming import RESIDUE, topic_terms
+from paperscope.index.terms import words
+
+IJCAI = Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "ijcai2021_2024_area.jsonl"
+
+
+def check_names(index) -> None:
+    """The naming rules, at both levels; prints every name for a person to read (pytest -s)."""
+    texts = (index.papers["title"] + " " + index.papers["abstract"]).tolist()
+    for level, table, column in (
+        ("coarse", index.coarse_clusters, "coarse_cluster"),
+        ("fine", index.clusters, "cluster"),
+    ):
+        assert table["name"].is_unique, level
+        for row in table.itertuples():
+            print(f"{level:6} {row.size:5}  {row.name}")
+            named = row.name.split(", ")
+            assert 2 <= len(named) <= 4 and named == list(row.terms)[: len(named)], row.name
+            for term in named:
+                term_words = words(term, compounds=True)
+                assert not re.search(r"\d|\\|\$", term), f"number or LaTeX in {term!r}"
+                assert not RESIDUE.intersection(term_words), f"citation residue in {term!r}"
+                assert len(set(term_words)) == len(term_words), f"repeated word in {term!r}"
+                acronym = re.fullmatch(r"(.+) \((\w[\w-]*)\)", term)
+                if acronym:  # joined to its expansion: the expansion's initials hold the acronym's capitals
+                    assert acronym.group(2)[0].lower() in acronym.group(1)[:3].lower(), term
+            for a in named:
+                for b in named:
+                    if a != b:
+                        assert not set(words(a)) <= set(words(b)), f"{a!r} inside {b!r}"
+            members = [f" {' '.join(words(texts[i]))} " for i in np.flatnonzero(index.papers[column] == row.cluster)]
+            for a in named:
+                for b in named:  # "series forecasting, multivariate time": two halves of one phrase
+                    joined = f" {' '.join(words(b))} {' '.join(words(a))} "
+                    assert a == b or sum(joined in text for text in members) < 2, f"{b!r} {a!r} is one phrase"
+
+
+def test_sample_topic_names_follow_the_rules(sample_index):
+    check_names(sample_index)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not IJCAI.is_file(), reason="needs ../shared/evaldata (the labelled IJCAI corpus)")
+def test_ijcai_topic_names_follow_the_rules(tmp_path):
+    build_index([IJCAI], tmp_path / "ijcai", long_text="truncate", quantize="int8")  # the fast preset
+    index = PaperIndex.load(tmp_path / "ijcai")
+    check_names(index)
+    assert 5 <= len(index.coarse_clusters) <= 12
+    single_words = [t for name in index.clusters["name"] for t in name.split(", ") if " " not in t and "-" not in t]
+    assert len(single_words) <= len(index.clusters) // 5  # names are phrases, a lone word is the exception
+
+
+def test_two_levels_nest(sample_index):
+    fine, coarse, papers = sample_index.clusters, sample_index.coarse_clusters, sample_index.papers
+    assert 2 <= len(coarse) < len(fine)
+    assert set(fine["parent"]) == set(coarse["cluster"])
+    for topic in coarse.itertuples():
+        children = fine[fine["parent"] == topic.cluster]
+        assert topic.size == children["size"].sum() == (papers["coarse_cluster"] == topic.cluster).sum()
+    parent_of = dict(zip(fine["cluster"], fine["parent"], strict=True))
+    clustered = papers[papers["cluster"] >= 0]
+    assert (clustered["cluster"].map(parent_of) == clustered["coarse_cluster"]).all()
+    assert (papers.loc[papers["cluster"] < 0, "coarse_name"] == "unclustered").all()
+
+
+def test_topic_names_come_from_terms_many_members_share(encoder):
+    texts = (
+        [f"Protein folding with diffusion priors, study {i}." for i in range(5)]
+        + ["Protein folding banana banana banana banana banana."]
+        + [f"Graph transformers for molecules, part {i}." for i in range(6)]
+        + [f"Graph coloring heuristics, note {i}." for i in range(4)]
+    )
+    labels = np.array([0] * 6 + [1] * 6 + [-1] * 4)
+    terms = topic_terms(texts, labels, encoder.encode(texts), encoder.encode)
+    assert set(terms) == {0, 1} and "protein folding" in terms[0] and "graph transformers" in terms[1]
+    assert not any("banana" in term for term in terms[0])  # one paper repeating a word names nothing
+    assert not any("protein" in term for term in terms[1])
+    japanese = ["日本語の要約", "別の要約", "三つ目"]
+    assert topic_terms(japanese, np.zeros(3, int), encoder.encode(japanese), encoder.encode) == {0: []}
+
+
+PROTEINS = [
+    "We predict protein structures from amino acid sequences.",
+    "Our network folds proteins using evolutionary couplings between residues.",
+    "Protein backbone geometry is refined with equivariant layers.",
+    "Side chains are packed with a learned rotamer library.",
+    "Multiple sequence alignments provide coevolution signals for protein folding.",
+    "Predicted structures are scored against experimental crystal structures.",
+    "Binding pockets of enzymes are located on the folded protein surface.",
+    "We design protein sequences that fold into a target backbone.",
+]
+TRAFFIC = [
+    "Traffic signals at city intersections are controlled by cooperating agents.",
+    "Each intersection agent observes queue lengths of the incoming lanes.",
+    "Agents learn signal timing policies that reduce vehicle waiting time.",
+    "We simulate rush-hour traffic on a road network of a large city.",
+    "Communication between neighbouring intersections coordinates green waves.",
+    "Congestion and travel times drop against fixed-time signal plans.",
+    "Vehicle arrivals at each junction follow recorded commuter demand.",
+    "Emergency vehicles get priority through adaptive traffic lights.",
+]
+
+
+@pytest.fixture(scope="module")
+def known_index(tmp_path_factory):
+    """Protein papers (mostly 2021), traffic-signal papers (mostly 2024), and four papers of two
+    protein sentences and three traffic ones: the bridges (MiniLM weighs the protein words more)."""
+    rng = random.Random(7)
+    records = []
+    for name, pool, years in (("protein", PROTEINS, [2021] * 5 + [2024]), ("traffic", TRAFFIC, [2021] + [2024] * 5)):
+        for i, chosen in enumerate(rng.sample(list(itertools.combinations(pool, 4)), 16)):  # no two alike
+            sentences = rng.sample(chosen, 4)
+            records.append({"id": f"{name}{i}", "title": sentences[0][:-1], "abstract": " ".join(sentences[1:]),
+                            "year": years[i % len(years)]})  # fmt: skip
+    for i in range(4):
+        sentences = rng.sample(PROTEINS, 2) + rng.sample(TRAFFIC, 3)
+        records.append({"id": f"bridge{i}", "title": f"Study {i}", "abstract": " ".join(sentences), "year": 2022})
+    corpus = tmp_path_factory.mktemp("known") / "known.jsonl"
+    corpus.write_text("\n".join(json.dumps(record) for record in records))
+    build_index([corpus], corpus.parent / "index")
+    return PaperIndex.load(corpus.parent / "index")
+
+
+def _topic_of(index, paper_id: str, column: str) -> int:
+    return int(index.papers.loc[index.papers["id"] == paper_id, column].iloc[0])
+
+
+def _between_proteins_and_traffic(index, **options):
+    """(a, b, bridges) for the proteins' topic a and each topic b holding traffic papers."""
+    papers = index.papers
+    proteins = papers.loc[papers["id"].str.startswith("protein"), "coarse_cluster"]
+    a = proteins.mode()[0]
+    assert (proteins == a).mean() > 0.8
+    traffic = set(papers.loc[papers["id"].str.startswith("traffic"), "coarse_cluster"]) - {a, -1}
+    return [(a, b, index.bridges(a, b, **options)) for b in sorted(traffic)]
+
+
+def test_bridges_are_the_papers_split_between_two_topics(known_index):
+    found = _between_proteins_and_traffic(known_index, k=10)
+    ids = {paper_id for _, _, table in found for paper_id in table["id"]}
+    assert ids <= {"bridge0", "bridge1", "bridge2", "bridge3"} and len(ids) >= 2  # never a one-topic paper
+    for _, _, table in found:
+        assert (table["in_a"] > 0).all() and (table["in_b"] > 0).all() and table["balance"].is_monotonic_decreasing
+    a = known_index.papers.loc[known_index.papers["id"] == "protein0", "coarse_cluster"].iloc[0]
+    name = known_index.coarse_clusters.set_index("cluster")["name"][a]
+    other = known_index.coarse_clusters["cluster"][known_index.coarse_clusters["cluster"] != a].iloc[0]
+    assert known_index.bridges(name, str(other))["id"].tolist() == known_index.bridges(a, other)["id"].tolist()
+
+
+def test_topics_over_time_follow_the_years(known_index):
+    from paperscope.index.analysis import topics_by_year
+
+    shares = topics_by_year(known_index, "coarse").set_index("cluster")
+    assert [c for c in shares.columns if isinstance(c, int)] == [2021, 2022, 2024]
+    proteins = _topic_of(known_index, "protein0", "coarse_cluster")
+    traffic = _topic_of(known_index, "traffic0", "coarse_cluster")
+    assert shares.loc[traffic, "change"] > 0.3 and shares.loc[proteins, "change"] < -0.3
+    assert shares.index[0] == traffic and shares.index[-1] == proteins  # grew most first, shrank most last
+
+
+def test_cli_topics_bridges_and_a_corpus_without_years(known_index, sample_index_dir):
+    paperscope = [sys.executable, "-m", "paperscope.ui.cli"]
+    listed = json.loads(subprocess.run([*paperscope, "topics", "--index", str(known_index.folder), "--json"],
+                                       capture_output=True, text=True, check=True).stdout)  # fmt: skip
+    assert sum(topic["size"] for topic in listed) == (known_index.papers["coarse_cluster"] >= 0).sum()
+    assert all(len(topic["central_titles"]) == min(3, topic["size"]) and 0 < topic["share"] <= 1 for topic in listed)
+    shown = subprocess.run([*paperscope, "topics", "--level", "fine", "--index", str(known_index.folder)],
+                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert all(name in shown for name in known_index.clusters["name"])
+    a, b, expected = next(found for found in _between_proteins_and_traffic(known_index) if len(found[2]))
+    bridges = subprocess.run([*paperscope, "bridges", str(a), str(b), "--index", str(known_index.folder)],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert [line.split()[2] for line in bridges.splitlines()] == expected["id"].tolist()
+    by_year = subprocess.run([*paperscope, "topics", "--by", "year", "--index", str(known_index.folder)],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "grew most:" in by_year and "2021" in by_year
+    undated = subprocess.run([*paperscope, "topics", "--by", "year", "--index", str(sample_index_dir)],
+                             capture_output=True, text=True)  # fmt: skip
+    assert undated.returncode == 2 and undated.stderr.count("\n") == 1 and "no years" in undated.stderr
+    with pytest.raises(UserError, match="is not one of the coarse topics"):
+        known_index.bridges("no such topic", a)
