@@ -26,14 +26,20 @@ from paperscope.index.build import build_index, sample_index
 from paperscope.index.paper_index import PaperIndex
 from paperscope.index.store import current_generation_name, is_current_format, is_index
 from paperscope.options import LEVELS, MODES
-from paperscope.ui.mapplot import cluster_colours, map_figure
+from paperscope.ui.map_component import topic_map
+from paperscope.ui.mapplot import cluster_colours, map_focus, map_payload
 from paperscope.ui.topics_view import topics_panel
 
 MAX_UPLOAD_MB = 50
+MAX_STARRED = 12  # more chosen papers than this are ringed on the map, not starred
 GZIP_MAGIC = b"\x1f\x8b"
 UPLOAD_TYPES = ("csv", "tsv", "json", "jsonl", "txt", "parquet", "gz")
 PAGE_CSS = """<style>
-.block-container {padding-top: 1.2rem; padding-bottom: 0.5rem;}
+.block-container {padding: 1rem 1rem 0.5rem 1rem;}
+.st-key-results {max-height: calc(100vh - 330px); overflow-y: auto;}
+.st-key-side {padding-top: 2.4rem;}
+header[data-testid="stHeader"] {background: transparent; pointer-events: none;}
+header[data-testid="stHeader"] button, header[data-testid="stHeader"] a {pointer-events: auto;}
 .ps-result {margin: 0.1rem 0 0.2rem 0; line-height: 1.35;}
 .ps-title {font-weight: 600;}
 .ps-meta {color: #666; font-size: 0.85rem;}
@@ -226,7 +232,7 @@ def _upload_form() -> None:
             st.error(str(exc).replace(str(saved), upload.name))
             return
     st.session_state["built_upload"] = upload.file_id
-    _switch(index_label=name, papers=[], not_papers=[], query="", last_click=None)
+    _switch(index_label=name, papers=[], not_papers=[], query="", like_set=[], lasso=[])
 
 
 def _read_url_state(index: PaperIndex) -> None:
@@ -248,12 +254,12 @@ def _read_url_state(index: PaperIndex) -> None:
 
 def _on_query_change() -> None:
     if st.session_state.get("query"):
-        st.session_state["papers"], st.session_state["not_papers"] = [], []
+        st.session_state["papers"], st.session_state["not_papers"], st.session_state["like_set"] = [], [], []
 
 
 def _on_paper_change() -> None:
     if st.session_state.get("papers"):
-        st.session_state["query"] = ""
+        st.session_state["query"], st.session_state["like_set"] = "", []
 
 
 def _switch(**state) -> None:
@@ -262,18 +268,96 @@ def _switch(**state) -> None:
     st.rerun()
 
 
-def _take_map_click(event, index: PaperIndex) -> None:
-    """A click on a paper's point selects that paper (once per new click)."""
-    points = [p for p in (event or {}).get("selection", {}).get("points", []) if p.get("curve_number", 0) == 0]
-    clicked = index.papers["id"][points[0]["point_index"]] if points else None
-    if clicked and clicked != st.session_state.get("last_click"):
-        st.session_state["last_click"] = clicked
-        _switch(papers=[clicked], not_papers=[], query="")
+@st.cache_resource(show_spinner=False, max_entries=8)
+def map_points(folder: str, generation: str) -> dict:
+    """The map's unchanging part (coordinates, titles, topic labels) once per index generation."""
+    index = load_index(folder, generation)
+    return map_payload(index.papers, index.clusters, index.coarse_clusters, key=f"{folder}@{generation}")
+
+
+def _take_map_events(clicked: int | None, lassoed: list[int] | None, index: PaperIndex) -> None:
+    """A click on a point selects that paper; a lasso or box keeps its papers as the map selection."""
+    if lassoed is not None:
+        st.session_state["lasso"] = index.papers["id"].iloc[lassoed].tolist()
+    if clicked is not None:
+        _switch(papers=[index.papers["id"][clicked]], not_papers=[], query="", like_set=[], lasso=[])
+
+
+def _lasso_panel(index: PaperIndex, column: str) -> None:
+    """The papers selected on the map: listed, exportable, usable at once as "more like these"."""
+    ids = st.session_state.get("lasso") or []
+    if not ids:
+        return
+    rows = [index.row(i) for i in ids]
+    chosen = index.papers.iloc[rows][["id", "title", column]].rename(columns={column: "topic"})
+    st.html(f"<div class='ps-meta'><b>{len(ids):,} papers selected on the map</b></div>")
+    like, clear, download = st.columns([3, 2, 3])
+    if like.button("More like these", key="more_like_lasso", type="primary"):
+        _switch(papers=[], not_papers=[], query="", like_set=ids, lasso=[])
+    if clear.button("Clear", key="clear_lasso"):
+        _switch(lasso=[])
+    download.download_button("Selection as CSV", chosen.to_csv(index=False), "paperscope-selection.csv", "text/csv")
+    st.dataframe(chosen, hide_index=True, height=min(240, 36 + 35 * len(chosen)), use_container_width=True)
+
+
+def _search_inputs(papers: pd.DataFrame, titles: dict) -> None:
+    st.text_input(
+        "Search by text",
+        key="query",
+        on_change=_on_query_change,
+        placeholder="e.g. making diffusion transformers faster",
+    )
+    ids = papers["id"].tolist()
+    st.multiselect(
+        "…or pick papers (several: more like these)",
+        ids,
+        key="papers",
+        on_change=_on_paper_change,
+        format_func=titles.get,
+        placeholder="type to search titles",
+    )
+    if st.session_state.get("papers"):
+        st.multiselect(
+            "…and less like these",
+            [i for i in ids if i not in st.session_state["papers"]],
+            key="not_papers",
+            format_func=titles.get,
+            placeholder="optional",
+        )
+
+
+def _results_list(index: PaperIndex, results: pd.DataFrame, colours: dict, explain_with: dict | None) -> None:
+    """Result cards with exports; ``explain_with`` (other_id or query) fills in why each is similar."""
+    exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
+    download_csv, download_json = st.columns(2)
+    download_csv.download_button("Results as CSV", exports.to_csv(index=False), "paperscope-results.csv", "text/csv")
+    download_json.download_button(
+        "Results as JSON",
+        results.to_json(orient="records", force_ascii=False, indent=1),
+        "paperscope-results.json",
+        "application/json",
+    )
+    if results.empty:
+        st.warning("No paper passes the filters.")
+    placeholders = []
+    with st.container(key="results"):
+        for row in results.itertuples():
+            st.html(_result_header(row, colours[row.id]))
+            with st.expander("Abstract and why similar"):
+                placeholders.append((row, st.empty()))
+                st.html(f"<div class='ps-why'>{html.escape(row.abstract)}</div>")
+    if explain_with is None:
+        return
+    folder = str(index.folder)
+    generation = current_generation_name(index.folder)
+    for row, placeholder in placeholders:
+        why = explain_cached(folder, generation, row.id, explain_with["other_id"], explain_with["query"])
+        placeholder.html(_why_html(why, "your query" if explain_with["query"] else "selected paper"))
 
 
 def main() -> None:
-    """Render the dashboard."""
-    st.set_page_config(page_title="paperscope", page_icon="🔭", layout="wide")
+    """Render the dashboard: the map on the left, taking most of the page; search and results beside it."""
+    st.set_page_config(page_title="paperscope", page_icon="🔭", layout="wide", initial_sidebar_state="collapsed")
     st.session_state.update(st.session_state.pop("pending", {}))
     st.html(PAGE_CSS)
     choices = index_choices(_cli_index())
@@ -284,58 +368,38 @@ def main() -> None:
     if folder == str(locations.default_index_dir()) and not is_current_format(folder):
         build_with_progress(sample_index, "the NeurIPS 2025 sample index (first run)")
     try:
-        index = load_index(folder, current_generation_name(Path(folder)))
+        generation = current_generation_name(Path(folder))
+        index = load_index(folder, generation)
     except UserError as exc:
         st.error(str(exc))
         st.stop()
     _read_url_state(index)
     chosen_label, k, filters, mode, explain = _sidebar(index, choices, label)
     if chosen_label != label:
-        _switch(index_label=chosen_label, papers=[], not_papers=[], query="", last_click=None)
+        _switch(index_label=chosen_label, papers=[], not_papers=[], query="", like_set=[], lasso=[])
 
-    st.html(
-        f"<div style='font-size:1.5rem;font-weight:700'>paperscope "
-        f"<span class='ps-meta' style='font-weight:400'>{html.escape(label)}</span></div>"
-    )
-    left, right = st.columns([5, 6], gap="medium")
     papers = index.papers
-    with left:
-        st.text_input(
-            "Search by text",
-            key="query",
-            on_change=_on_query_change,
-            placeholder="e.g. making diffusion transformers faster",
+    titles = dict(zip(papers["id"], papers["title"], strict=True))
+    map_column, side_column = st.columns([17, 8], gap="small")
+    side = side_column.container(key="side")
+    with side:
+        st.html(
+            f"<div style='font-size:1.35rem;font-weight:700'>paperscope "
+            f"<span class='ps-meta' style='font-weight:400'>{html.escape(label)}</span></div>"
         )
-        ids = papers["id"].tolist()
-        titles = dict(zip(papers["id"], papers["title"], strict=True))
-        st.multiselect(
-            "…or pick papers (several: more like these)",
-            ids,
-            key="papers",
-            on_change=_on_paper_change,
-            format_func=titles.get,
-            placeholder="type to search titles",
-        )
-        if st.session_state.get("papers"):
-            st.multiselect(
-                "…and less like these",
-                [i for i in ids if i not in st.session_state["papers"]],
-                key="not_papers",
-                format_func=titles.get,
-                placeholder="optional",
-            )
-    query, chosen = st.session_state.get("query", "").strip(), st.session_state.get("papers") or []
+        _search_inputs(papers, titles)
+    query = st.session_state.get("query", "").strip()
+    chosen = st.session_state.get("papers") or st.session_state.get("like_set") or []
     avoided = [i for i in st.session_state.get("not_papers") or [] if i not in chosen] if chosen else []
 
-    results, query_xy, selected_rows = None, None, []
+    results, query_xy = None, None
     try:
         wanted = len(index) if any(value for name, value in filters.items() if name != "topic_column") else k
         if chosen:
             results = _apply_filters(index.similar(chosen, k=wanted, mode=mode, negative=avoided), filters).head(k)
-            selected_rows = [index.row(i) for i in chosen]
-            st.query_params.from_dict(
-                {"paper": ",".join(chosen), "k": k, "mode": mode, **({"not": ",".join(avoided)} if avoided else {})}
-            )
+            if st.session_state.get("papers"):
+                url = {"paper": ",".join(chosen), "k": k, "mode": mode}
+                st.query_params.from_dict(url | ({"not": ",".join(avoided)} if avoided else {}))
         elif query:
             results = _apply_filters(index.search(query, k=wanted, mode=mode), filters).head(k)
             query_xy = index.map_position(index.embed_query(query))
@@ -343,63 +407,45 @@ def main() -> None:
         else:
             st.query_params.clear()
     except UserError as exc:
-        with left:
+        with side:
             st.error(str(exc))
 
-    neighbour_rows = [index.row(i) for i in results["id"]] if results is not None else []
-    with right:
-        figure = map_figure(papers, index.clusters, selected_rows, neighbour_rows, query_xy, height=600)
-        event = st.plotly_chart(
-            figure,
-            key="map",
-            on_select="rerun",
-            selection_mode="points",
-            config={"scrollZoom": True, "displaylogo": False},
-        )
+    level = st.session_state["topic_level"]
+    lasso_rows = [index.row(i) for i in st.session_state.get("lasso") or []]
+    focus = map_focus(
+        level,
+        selected_rows=[index.row(i) for i in chosen if len(chosen) <= MAX_STARRED],
+        neighbour_rows=[index.row(i) for i in results["id"]] if results is not None else [],
+        chosen_rows=lasso_rows or ([index.row(i) for i in chosen] if len(chosen) > MAX_STARRED else []),
+        query_xy=query_xy,
+    )
+    with map_column:
+        clicked, lassoed = topic_map(map_points(folder, generation) | focus)
         st.caption(
-            "Click a point to select that paper; grey points belong to no topic. "
-            "Map trust: the share of a paper's 10 nearest neighbours that are also near it on the map."
+            "Scroll to zoom, drag to pan, click a point to select that paper; Lasso or Box (or shift-drag) selects "
+            "a set. Coarse topics are named when zoomed out, fine ones as you zoom in; grey points belong to no "
+            "topic. Map trust: the share of a paper's 10 nearest neighbours that are also near it on the map."
         )
         with st.expander("Topics: overview, over time, between two topics"):
-            topics_panel(index, st.session_state["topic_level"], filters["clusters"])
-    _take_map_click(event, index)
+            topics_panel(index, level, filters["clusters"])
+    _take_map_events(clicked, lassoed, index)
 
-    with left:
+    with side:
+        _lasso_panel(index, filters["topic_column"])
         if results is None:
             st.info("Type a query or pick a paper — or click a point on the map.")
             return
-        if chosen:
+        if st.session_state.get("papers"):
             names = " + ".join(f"<b>{html.escape(titles[i])}</b>" for i in chosen)
             unlike = f", least like {' + '.join(html.escape(titles[i]) for i in avoided)}" if avoided else ""
             st.html(f"<div class='ps-meta ps-selected'>Most similar to {names}{unlike}</div>")
-        exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
-        download_csv, download_json = st.columns(2)
-        download_csv.download_button(
-            "Results as CSV", exports.to_csv(index=False), "paperscope-results.csv", "text/csv"
-        )
-        download_json.download_button(
-            "Results as JSON",
-            results.to_json(orient="records", force_ascii=False, indent=1),
-            "paperscope-results.json",
-            "application/json",
-        )
-        if results.empty:
-            st.warning("No paper passes the filters.")
-        colours = dict(zip(papers["id"], cluster_colours(papers["cluster"]), strict=True))
-        placeholders = []
-        with st.container(height=560):
-            for row in results.itertuples():
-                st.html(_result_header(row, colours[row.id]))
-                with st.expander("Abstract and why similar"):
-                    placeholders.append((row, st.empty()))
-                    st.html(f"<div class='ps-why'>{html.escape(row.abstract)}</div>")
-        generation = current_generation_name(Path(folder))
-        for row, placeholder in placeholders:
-            if explain:
-                why = explain_cached(
-                    folder, generation, row.id, chosen[0] if chosen else None, None if chosen else query
-                )
-                placeholder.html(_why_html(why, "selected paper" if chosen else "your query"))
+        elif chosen:
+            count = f"<b>{len(chosen):,} papers</b>"
+            st.html(f"<div class='ps-meta ps-selected'>Most similar to the {count} you selected</div>")
+        topic_column = "coarse_cluster" if level == "coarse" else "cluster"
+        colours = dict(zip(papers["id"], cluster_colours(papers[topic_column]), strict=True))
+        explain_with = {"other_id": chosen[0] if chosen else None, "query": None if chosen else query}
+        _results_list(index, results, colours, explain_with if explain else None)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from paperscope.errors import UserError
 from paperscope.options import DUPLICATE_THRESHOLD, ENGINES, LEVELS, LONG_TEXT_STRATEGIES, MODES, QUANTIZE_CHOICES
 
 EXIT_USER_ERROR = 2
+MAP_NEIGHBOURS = 5  # papers joined to a clicked one in the HTML map
 logger = logging.getLogger("paperscope")
 
 
@@ -212,10 +213,14 @@ def cmd_map(args) -> None:
 
     index = _load(args)
     title = (
-        f"{index.manifest['count']} papers · {len(index.clusters)} topics · map trust "
-        f"{index.manifest['map']['map_trust']['mean']:.0%}"
+        f"{index.manifest['count']:,} papers · {len(index.coarse_clusters)} topics in {len(index.clusters)} · "
+        f"map trust {index.manifest['map']['map_trust']['mean']:.0%}"
     )
-    logger.info("map written to %s", export_map(index.papers, index.clusters, args.output, title))
+    knn = None
+    if args.output.lower().endswith(".html"):  # a click in the HTML joins a paper to its nearest papers
+        knn = index.faiss_index.search(index.vectors, min(MAP_NEIGHBOURS + 1, len(index)))[1]
+    written = export_map(index.papers, index.clusters, index.coarse_clusters, args.output, title, knn)
+    logger.info("map written to %s", written)
 
 
 def cmd_app(args) -> None:

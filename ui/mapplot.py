@@ -1,10 +1,14 @@
-"""Drawing the topic map the index stores: an interactive Plotly figure (app, HTML export) and a
-static PNG (matplotlib). Nothing here computes a layout; it only draws the columns x, y,
-cluster, cluster_name and the clusters table."""
+"""Drawing the topic map the index stores. ``map.js`` draws the interactive map, in the app (a
+Streamlit component, ``ui/map_component.py``) and in the self-contained HTML export; datamapplot
+draws the static PNG. Nothing here computes a layout: it only draws the columns x, y, cluster,
+coarse_cluster and the topic tables."""
 
 from __future__ import annotations
 
+import base64
 import html
+import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +17,8 @@ import pandas as pd
 from paperscope.errors import UserError
 from paperscope.files import atomic_path
 
+HERE = Path(__file__).parent
+UNCLUSTERED = "unclustered"
 UNCLUSTERED_COLOUR = "#c8c8c8"
 PALETTE = [
     "#1f77b4",
@@ -34,6 +40,8 @@ PALETTE = [
     "#31a354",
     "#756bb1",
 ]
+TITLE_CHARS = 160  # hover titles are cut here: the map sends every title to the browser
+STATIC_FINE_LABELS = 40  # the PNG names fine topics up to this many, else the coarse ones
 
 
 def cluster_colours(labels) -> list[str]:
@@ -41,141 +49,136 @@ def cluster_colours(labels) -> list[str]:
     return [UNCLUSTERED_COLOUR if label < 0 else PALETTE[label % len(PALETTE)] for label in labels]
 
 
-def _hover(papers: pd.DataFrame) -> list[str]:
-    # Plotly renders hover text as HTML: escape what comes from the corpus.
-    return [
-        f"<b>{html.escape(title)}</b><br>{html.escape(cluster)} · map trust {trust:.0%}"
-        for title, cluster, trust in zip(papers["title"], papers["cluster_name"], papers["map_trust"], strict=True)
+def _base64(values, dtype) -> str:
+    return base64.b64encode(np.ascontiguousarray(values, dtype=dtype).tobytes()).decode("ascii")
+
+
+def _names(topics: pd.DataFrame) -> list[str]:
+    """Topic names indexed by topic number (a list: JSON has no integer keys)."""
+    names = [UNCLUSTERED] * (int(topics["cluster"].max()) + 1 if len(topics) else 0)
+    for topic, name in zip(topics["cluster"], topics["name"], strict=True):
+        names[int(topic)] = str(name)
+    return names
+
+
+def map_payload(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics: pd.DataFrame, key: str = "") -> dict:
+    """What ``map.js`` draws, as JSON: coordinates and topic numbers as base64 arrays, titles for
+    hover, both levels of topic labels (centre and size). ``key`` changes when the points do: the
+    browser keeps its zoom otherwise. ``map_focus`` adds what is selected."""
+    titles = [title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…" for title in papers["title"]]
+    labels = [
+        {"text": str(row.name), "x": float(row.x), "y": float(row.y), "size": int(row.size), "level": level}
+        for level, topics in (("coarse", coarse_topics), ("fine", fine_topics))
+        for row in topics.itertuples()
+        if row.cluster >= 0
     ]
+    return {
+        "key": key,
+        "count": len(papers),
+        "x": _base64(papers["x"], np.float32),
+        "y": _base64(papers["y"], np.float32),
+        "fine": _base64(papers["cluster"], np.int16),
+        "coarse": _base64(papers["coarse_cluster"], np.int16),
+        "trust": _base64(np.round(papers["map_trust"].to_numpy() * 100), np.uint8),
+        "titles": titles,
+        "fine_names": _names(fine_topics),
+        "coarse_names": _names(coarse_topics),
+        "palette": PALETTE,
+        "labels": labels,
+    } | map_focus()
 
 
-def map_figure(
-    papers: pd.DataFrame,
-    clusters: pd.DataFrame,
-    selected_rows=(),
-    neighbour_rows=(),
-    query_xy: np.ndarray | None = None,
-    height: int = 560,
-):
-    """The interactive map: one WebGL point per paper coloured by cluster, cluster names at their
-    centres, the selected paper or query joined by lines to its neighbours."""
-    import plotly.graph_objects as go
-
-    figure = go.Figure()
-    figure.add_trace(
-        go.Scattergl(
-            x=papers["x"],
-            y=papers["y"],
-            mode="markers",
-            customdata=papers["id"],
-            marker={
-                "size": 8 if len(papers) < 2000 else 4,
-                "color": cluster_colours(papers["cluster"]),
-                "opacity": 0.85,
-                "line": {"width": 0},
-            },
-            hovertext=_hover(papers),
-            hoverinfo="text",
-            name="papers",
-            showlegend=False,
-        )
-    )
-    anchor = None
-    if query_xy is not None:
-        anchor = np.asarray(query_xy, dtype=float)
-    elif len(selected_rows):
-        anchor = papers[["x", "y"]].to_numpy()[list(selected_rows)].mean(axis=0)
-    if anchor is not None and len(neighbour_rows):
-        neighbour_xy = papers[["x", "y"]].to_numpy()[list(neighbour_rows)]
-        line_x = [v for x in neighbour_xy[:, 0] for v in (anchor[0], x, None)]
-        line_y = [v for y in neighbour_xy[:, 1] for v in (anchor[1], y, None)]
-        figure.add_trace(
-            go.Scattergl(
-                x=line_x,
-                y=line_y,
-                mode="lines",
-                hoverinfo="skip",
-                showlegend=False,
-                line={"color": "rgba(30,30,30,0.45)", "width": 1.5},
-            )
-        )
-        figure.add_trace(
-            go.Scattergl(
-                x=neighbour_xy[:, 0],
-                y=neighbour_xy[:, 1],
-                mode="markers",
-                hoverinfo="skip",
-                showlegend=False,
-                marker={"size": 13, "color": "rgba(0,0,0,0)", "line": {"color": "#111", "width": 2}},
-            )
-        )
-    if anchor is not None:
-        figure.add_trace(
-            go.Scattergl(
-                x=[anchor[0]],
-                y=[anchor[1]],
-                mode="markers",
-                hoverinfo="skip",
-                showlegend=False,
-                marker={"size": 18, "symbol": "star", "color": "#ffd400", "line": {"color": "#111", "width": 1.5}},
-            )
-        )
-    for row in clusters.itertuples():
-        figure.add_annotation(
-            x=row.x,
-            y=row.y,
-            text=f"<b>{html.escape(row.name)}</b>",
-            showarrow=False,
-            font={"size": 12, "color": "#111"},
-            bgcolor="rgba(255,255,255,0.75)",
-            borderpad=2,
-        )
-    figure.update_layout(
-        height=height,
-        margin={"l": 0, "r": 0, "t": 0, "b": 0},
-        dragmode="pan",
-        plot_bgcolor="white",
-        hovermode="closest",
-        clickmode="event+select",
-    )
-    figure.update_xaxes(visible=False)
-    figure.update_yaxes(visible=False, scaleanchor="x")
-    return figure
+def map_focus(
+    level: str = "coarse", selected_rows=(), neighbour_rows=(), chosen_rows=(), query_xy: np.ndarray | None = None
+) -> dict:
+    """The map's changing part: points coloured by ``level`` topics, the selected papers or the
+    query position (the star), its neighbours (joined by lines), a chosen set (a lasso selection)."""
+    return {
+        "level": level,
+        "selected": [int(row) for row in selected_rows],
+        "neighbours": [int(row) for row in neighbour_rows],
+        "chosen": [int(row) for row in chosen_rows],
+        "star": None if query_xy is None else [float(v) for v in query_xy],
+    }
 
 
-def save_png(papers: pd.DataFrame, clusters: pd.DataFrame, path: Path, title: str = "") -> None:
-    """A labelled static map: points coloured by cluster, each cluster's name at its centre."""
+def map_script() -> tuple[str, str]:
+    """The map's JavaScript and CSS."""
+    return (HERE / "map.js").read_text(encoding="utf-8"), (HERE / "map.css").read_text(encoding="utf-8")
+
+
+def save_html(payload: dict, path: Path, title: str) -> None:
+    """A self-contained interactive map: no network access, the data inside the file. Hover shows
+    titles, the search box finds titles, a click stars a paper and joins it to its nearest papers."""
+    script, style = map_script()
+    # JSON inside <script>: "</" and "<!--" must not end or open anything in HTML.
+    data = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body {{margin: 0; padding: 8px 12px;}} h1 {{font: 600 16px system-ui, sans-serif; margin: 0 0 6px 0;}}
+{style}</style></head>
+<body><h1>{html.escape(title)}</h1><div id="map"></div>
+<script>{script}
+const PAYLOAD = {data};
+const map = paperscopeMap(document.getElementById("map"), PAYLOAD, (name, row) => {{
+  if (name === "click") map.selectLocally(row);
+}});
+</script></body></html>
+"""
+    path.write_text(page, encoding="utf-8")
+
+
+def static_labels(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics: pd.DataFrame) -> np.ndarray:
+    """Each paper's topic name for the PNG: fine topics when there are few enough to read, else coarse."""
+    fine = len(fine_topics) <= STATIC_FINE_LABELS
+    column, topics = ("cluster", fine_topics) if fine else ("coarse_cluster", coarse_topics)
+    names = _names(topics)
+    return np.array([names[topic] if topic >= 0 else UNCLUSTERED for topic in papers[column]], dtype=object)
+
+
+def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics: pd.DataFrame, path: Path, title: str):
+    """A labelled static map drawn by datamapplot: labels placed around the map so that none overlaps
+    another, sized by topic. Returns the matplotlib figure (for measuring the labels)."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.patheffects as effects
+    import datamapplot
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(11, 8), dpi=130)
-    size = 36 if len(papers) < 500 else max(2, 12000 / len(papers))
-    axes.scatter(papers["x"], papers["y"], c=cluster_colours(papers["cluster"]), s=size, alpha=0.85, linewidths=0)
-    for row in clusters.itertuples():
-        axes.text(
-            row.x,
-            row.y,
-            row.name,
-            ha="center",
-            va="center",
-            fontsize=11,
-            fontweight="bold",
-            color="#111",
-            path_effects=[effects.withStroke(linewidth=4, foreground="white")],
-        )
-    unclustered = int((papers["cluster"] < 0).sum())
-    axes.set_title(title + (f"   (grey: {unclustered} unclustered)" if unclustered else ""), fontsize=12)
-    axes.set_axis_off()
-    figure.tight_layout()
-    figure.savefig(path)
+    # Roboto comes from Debian's fonts-roboto (.ci/setup); without it matplotlib logs each fallback.
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+    figure, _ = datamapplot.create_plot(
+        papers[["x", "y"]].to_numpy(dtype=np.float32),
+        static_labels(papers, fine_topics, coarse_topics),
+        title="paperscope topic map",
+        sub_title=title,
+        title_keywords={"fontsize": 20},
+        sub_title_keywords={"fontsize": 13},
+        min_font_size=8.5,
+        max_font_size=20.0,
+        noise_label=UNCLUSTERED,
+        dynamic_label_size=True,
+        label_wrap_width=22,
+        figsize=(12, 12),
+        dpi=110,
+        use_system_fonts=True,  # never download fonts
+    )
+    figure.savefig(path, bbox_inches="tight")
     plt.close(figure)
+    return figure
 
 
-def export_map(papers: pd.DataFrame, clusters: pd.DataFrame, path: str | Path, title: str = "") -> Path:
-    """Write the map as ``.png`` (static, labelled) or ``.html`` (interactive, self-contained, offline)."""
+def export_map(
+    papers: pd.DataFrame,
+    fine_topics: pd.DataFrame,
+    coarse_topics: pd.DataFrame,
+    path: str | Path,
+    title: str = "",
+    knn: np.ndarray | None = None,
+) -> Path:
+    """Write the map as ``.png`` (static, labelled) or ``.html`` (interactive, self-contained,
+    offline); ``knn`` (papers × k rows, nearest first) lets a click in the HTML show neighbours."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".png", ".html"):
@@ -184,9 +187,10 @@ def export_map(papers: pd.DataFrame, clusters: pd.DataFrame, path: str | Path, t
         raise UserError(f"{path.parent}: no such folder")
     with atomic_path(path) as temporary:
         if suffix == ".png":
-            save_png(papers, clusters, temporary, title)
+            save_png(papers, fine_topics, coarse_topics, temporary, title)
         else:
-            map_figure(papers, clusters, height=800).write_html(
-                temporary, include_plotlyjs=True, full_html=True, config={"scrollZoom": True}
-            )
+            payload = map_payload(papers, fine_topics, coarse_topics, key=title)
+            if knn is not None:
+                payload |= {"knn": _base64(knn, np.int32), "knn_k": int(knn.shape[1])}
+            save_html(payload | {"search": True}, temporary, title)
     return path
