@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, free_port, wait_until_healthy
-from tests.conftest import ARTIFACTS
+from paperscope.ui.server import CHROMIUM, free_port, wait_until_healthy
+from tests.conftest import ARTIFACTS, LABEL_LAYOUT
 
 pytestmark = [
     pytest.mark.browser,
@@ -49,16 +49,6 @@ def server(sample_index_dir):
     process.wait(timeout=20)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
 def page(browser):
     page = browser.new_page(viewport={"width": 1440, "height": 900})
@@ -90,23 +80,114 @@ def test_typing_a_query_shows_results_and_the_url_keeps_it(server, page, sample_
     _shot(page, "query.png")
 
 
+def _map_point(page, row: int) -> list[float]:
+    """Where paper ``row`` is drawn on the page, from the map's own projection."""
+    return page.evaluate(
+        """(row) => { const frame = document.querySelector('.ps-map'); const map = frame.parentElement.__paperscopeMap;
+              const box = frame.getBoundingClientRect();
+              return [box.left + map.px(map.x[row]), box.top + map.py(map.y[row])]; }""",
+        int(row),
+    )
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (1280, 720)])
+def test_the_map_takes_most_of_the_page_and_its_labels_never_collide(server, browser, width, height, sample_index):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(server)
+    page.wait_for_selector(".ps-map[data-ready='1']", timeout=60_000)
+    layout = page.evaluate(LABEL_LAYOUT)
+    assert layout["share"] >= 0.6
+    assert layout["level"] == "coarse" and len(layout["labels"]) == len(sample_index.coarse_clusters)
+    assert layout["overlaps"] == [] and layout["outside"] == []
+    fonts = {label["text"].replace("\n", " "): label["font"] for label in layout["labels"]}
+    by_size = sample_index.coarse_clusters.sort_values("size")["name"].tolist()
+    assert [fonts[name] for name in by_size] == sorted(fonts.values())  # label size follows topic size
+    _shot(page, f"map-{width}.png")
+    topic = sample_index.clusters.sort_values("size").iloc[-1]  # zoom in on the largest fine topic
+    page.mouse.move(*_map_point(page, sample_index.papers.index[sample_index.papers["cluster"] == topic["cluster"]][0]))
+    for _ in range(6):
+        page.mouse.wheel(0, -120)
+    page.wait_for_selector(".ps-map[data-label-level='fine']", timeout=10_000)
+    page.wait_for_function("() => Number(document.querySelector('.ps-map').dataset.zoom) > 2", timeout=10_000)
+    zoomed = page.evaluate(LABEL_LAYOUT)
+    assert zoomed["labels"] and {label["level"] for label in zoomed["labels"]} == {"fine"}
+    assert zoomed["overlaps"] == [] and zoomed["outside"] == []
+    _shot(page, f"map-{width}-zoomed.png")
+    page.close()
+
+
 def test_clicking_a_point_on_the_map_selects_that_paper(server, page, sample_index):
     page.goto(server)
-    page.wait_for_selector(".js-plotly-plot .xy", timeout=60_000)
+    page.wait_for_selector(".ps-map[data-ready='1']", timeout=60_000)
     target = sample_index.papers.iloc[5]
-    point = page.evaluate(
-        """([x, y]) => { const gd = document.querySelector('.js-plotly-plot');
-              const box = gd.querySelector('.nsewdrag').getBoundingClientRect();
-              const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
-              return [box.left + xa.l2p(x), box.top + ya.l2p(y)]; }""",
-        [float(target["x"]), float(target["y"])],
-    )
-    page.mouse.click(*point)
+    page.mouse.click(*_map_point(page, 5))
     page.wait_for_function(f"() => location.search.includes('paper={target['id']}')", timeout=30_000)
     page.wait_for_selector("text=Most similar to", timeout=30_000)
     assert target["title"][:30] in page.locator(".ps-selected").inner_text()
     assert target["title"] not in " ".join(_result_titles(page))
+    # The star sits on the paper, joined to each of the 10 results.
+    page.wait_for_function(
+        "() => document.querySelector('.ps-map').parentElement.__paperscopeMap.neighbours.length === 10"
+    )
     _shot(page, "map-click.png")
+
+
+def test_a_typed_query_is_starred_on_the_map_with_lines_to_its_results(server, page, sample_index):
+    page.goto(f"{server}/?q=graph+neural+networks&k=5")
+    page.wait_for_selector(".ps-title", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('.ps-map')?.parentElement.__paperscopeMap?.star")
+    star = page.evaluate(
+        """() => { const frame = document.querySelector('.ps-map'); const map = frame.parentElement.__paperscopeMap;
+              const ratio = window.devicePixelRatio || 1;
+              const x = map.px(map.star[0]), y = map.py(map.star[1]);
+              const context = map.marks.getContext('2d');
+              const pixel = context.getImageData(Math.round(x * ratio), Math.round(y * ratio), 1, 1).data;
+              return {pixel: Array.from(pixel), neighbours: map.neighbours.length}; }"""
+    )
+    assert star["neighbours"] == 5
+    assert star["pixel"][:3] == [255, 200, 0] and star["pixel"][3] == 255  # the star's yellow, drawn opaque
+    expected = sample_index.map_position(sample_index.embed_query("graph neural networks"))
+    drawn = page.evaluate("() => document.querySelector('.ps-map').parentElement.__paperscopeMap.star")
+    assert drawn == pytest.approx(expected.tolist(), abs=1e-4)
+
+
+def test_a_box_selection_lists_the_papers_and_finds_more_like_them(server, page, sample_index):
+    page.goto(server)
+    page.wait_for_selector(".ps-map[data-ready='1']", timeout=60_000)
+    topic = sample_index.coarse_clusters.sort_values("size").iloc[-1]
+    members = sample_index.papers.index[sample_index.papers["coarse_cluster"] == topic["cluster"]].tolist()
+    points = [_map_point(page, row) for row in members]
+    left, top = min(p[0] for p in points) - 3, min(p[1] for p in points) - 3
+    right, bottom = max(p[0] for p in points) + 3, max(p[1] for p in points) + 3
+    inside = page.evaluate(
+        """([l, t, r, b]) => { const frame = document.querySelector('.ps-map');
+              const map = frame.parentElement.__paperscopeMap; const box = frame.getBoundingClientRect();
+              const rows = [];
+              for (let i = 0; i < map.count; i++) {
+                const x = box.left + map.px(map.x[i]), y = box.top + map.py(map.y[i]);
+                if (x >= l && x <= r && y >= t && y <= b) rows.push(i);
+              }
+              return rows; }""",
+        [left, top, right, bottom],
+    )
+    assert set(members) <= set(inside)
+    page.get_by_role("button", name="Box", exact=True).click()
+    page.mouse.move(left, top)
+    page.mouse.down()
+    page.mouse.move((left + right) / 2, (top + bottom) / 2, steps=4)
+    page.mouse.move(right, bottom, steps=4)
+    page.mouse.up()
+    page.wait_for_selector(f"text={len(inside)} papers selected on the map", timeout=30_000)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Selection as CSV").click()
+    exported = Path(download.value.path()).read_text().splitlines()
+    assert len(exported) == len(inside) + 1 and exported[0] == "id,title,topic"
+    assert {line.split(",")[0] for line in exported[1:]} == set(sample_index.papers["id"].iloc[inside])
+    _shot(page, "map-box.png")
+    page.get_by_role("button", name="More like these").click()
+    page.wait_for_selector(f"text=Most similar to the {len(inside)} papers you selected", timeout=30_000)
+    expected = sample_index.similar(sample_index.papers["id"].iloc[inside].tolist(), k=10)["title"].tolist()
+    assert [t.split(". ", 1)[1] for t in _result_titles(page)] == expected
 
 
 def test_a_paper_link_opens_with_that_paper_selected(server, page, sample_index):
@@ -135,6 +216,7 @@ def test_uploading_a_corpus_builds_it_and_switches_to_it(server, page, tmp_path)
     oversized = tmp_path / "huge.csv"
     oversized.write_bytes(b"abstract\n" + b"x" * (51 * 1024 * 1024))
     page.goto(server)
+    page.get_by_test_id("stExpandSidebarButton").click()
     page.get_by_text("Add a corpus").click()
     page.locator("input[type=file]").set_input_files(str(broken))
     page.wait_for_selector("text=broken.jsonl:2: broken JSON line", timeout=60_000)

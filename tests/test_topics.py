@@ -126,24 +126,3 @@ def test_loading_and_lookups_never_import_umap_torch_or_ray(sample_index_dir):
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert json.loads(result.stdout.replace("'", '"')) == []
-
-
-def test_map_export_png_and_html(sample_index_dir, tmp_path):
-    paperscope = [sys.executable, "-m", "paperscope.ui.cli"]
-    for name in ("map.png", "map.html"):
-        result = subprocess.run(
-            [*paperscope, "map", "--index", str(sample_index_dir), "-o", str(tmp_path / name)],
-            capture_output=True,
-            text=True,
-        )
-        assert result.returncode == 0, result.stderr
-    assert (tmp_path / "map.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert (tmp_path / "map.png").stat().st_size > 20_000
-    page = (tmp_path / "map.html").read_text()
-    assert "plotly" in page and "ASDSV: Approximate Speculative Diffusion" in page
-    bad = subprocess.run(
-        [*paperscope, "map", "--index", str(sample_index_dir), "-o", str(tmp_path / "map.svg")],
-        capture_output=True,
-        text=True,
-    )
-    assert bad.returncode == 2 and "written as .png or .html" in bad.stderr

@@ -41,6 +41,7 @@ PALETTE = [
     "#756bb1",
 ]
 TITLE_CHARS = 160  # hover titles are cut here: the map sends every title to the browser
+PNG_LABEL_MARGINS = (1.5, 2.0, 2.6, 3.4)  # datamapplot's default first
 STATIC_FINE_LABELS = 40  # the PNG names fine topics up to this many, else the coarse ones
 
 
@@ -137,9 +138,20 @@ def static_labels(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics
     return np.array([names[topic] if topic >= 0 else UNCLUSTERED for topic in papers[column]], dtype=object)
 
 
+def _touching_labels(figure) -> int:
+    """How many pairs of drawn topic labels overlap (datamapplot's labels are its Annotations)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Annotation, Text
+
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    boxes = [Text.get_window_extent(t, renderer) for t in figure.axes[0].texts if isinstance(t, Annotation)]
+    return sum(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
 def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics: pd.DataFrame, path: Path, title: str):
-    """A labelled static map drawn by datamapplot: labels placed around the map so that none overlaps
-    another, sized by topic. Returns the matplotlib figure (for measuring the labels)."""
+    """A labelled static map drawn by datamapplot: labels placed around the map, sized by topic.
+    datamapplot's placement can let two labels touch; the map is drawn again with wider margins
+    until none does. Returns the matplotlib figure (for measuring the labels)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -148,24 +160,28 @@ def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics: pd.
 
     # Roboto comes from Debian's fonts-roboto (.ci/setup); without it matplotlib logs each fallback.
     logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
-    figure, _ = datamapplot.create_plot(
-        papers[["x", "y"]].to_numpy(dtype=np.float32),
-        static_labels(papers, fine_topics, coarse_topics),
-        title="paperscope topic map",
-        sub_title=title,
-        title_keywords={"fontsize": 20},
-        sub_title_keywords={"fontsize": 13},
-        min_font_size=8.5,
-        max_font_size=20.0,
-        noise_label=UNCLUSTERED,
-        dynamic_label_size=True,
-        label_wrap_width=22,
-        figsize=(12, 12),
-        dpi=110,
-        use_system_fonts=True,  # never download fonts
-    )
+    for margin in PNG_LABEL_MARGINS:
+        figure, _ = datamapplot.create_plot(
+            papers[["x", "y"]].to_numpy(dtype=np.float32),
+            static_labels(papers, fine_topics, coarse_topics),
+            title="paperscope topic map",
+            sub_title=title,
+            title_keywords={"fontsize": 20},
+            sub_title_keywords={"fontsize": 13},
+            min_font_size=8.5,
+            max_font_size=20.0,
+            noise_label=UNCLUSTERED,
+            dynamic_label_size=True,
+            label_wrap_width=22,
+            figsize=(12, 12),
+            dpi=110,
+            label_margin_factor=margin,
+            use_system_fonts=True,  # never download fonts
+        )
+        plt.close(figure)
+        if not _touching_labels(figure):
+            break
     figure.savefig(path, bbox_inches="tight")
-    plt.close(figure)
     return figure
 
 
