@@ -1,13 +1,20 @@
-"""How the app's map (ui.mapplot.map_figure, WebGL) behaves with many points in a real browser.
+"""How the map (ui/map.js) behaves with many points in headless Chromium (software rendering, no GPU).
 
-    .venv/bin/python -m benchmarks.map_render [--points 50000] [--json benchmarks/map_render.json]
+    .venv/bin/python -m benchmarks.map_render [--points 5000 50000 200000] [--index DIR ...]
+                                              [--json benchmarks/map_render.json]
 
-Synthetic clustered coordinates; times in headless Chromium (software WebGL, no GPU): first draw,
-a zoom (relayout) and a hover over a point. Prints a Markdown table and writes JSON.
+Standalone: synthetic clustered points (60 fine topics in 10 coarse ones) written as the HTML
+export, which runs the same map code as the app: time to build the data (Python), file size, first
+draw (navigation to the map drawn), one redraw after a zoom, a hover lookup, a lasso selection.
+App (--index): a fresh `paperscope app` server on a built index; first draw of the map, a click on
+a point until the results for that paper are shown, a box selection until it is listed.
+Prints Markdown tables and writes JSON.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -17,96 +24,182 @@ import pandas as pd
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
-from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS
+from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, free_port, wait_until_healthy
+
+MAP = "document.querySelector('.ps-map').parentElement.__paperscopeMap"
 
 
-def synthetic_map(count: int, clusters: int = 30) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Clustered 2-D points with the columns the map draws."""
+def synthetic_map(count: int, fine: int = 60, coarse: int = 10) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Clustered 2-D points with the columns the map draws, and both topic tables."""
     rng = np.random.default_rng(0)
-    centres = rng.uniform(-20, 20, (clusters, 2))
-    labels = rng.integers(-1, clusters, count)
-    coords = centres[np.maximum(labels, 0)] + rng.normal(0, 1.2, (count, 2))
+    parent = np.arange(fine) % coarse
+    centres = rng.uniform(-20, 20, (coarse, 2))[parent] + rng.normal(0, 3, (fine, 2))
+    labels = rng.integers(-1, fine, count)
+    coords = centres[np.maximum(labels, 0)] + rng.normal(0, 1.0, (count, 2))
     papers = pd.DataFrame(
         {
-            "id": [f"p{i}" for i in range(count)],
             "title": [f"Paper {i}" for i in range(count)],
             "x": coords[:, 0],
             "y": coords[:, 1],
             "cluster": labels,
-            "cluster_name": [f"topic {c}" if c >= 0 else "unclustered" for c in labels],
+            "coarse_cluster": np.where(labels < 0, -1, parent[np.maximum(labels, 0)]),
             "map_trust": rng.uniform(0, 1, count),
         }
     )
-    table = pd.DataFrame(
-        {
-            "cluster": range(clusters),
-            "name": [f"topic {c}" for c in range(clusters)],
-            "x": centres[:, 0],
-            "y": centres[:, 1],
-        }
+
+    def table(column: str, size: int, name: str) -> pd.DataFrame:
+        groups = papers[papers[column] >= 0].groupby(column)
+        return pd.DataFrame(
+            {
+                "cluster": range(size),
+                "name": [f"{name} topic {t} with a longer name" for t in range(size)],
+                "size": groups.size().reindex(range(size), fill_value=0).to_numpy(),
+                "x": groups["x"].median().reindex(range(size)).to_numpy(),
+                "y": groups["y"].median().reindex(range(size)).to_numpy(),
+            }
+        )
+
+    return papers, table("cluster", fine, "fine"), table("coarse_cluster", coarse, "coarse")
+
+
+def standalone(browser, count: int, folder: Path) -> dict:
+    """First draw, zoom, hover and lasso on the HTML export of ``count`` synthetic points."""
+    from paperscope.ui.mapplot import map_payload, save_html
+
+    papers, fine, coarse = synthetic_map(count)
+    start = time.perf_counter()
+    payload = map_payload(papers, fine, coarse, key="benchmark")
+    path = folder / f"map{count}.html"
+    save_html(payload, path, f"{count:,} points")
+    build_s = time.perf_counter() - start
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    start = time.perf_counter()
+    page.goto(path.as_uri())
+    page.wait_for_selector(".ps-map[data-ready='1']", timeout=120_000)
+    first_draw_s = time.perf_counter() - start
+    box = page.locator(".ps-map").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -240)
+    page.wait_for_function("() => Number(document.querySelector('.ps-map').dataset.zoom) > 1", timeout=10_000)
+    zoom_ms = float(page.locator(".ps-map").get_attribute("data-draw-ms"))
+    timings = page.evaluate(
+        f"""() => {{ const map = {MAP}; let t = performance.now();
+            for (let i = 0; i < 100; i++) map.nearest(map.width * (i % 10) / 10, map.height * Math.floor(i / 10) / 10);
+            const hover = (performance.now() - t) / 100;
+            const w = map.width, h = map.height;
+            const polygon = Array.from({{length: 60}}, (_, i) => [w / 2 + w / 4 * Math.cos(i / 9.55),
+                                                                  h / 2 + h / 4 * Math.sin(i / 9.55)]);
+            t = performance.now(); const rows = map.rowsInside(polygon);
+            return {{hover, lasso: performance.now() - t, lassoRows: rows.length}}; }}"""
     )
-    return papers, table
+    page.close()
+    return {
+        "points": count,
+        "build_s": round(build_s, 2),
+        "html_mb": round(path.stat().st_size / 1e6, 1),
+        "first_draw_s": round(first_draw_s, 2),
+        "zoom_redraw_ms": round(zoom_ms, 1),
+        "hover_ms": round(timings["hover"], 3),
+        "lasso_ms": round(timings["lasso"], 1),
+        "lasso_rows": timings["lassoRows"],
+    }
+
+
+def in_app(browser, index_dir: str) -> dict:
+    """First draw of the app's map on a fresh server, then a click and a box selection, timed to the answer."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "paperscope.ui.cli", "app", "--index", index_dir, "--port", str(port), "--headless"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        if not wait_until_healthy(f"http://127.0.0.1:{port}", server, timeout=120):
+            raise RuntimeError("the app did not start")
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(f"http://127.0.0.1:{port}/")  # warm: the server loads the index once
+        page.wait_for_selector(".ps-map[data-ready='1']", timeout=300_000)
+        page.close()
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        start = time.perf_counter()
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.wait_for_selector(".ps-map[data-ready='1']", timeout=120_000)
+        first_draw_s = time.perf_counter() - start
+        count = page.evaluate(f"() => {MAP}.count")
+        point = page.evaluate(
+            f"""() => {{ const map = {MAP}; const box = document.querySelector('.ps-map').getBoundingClientRect();
+                for (let row = 0; row < map.count; row++) {{
+                  const x = map.px(map.x[row]), y = map.py(map.y[row]);
+                  if (x > 80 && y > 80 && x < map.width - 80 && y < map.height - 80 && map.nearest(x, y) === row)
+                    return [box.left + x, box.top + y];
+                }} }}"""
+        )
+        start = time.perf_counter()
+        page.mouse.click(*point)
+        page.wait_for_selector(".ps-selected", timeout=60_000)
+        page.wait_for_selector(".ps-title", timeout=60_000)
+        click_s = time.perf_counter() - start
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.wait_for_selector(".ps-map[data-ready='1']", timeout=120_000)
+        box = page.locator(".ps-map").bounding_box()
+        page.get_by_role("button", name="Box", exact=True).click()
+        page.mouse.move(box["x"] + box["width"] * 0.4, box["y"] + box["height"] * 0.4)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.6, steps=3)
+        start = time.perf_counter()
+        page.mouse.up()
+        page.wait_for_selector("text=selected on the map", timeout=60_000)
+        box_s = time.perf_counter() - start
+        page.close()
+        return {
+            "index": index_dir,
+            "points": count,
+            "first_draw_s": round(first_draw_s, 2),
+            "click_to_results_s": round(click_s, 2),
+            "box_to_list_s": round(box_s, 2),
+        }
+    finally:
+        server.terminate()
+        server.wait()
 
 
 def main() -> None:
-    """Run the measurement and print the table."""
+    """Run the measurements and print the tables."""
     parser = common_parser(__doc__, "map_render")
-    parser.add_argument("--points", type=int, nargs="+", default=[5000, 50000])
+    parser.add_argument("--points", type=int, nargs="*", default=[5000, 50000, 200000])
+    parser.add_argument("--index", nargs="*", default=[], help="index folders to time in the app")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from paperscope.ui.mapplot import map_figure
-
-    results = []
     with sync_playwright() as playwright, tempfile.TemporaryDirectory() as folder:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        for count in args.points:
-            papers, clusters = synthetic_map(count)
-            page_file = Path(folder) / f"map{count}.html"
-            start = time.perf_counter()
-            map_figure(papers, clusters, selected_rows=[0], neighbour_rows=list(range(1, 11))).write_html(
-                page_file, include_plotlyjs=True
-            )
-            figure_s = time.perf_counter() - start
-            page = browser.new_page(viewport={"width": 1440, "height": 900})
-            start = time.perf_counter()
-            page.goto(page_file.as_uri())
-            page.wait_for_function("() => document.querySelector('.js-plotly-plot')?._fullLayout", timeout=120_000)
-            page.wait_for_function("() => document.querySelector('.gl-canvas-context')", timeout=120_000)
-            first_draw_s = time.perf_counter() - start
-            zoom_ms = page.evaluate("""async () => { const gd = document.querySelector('.js-plotly-plot');
-                const t = performance.now();
-                await Plotly.relayout(gd, {'xaxis.range': [-5, 5], 'yaxis.range': [-5, 5]});
-                return performance.now() - t; }""")
-            hover_ms = page.evaluate("""() => { const gd = document.querySelector('.js-plotly-plot');
-                const t = performance.now(); Plotly.Fx.hover(gd, [{curveNumber: 0, pointNumber: 7}]);
-                return performance.now() - t; }""")
-            page.close()
-            results.append(
-                {
-                    "points": count,
-                    "figure_build_s": round(figure_s, 2),
-                    "first_draw_s": round(first_draw_s, 2),
-                    "zoom_ms": round(zoom_ms),
-                    "hover_ms": round(hover_ms),
-                }
-            )
+        alone = [standalone(browser, count, Path(folder)) for count in args.points]
+        app = [in_app(browser, index_dir) for index_dir in args.index]
         browser.close()
     report(
-        ["points", "build figure (Python)", "first draw in browser", "zoom", "hover"],
+        ["points", "data (Python)", "HTML", "first draw", "redraw after zoom", "hover lookup", "lasso (rows)"],
         [
             [
                 f"{r['points']:,}",
-                f"{r['figure_build_s']:.2f} s",
+                f"{r['build_s']:.2f} s",
+                f"{r['html_mb']} MB",
                 f"{r['first_draw_s']:.2f} s",
-                f"{r['zoom_ms']} ms",
+                f"{r['zoom_redraw_ms']} ms",
                 f"{r['hover_ms']} ms",
+                f"{r['lasso_ms']} ms ({r['lasso_rows']:,})",
             ]
-            for r in results
+            for r in alone
         ],
-        results,
+        {"standalone": alone, "app": app},
         args.json,
     )
+    if app:
+        print()
+        print("| app: papers | first draw (fresh page) | click → results | box → listed |")
+        print("|---|---|---|---|")
+        for r in app:
+            times = (r["first_draw_s"], r["click_to_results_s"], r["box_to_list_s"])
+            print(f"| {r['points']:,} | " + " | ".join(f"{t:.2f} s" for t in times) + " |")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """Redraw docs/app.png, the README's screenshot: the app on the bundled sample, a typed query.
 
-    .venv/bin/python docs/make_screenshot.py
+    .venv/bin/python docs/make_screenshot.py [--index DIR --query TEXT -o docs/app-ijcai.png]
 
-Starts ``paperscope app`` on the default index (built on first use) and photographs it in
-headless Chromium at 1440 x 900, once the results and the map's points are drawn.
+Starts ``paperscope app`` on the default index (built on first use) or on --index and photographs
+it in headless Chromium at 1440 x 900, once the results and the map are drawn.
 """
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +22,14 @@ QUERY = "speculative decoding to accelerate diffusion transformers"
 
 def main() -> None:
     """Take the screenshot."""
+    parser = argparse.ArgumentParser(description="Redraw the app's screenshot.")
+    parser.add_argument("--index", help="index folder (default: the bundled sample's)")
+    parser.add_argument("--query", default=QUERY)
+    parser.add_argument("-o", "--output", default=str(Path(__file__).with_name("app.png")))
+    args = parser.parse_args()
     port = free_port()
     command = [sys.executable, "-m", "paperscope.ui.cli", "app", "--port", str(port), "--headless"]
+    command += ["--index", args.index] if args.index else []
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         if not wait_until_healthy(f"http://127.0.0.1:{port}", server, timeout=300):
@@ -30,11 +37,11 @@ def main() -> None:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
             page = browser.new_page(viewport={"width": 1440, "height": 900})
-            page.goto(f"http://127.0.0.1:{port}/?q={QUERY.replace(' ', '+')}")
+            page.goto(f"http://127.0.0.1:{port}/?q={args.query.replace(' ', '+')}")
             page.wait_for_selector(".ps-title", timeout=300_000)
-            drawn = "() => (document.querySelector('.js-plotly-plot')?._fullData || []).length > 0"
-            page.wait_for_function(drawn, timeout=60_000)
-            page.screenshot(path=str(Path(__file__).with_name("app.png")))
+            page.wait_for_selector(".ps-map[data-ready='1']", timeout=60_000)
+            page.mouse.move(0, 0)  # no hover card in the picture
+            page.screenshot(path=args.output)
             browser.close()
     finally:
         server.terminate()

@@ -275,12 +275,15 @@ def map_points(folder: str, generation: str) -> dict:
     return map_payload(index.papers, index.clusters, index.coarse_clusters, key=f"{folder}@{generation}")
 
 
-def _take_map_events(clicked: int | None, lassoed: list[int] | None, index: PaperIndex) -> None:
-    """A click on a point selects that paper; a lasso or box keeps its papers as the map selection."""
-    if lassoed is not None:
-        st.session_state["lasso"] = index.papers["id"].iloc[lassoed].tolist()
-    if clicked is not None:
-        _switch(papers=[index.papers["id"][clicked]], not_papers=[], query="", like_set=[], lasso=[])
+def _take_map_events(index: PaperIndex) -> None:
+    """Before any widget exists: a click on a point selects that paper; a lasso or box keeps its
+    papers as the map selection. The map's events of this run are in its session state."""
+    events = st.session_state.get("map") or {}
+    if events.get("lasso") is not None:
+        st.session_state["lasso"] = index.papers["id"].iloc[events["lasso"]].tolist()
+    if events.get("click") is not None:
+        clicked = index.papers["id"][events["click"]]
+        st.session_state.update(papers=[clicked], not_papers=[], query="", like_set=[], lasso=[])
 
 
 def _lasso_panel(index: PaperIndex, column: str) -> None:
@@ -374,6 +377,7 @@ def main() -> None:
         st.error(str(exc))
         st.stop()
     _read_url_state(index)
+    _take_map_events(index)
     chosen_label, k, filters, mode, explain = _sidebar(index, choices, label)
     if chosen_label != label:
         _switch(index_label=chosen_label, papers=[], not_papers=[], query="", like_set=[], lasso=[])
@@ -420,7 +424,7 @@ def main() -> None:
         query_xy=query_xy,
     )
     with map_column:
-        clicked, lassoed = topic_map(map_points(folder, generation) | focus)
+        topic_map(map_points(folder, generation) | focus)
         st.caption(
             "Scroll to zoom, drag to pan, click a point to select that paper; Lasso or Box (or shift-drag) selects "
             "a set. Coarse topics are named when zoomed out, fine ones as you zoom in; grey points belong to no "
@@ -428,7 +432,6 @@ def main() -> None:
         )
         with st.expander("Topics: overview, over time, between two topics"):
             topics_panel(index, level, filters["clusters"])
-    _take_map_events(clicked, lassoed, index)
 
     with side:
         _lasso_panel(index, filters["topic_column"])

@@ -23,8 +23,7 @@ def _component():
     return st.components.v2.component("paperscope_map", js=script + BRIDGE, css=style, isolate_styles=False)
 
 
-def topic_map(payload: dict, key: str = "map") -> tuple[int | None, list[int] | None]:
-    """Draw the map from ``mapplot.map_payload``; returns the row of a paper clicked in this run
-    (or None) and the rows of a lasso or box selection made in this run (or None)."""
-    result = _component()(data=payload, key=key, on_click_change=lambda: None, on_lasso_change=lambda: None)
-    return getattr(result, "click", None), getattr(result, "lasso", None)
+def topic_map(payload: dict, key: str = "map") -> None:
+    """Draw the map from ``mapplot.map_payload``. A click on a paper or a lasso selection reruns the
+    app with ``st.session_state[key]`` holding ``{"click": row}`` or ``{"lasso": [rows]}`` for that run."""
+    _component()(data=payload, key=key, on_click_change=lambda: None, on_lasso_change=lambda: None)
