@@ -113,6 +113,8 @@ def test_topics_panel_lists_topics_their_years_and_the_papers_between_two(defaul
     assert listed["topic"].tolist() == default_index.topics("coarse")["name"].tolist()
     assert any("no years" in caption.value for caption in app.caption)
     first, second = app.selectbox(key="bridge_a").value, app.selectbox(key="bridge_b").value
+    assert len(app.dataframe) == 1  # the papers between two topics are found on demand
+    app.button(key="bridge_go").click().run()
     expected = default_index.bridges(first, second)["title"].tolist()
     assert expected and app.dataframe[1].value["title"].tolist() == expected
 

@@ -31,6 +31,8 @@ from paperscope.ui.mapplot import cluster_colours, map_focus, map_payload
 from paperscope.ui.topics_view import topics_panel
 
 MAX_UPLOAD_MB = 50
+PICKER_LIMIT = 5_000  # above this many papers the pickers list the papers in view: 50,000 titles cost 3.6 s a rerun
+LASSO_LISTED = 25  # titles listed of a map selection; the CSV has them all
 MAX_STARRED = 12  # more chosen papers than this are ringed on the map, not starred
 GZIP_MAGIC = b"\x1f\x8b"
 UPLOAD_TYPES = ("csv", "tsv", "json", "jsonl", "txt", "parquet", "gz")
@@ -47,6 +49,7 @@ header[data-testid="stHeader"] button, header[data-testid="stHeader"] a {pointer
 .ps-bar {display: inline-block; height: 0.5rem; background: #4c78a8; border-radius: 2px; vertical-align: middle;}
 .ps-why {font-size: 0.88rem; margin: 0.3rem 0;}
 .ps-why mark {background: #ffe58f; padding: 0 0.1rem;}
+.ps-lasso {max-height: 11rem; overflow-y: auto; margin: 0.2rem 0 0.4rem 0; padding-left: 1.4rem; font-size: 0.85rem;}
 .ps-pair {border-left: 3px solid #4c78a8; padding-left: 0.5rem; margin: 0.25rem 0;}
 </style>"""
 
@@ -300,7 +303,16 @@ def _lasso_panel(index: PaperIndex, column: str) -> None:
     if clear.button("Clear", key="clear_lasso"):
         _switch(lasso=[])
     download.download_button("Selection as CSV", chosen.to_csv(index=False), "paperscope-selection.csv", "text/csv")
-    st.dataframe(chosen, hide_index=True, height=min(240, 36 + 35 * len(chosen)), use_container_width=True)
+    items = "".join(
+        f"<li>{html.escape(str(row.title))} <span class='ps-meta'>· {html.escape(str(row.topic))}</span></li>"
+        for row in chosen.head(LASSO_LISTED).itertuples()
+    )
+    more = (
+        f"<div class='ps-meta'>… and {len(chosen) - LASSO_LISTED:,} more in the CSV</div>"
+        if len(chosen) > LASSO_LISTED
+        else ""
+    )
+    st.html(f"<ol class='ps-lasso'>{items}</ol>{more}")
 
 
 def _search_inputs(papers: pd.DataFrame, titles: dict) -> None:
@@ -310,9 +322,14 @@ def _search_inputs(papers: pd.DataFrame, titles: dict) -> None:
         on_change=_on_query_change,
         placeholder="e.g. making diffusion transformers faster",
     )
-    ids = papers["id"].tolist()
+    if len(papers) <= PICKER_LIMIT:
+        ids, label = papers["id"].tolist(), "…or pick papers (several: more like these)"
+    else:  # the papers in view: those picked and the last results
+        state = st.session_state
+        ids = list(dict.fromkeys([*state.get("papers", []), *state.get("not_papers", []), *state.get("shown", [])]))
+        label = "…or pick from the results (several: more like these)"
     st.multiselect(
-        "…or pick papers (several: more like these)",
+        label,
         ids,
         key="papers",
         on_change=_on_paper_change,
@@ -414,6 +431,7 @@ def main() -> None:
         with side:
             st.error(str(exc))
 
+    st.session_state["shown"] = results["id"].tolist() if results is not None else []
     level = st.session_state["topic_level"]
     lasso_rows = [index.row(i) for i in st.session_state.get("lasso") or []]
     focus = map_focus(
@@ -424,7 +442,7 @@ def main() -> None:
         query_xy=query_xy,
     )
     with map_column:
-        topic_map(map_points(folder, generation) | focus)
+        topic_map(map_points(folder, generation), focus)
         st.caption(
             "Scroll to zoom, drag to pan, click a point to select that paper; Lasso or Box (or shift-drag) selects "
             "a set. Coarse topics are named when zoomed out, fine ones as you zoom in; grey points belong to no "

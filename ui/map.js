@@ -8,6 +8,7 @@ const PS_FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue",
 const PS_FINE_ZOOM = 1.8; // zoomed in this far, fine topic labels replace the coarse ones
 const PS_HIT_PX = 9; // how close the pointer must be to a point to hover or click it
 const PS_UNCLUSTERED = "#c8c8c8";
+const PS_RINGED = 300; // a selection of more papers is drawn in full colour, not ringed
 
 function psDecode(text, Type) {
   const binary = atob(text);
@@ -118,6 +119,7 @@ class PaperscopeMap {
     this.count = payload.count;
     if (first || payload.x !== this.rawX) {
       this.rawX = payload.x;
+      this.colourBy = null;
       this.x = psDecode(payload.x, Float32Array);
       this.y = psDecode(payload.y, Float32Array);
       this.fine = psDecode(payload.fine, Int16Array);
@@ -126,8 +128,11 @@ class PaperscopeMap {
       this.knn = payload.knn ? psDecode(payload.knn, Int32Array) : null;
       this.buildGrid();
     }
-    this.colourBy = payload.level === "fine" ? this.fine : this.coarse;
-    this.buildBuckets();
+    const colourBy = payload.level === "fine" ? this.fine : this.coarse;
+    if (colourBy !== this.colourBy) {
+      this.colourBy = colourBy;
+      this.buildBuckets();
+    }
     this.selected = payload.selected || [];
     this.neighbours = payload.neighbours || [];
     this.chosen = new Set(payload.chosen || []);
@@ -142,7 +147,7 @@ class PaperscopeMap {
       this.star = [sx / this.selected.length, sy / this.selected.length];
     }
     if (payload.search && !this.search) this.addSearch();
-    this.makeLabels();
+    if (payload.labels !== this.labelSource) this.makeLabels();
   }
 
   update(payload, send) {
@@ -200,6 +205,7 @@ class PaperscopeMap {
   }
 
   makeLabels() {
+    this.labelSource = this.payload.labels;
     this.labelLayer.replaceChildren();
     const largest = { coarse: 1, fine: 1 };
     for (const label of this.payload.labels) largest[label.level] = Math.max(largest[label.level], label.size);
@@ -328,7 +334,15 @@ class PaperscopeMap {
       context.lineTo(tx, ty);
       context.stroke();
     }
-    for (const row of this.chosen) this.ring(context, row, r + 2.5, "#111", 1.5);
+    if (this.chosen.size > PS_RINGED) {
+      // A large selection: its points in full colour over the dimmed map, no rings to blot it out.
+      for (const row of this.chosen) {
+        context.fillStyle = this.colourOf(row);
+        context.fillRect(this.px(this.x[row]) - r - 0.5, this.py(this.y[row]) - r - 0.5, 2 * r + 1, 2 * r + 1);
+      }
+    } else {
+      for (const row of this.chosen) this.ring(context, row, r + 2.5, "#111", 1.5);
+    }
     if (this.star) {
       const sx = this.px(this.star[0]);
       const sy = this.py(this.star[1]);
@@ -414,14 +428,17 @@ class PaperscopeMap {
     this.labelLayer.classList.toggle("ps-dim", this.focused());
     const wanted = this.labels.filter((label) => label.level === level).sort((a, b) => b.size - a.size);
     for (const label of this.labels) {
+      if (!label.w) {
+        // All reads before any write: one layout of the page, not one per label.
+        label.w = label.element.offsetWidth;
+        label.h = label.element.offsetHeight;
+      }
+    }
+    for (const label of this.labels) {
       label.placed = false;
       label.element.style.visibility = "hidden";
     }
     for (const label of wanted) {
-      if (!label.w) {
-        label.w = label.element.offsetWidth;
-        label.h = label.element.offsetHeight;
-      }
       label.ax = this.px(label.x);
       label.ay = this.py(label.y);
       if (label.ax < 0 || label.ay < 0 || label.ax > this.width || label.ay > this.height) continue;

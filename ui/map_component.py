@@ -1,5 +1,9 @@
 """The topic map in the app: ``map.js`` mounted as a Streamlit component (components v2, in the
-page itself, no iframe), reporting a clicked paper or a lasso selection back to Python."""
+page itself, no iframe), reporting a clicked paper or a lasso selection back to Python.
+
+The map's data comes in two elements: the points (coordinates, titles, labels; megabytes at
+50,000 papers, the same on every rerun, so Streamlit sends them once and then only a reference
+to its cached copy) and the focus (selection, neighbours, star; a few bytes)."""
 
 from __future__ import annotations
 
@@ -9,21 +13,37 @@ import streamlit as st
 
 from paperscope.ui.mapplot import map_script
 
-BRIDGE = """
+KEEP_POINTS = """
+export default function (component) {
+  (window.__paperscopeMapPoints ||= {})[component.data.key] = component.data;
+}
+"""
+DRAW = """
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
-  paperscopeMap(parentElement, data, (name, value) => setTriggerValue(name, value));
+  const draw = () => {
+    const points = (window.__paperscopeMapPoints || {})[data.key];
+    if (!points) return requestAnimationFrame(draw);  // the points element is mounted after this one
+    paperscopeMap(parentElement, { ...points, ...data }, (name, value) => setTriggerValue(name, value));
+  };
+  draw();
 }
 """
 
 
 @cache
-def _component():
+def _components():
     script, style = map_script()
-    return st.components.v2.component("paperscope_map", js=script + BRIDGE, css=style, isolate_styles=False)
+    return (
+        st.components.v2.component("paperscope_map", js=script + DRAW, css=style, isolate_styles=False),
+        st.components.v2.component("paperscope_map_points", js=KEEP_POINTS, isolate_styles=False),
+    )
 
 
-def topic_map(payload: dict, key: str = "map") -> None:
-    """Draw the map from ``mapplot.map_payload``. A click on a paper or a lasso selection reruns the
-    app with ``st.session_state[key]`` holding ``{"click": row}`` or ``{"lasso": [rows]}`` for that run."""
-    _component()(data=payload, key=key, on_click_change=lambda: None, on_lasso_change=lambda: None)
+def topic_map(points: dict, focus: dict, key: str = "map") -> None:
+    """Draw the map: ``points`` from ``mapplot.map_payload``, ``focus`` from ``mapplot.map_focus``.
+    A click on a paper or a lasso selection reruns the app with ``st.session_state[key]`` holding
+    ``{"click": row}`` or ``{"lasso": [rows]}`` for that run."""
+    draw, keep_points = _components()
+    draw(data=focus | {"key": points["key"]}, key=key, on_click_change=lambda: None, on_lasso_change=lambda: None)
+    keep_points(data=points, key=f"{key}_points")

@@ -52,6 +52,11 @@ def topics_panel(index, level: str, selected: list[str]) -> None:
         if first == second:
             st.caption("Pick two different topics.")
             return
+        asked = (first, second, level)
+        if st.button("Find the papers between them", key="bridge_go"):
+            st.session_state["bridge_asked"] = asked
+        if st.session_state.get("bridge_asked") != asked:  # on demand: over large topics it takes seconds
+            return
         number = dict(zip(overview["name"], overview["cluster"], strict=True))
         found = bridges(index, number[first], number[second], level=level)
         if found.empty:
