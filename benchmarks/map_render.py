@@ -7,7 +7,9 @@ Standalone: synthetic clustered points (60 fine topics in 10 coarse ones) writte
 export, which runs the same map code as the app: time to build the data (Python), file size, first
 draw (navigation to the map drawn), one redraw after a zoom, a hover lookup, a lasso selection.
 App (--index): a fresh `paperscope app` server on a built index; first draw of the map, a click on
-a point until the results for that paper are shown, a box selection until it is listed.
+a point until the results for that paper are shown, a box selection until it is listed; then at
+1440x900 and 1280x720 the map's share of the page and its labels' boxes read from the page, zoomed
+out and zoomed in on the five largest fine topics: overlapping pairs and labels outside the map.
 Prints Markdown tables and writes JSON.
 """
 
@@ -24,7 +26,7 @@ import pandas as pd
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
-from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, free_port, wait_until_healthy
+from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, MAP_LABEL_LAYOUT, free_port, wait_until_healthy
 
 MAP = "document.querySelector('.ps-map').parentElement.__paperscopeMap"
 
@@ -105,6 +107,38 @@ def standalone(browser, count: int, folder: Path) -> dict:
     }
 
 
+def label_check(browser, url: str, width: int, height: int, zooms: int = 5) -> dict:
+    """The map's share of the page and its label collisions: zoomed out, then zoomed in on the
+    ``zooms`` largest fine topics in turn."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(url)
+    page.wait_for_selector(".ps-map[data-ready='1']", timeout=120_000)
+    first = page.evaluate(MAP_LABEL_LAYOUT)
+    layouts = [first]
+    anchors = page.evaluate(
+        f"""(count) => {{ const map = {MAP}; const box = document.querySelector('.ps-map').getBoundingClientRect();
+            return map.labels.filter(l => l.level === 'fine').sort((a, b) => b.size - a.size).slice(0, count)
+              .map(l => [box.left + map.px(l.x), box.top + map.py(l.y)]); }}""",
+        zooms,
+    )
+    for anchor in anchors:
+        page.get_by_role("button", name="Reset view").click()
+        page.mouse.move(*anchor)
+        for _ in range(5):
+            page.mouse.wheel(0, -120)
+        page.wait_for_selector(".ps-map[data-label-level='fine']", timeout=10_000)
+        layouts.append(page.evaluate(MAP_LABEL_LAYOUT))
+    page.close()
+    return {
+        "window": f"{width}x{height}",
+        "map_share": round(first["share"], 3),
+        "labels_zoomed_out": len(first["labels"]),
+        "labels_zoomed_in": sum(len(layout["labels"]) for layout in layouts[1:]),
+        "overlapping_pairs": sum(len(layout["overlaps"]) for layout in layouts),
+        "outside_the_map": sum(len(layout["outside"]) for layout in layouts),
+    }
+
+
 def in_app(browser, index_dir: str) -> dict:
     """First draw of the app's map on a fresh server, then a click and a box selection, timed to the answer."""
     port = free_port()
@@ -151,7 +185,9 @@ def in_app(browser, index_dir: str) -> dict:
         page.wait_for_selector("text=selected on the map", timeout=60_000)
         box_s = time.perf_counter() - start
         page.close()
+        labels = [label_check(browser, f"http://127.0.0.1:{port}/", *size) for size in ((1440, 900), (1280, 720))]
         return {
+            "labels": labels,
             "index": index_dir,
             "points": count,
             "first_draw_s": round(first_draw_s, 2),
@@ -200,6 +236,13 @@ def main() -> None:
         for r in app:
             times = (r["first_draw_s"], r["click_to_results_s"], r["box_to_list_s"])
             print(f"| {r['points']:,} | " + " | ".join(f"{t:.2f} s" for t in times) + " |")
+        print()
+        print("| app: papers | window | map share | labels out / in (5 zooms) | overlapping pairs | outside the map |")
+        print("|---|---|---|---|---|---|")
+        for r in app:
+            for c in r["labels"]:
+                print(f"| {r['points']:,} | {c['window']} | {c['map_share']:.0%} | {c['labels_zoomed_out']} / "
+                      f"{c['labels_zoomed_in']} | {c['overlapping_pairs']} | {c['outside_the_map']} |")  # fmt: skip
 
 
 if __name__ == "__main__":

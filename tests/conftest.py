@@ -9,25 +9,6 @@ import pytest
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 
-# Every visible label's box on the page, the pairs that overlap and the labels not wholly inside the map.
-LABEL_LAYOUT = """() => {
-  const frame = document.querySelector('.ps-map'); const map = frame.getBoundingClientRect();
-  const labels = [...frame.querySelectorAll('.ps-label')].filter(e => e.style.visibility === 'visible').map(e => {
-    const b = e.getBoundingClientRect();
-    return {text: e.textContent, level: e.dataset.level, left: b.left, top: b.top, right: b.right, bottom: b.bottom,
-            font: parseFloat(getComputedStyle(e).fontSize)};
-  });
-  const overlaps = [], outside = [];
-  labels.forEach((a, i) => {
-    if (a.left < map.left || a.top < map.top || a.right > map.right || a.bottom > map.bottom) outside.push(a.text);
-    labels.slice(i + 1).forEach(b => {
-      if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) overlaps.push([a.text, b.text]);
-    });
-  });
-  return {share: map.width * map.height / (innerWidth * innerHeight), level: frame.dataset.labelLevel, labels,
-          overlaps, outside};
-}"""
-
 
 @pytest.fixture(scope="session", autouse=True)
 def data_home(tmp_path_factory) -> Path:

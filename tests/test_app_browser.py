@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from paperscope.ui.server import CHROMIUM, free_port, wait_until_healthy
-from tests.conftest import ARTIFACTS, LABEL_LAYOUT
+from paperscope.ui.server import CHROMIUM, MAP_LABEL_LAYOUT, free_port, wait_until_healthy
+from tests.conftest import ARTIFACTS
 
 pytestmark = [
     pytest.mark.browser,
@@ -95,7 +95,7 @@ def test_the_map_takes_most_of_the_page_and_its_labels_never_collide(server, bro
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(server)
     page.wait_for_selector(".ps-map[data-ready='1']", timeout=60_000)
-    layout = page.evaluate(LABEL_LAYOUT)
+    layout = page.evaluate(MAP_LABEL_LAYOUT)
     assert layout["share"] >= 0.6
     assert layout["level"] == "coarse" and len(layout["labels"]) == len(sample_index.coarse_clusters)
     assert layout["overlaps"] == [] and layout["outside"] == []
@@ -109,7 +109,7 @@ def test_the_map_takes_most_of_the_page_and_its_labels_never_collide(server, bro
         page.mouse.wheel(0, -120)
     page.wait_for_selector(".ps-map[data-label-level='fine']", timeout=10_000)
     page.wait_for_function("() => Number(document.querySelector('.ps-map').dataset.zoom) > 2", timeout=10_000)
-    zoomed = page.evaluate(LABEL_LAYOUT)
+    zoomed = page.evaluate(MAP_LABEL_LAYOUT)
     assert zoomed["labels"] and {label["level"] for label in zoomed["labels"]} == {"fine"}
     assert zoomed["overlaps"] == [] and zoomed["outside"] == []
     _shot(page, f"map-{width}-zoomed.png")

@@ -15,8 +15,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Annotation, Text
 
 from paperscope.ui.mapplot import map_payload, save_html, save_png
-from paperscope.ui.server import CHROMIUM
-from tests.conftest import ARTIFACTS, LABEL_LAYOUT
+from paperscope.ui.server import CHROMIUM, MAP_LABEL_LAYOUT
+from tests.conftest import ARTIFACTS
 
 WORDS = """graph neural networks,large language models (LLMs),reinforcement learning,federated learning,
 diffusion models,knowledge graphs,multi-agent systems,causal inference,object detection,speech recognition,
@@ -95,7 +95,7 @@ def test_labels_never_collide_at_any_zoom_on_a_few_thousand_papers(browser, html
     page.on("request", lambda request: requests.append(request.url))
     page.goto(html_map.as_uri())
     page.wait_for_selector(".ps-map[data-ready='1']")
-    layout = page.evaluate(LABEL_LAYOUT)
+    layout = page.evaluate(MAP_LABEL_LAYOUT)
     assert layout["level"] == "coarse" and len(layout["labels"]) == len(coarse)  # every coarse topic named
     assert layout["overlaps"] == [] and layout["outside"] == []
     fonts = {label["text"].replace("\n", " "): label["font"] for label in layout["labels"]}
@@ -114,7 +114,7 @@ def test_labels_never_collide_at_any_zoom_on_a_few_thousand_papers(browser, html
         for _ in range(5):
             page.mouse.wheel(0, -120)
         page.wait_for_selector(".ps-map[data-label-level='fine']")
-        zoomed = page.evaluate(LABEL_LAYOUT)
+        zoomed = page.evaluate(MAP_LABEL_LAYOUT)
         assert zoomed["overlaps"] == [] and zoomed["outside"] == []
         fine_seen |= {label["text"].replace("\n", " ") for label in zoomed["labels"]}
     assert fine_seen <= set(fine["name"]) and len(fine_seen) >= 4

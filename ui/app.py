@@ -336,14 +336,6 @@ def _search_inputs(papers: pd.DataFrame, titles: dict) -> None:
         format_func=titles.get,
         placeholder="type to search titles",
     )
-    if st.session_state.get("papers"):
-        st.multiselect(
-            "…and less like these",
-            [i for i in ids if i not in st.session_state["papers"]],
-            key="not_papers",
-            format_func=titles.get,
-            placeholder="optional",
-        )
 
 
 def _results_list(index: PaperIndex, results: pd.DataFrame, colours: dict, explain_with: dict | None) -> None:
@@ -432,6 +424,11 @@ def main() -> None:
             st.error(str(exc))
 
     st.session_state["shown"] = results["id"].tolist() if results is not None else []
+    if st.session_state.get("papers"):
+        with side:  # picked among the results (and those already picked): each rerun sends its titles
+            unlike = [*avoided, *(i for i in st.session_state["shown"] if i not in avoided)]
+            st.multiselect("…and less like these", unlike, key="not_papers", format_func=titles.get,
+                           placeholder="optional: pick among the results")  # fmt: skip
     level = st.session_state["topic_level"]
     lasso_rows = [index.row(i) for i in st.session_state.get("lasso") or []]
     focus = map_focus(

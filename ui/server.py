@@ -40,3 +40,24 @@ def wait_until_healthy(url: str, server: subprocess.Popen, timeout: float = 60.0
         except OSError:
             time.sleep(0.05)  # not listening yet
     return False
+
+
+# For tests and benchmarks, run in the page: every visible map label's box on the page, the pairs
+# that overlap and the labels not wholly inside the map.
+MAP_LABEL_LAYOUT = """() => {
+  const frame = document.querySelector('.ps-map'); const map = frame.getBoundingClientRect();
+  const labels = [...frame.querySelectorAll('.ps-label')].filter(e => e.style.visibility === 'visible').map(e => {
+    const b = e.getBoundingClientRect();
+    return {text: e.textContent, level: e.dataset.level, left: b.left, top: b.top, right: b.right, bottom: b.bottom,
+            font: parseFloat(getComputedStyle(e).fontSize)};
+  });
+  const overlaps = [], outside = [];
+  labels.forEach((a, i) => {
+    if (a.left < map.left || a.top < map.top || a.right > map.right || a.bottom > map.bottom) outside.push(a.text);
+    labels.slice(i + 1).forEach(b => {
+      if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) overlaps.push([a.text, b.text]);
+    });
+  });
+  return {share: map.width * map.height / (innerWidth * innerHeight), level: frame.dataset.labelLevel, labels,
+          overlaps, outside};
+}"""
