@@ -88,6 +88,8 @@ def test_the_wheel_installs_alone_and_runs_outside_the_repository(sample_index_d
     similar = json.loads(run(paperscope, "similar", paper_id, "-k", "3", "--json"))
     assert len(similar) == 3 and paper_id not in [row["id"] for row in similar]
     assert "--port" in run(paperscope, "app", "--help")
+    run(paperscope, "map", "-o", str(outside / "map.html"))  # the map's script and style are package data
+    assert "class PaperscopeMap" in (outside / "map.html").read_text()
     assert not any(path.name in ("embed", "index", "ui", "data") for path in site.iterdir())
 
 

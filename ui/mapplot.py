@@ -108,9 +108,10 @@ def map_script() -> tuple[str, str]:
     return (HERE / "map.js").read_text(encoding="utf-8"), (HERE / "map.css").read_text(encoding="utf-8")
 
 
-def save_html(payload: dict, path: Path, title: str) -> None:
-    """A self-contained interactive map: no network access, the data inside the file. Hover shows
-    titles, the search box finds titles, a click stars a paper and joins it to its nearest papers."""
+def map_page(payload: dict, title: str) -> str:
+    """A self-contained interactive map page: no network access, the data inside. Hover shows
+    titles, the search box finds titles, a click stars a paper and joins it to its nearest papers
+    (when the payload has ``knn``)."""
     script, style = map_script()
     # JSON inside <script>: "</" and "<!--" must not end or open anything in HTML.
     data = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/").replace("<!--", "<\\!--")
@@ -119,7 +120,7 @@ def save_html(payload: dict, path: Path, title: str) -> None:
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body {{margin: 0; padding: 8px 12px;}} h1 {{font: 600 16px system-ui, sans-serif; margin: 0 0 6px 0;}}
 {style}</style></head>
-<body><h1>{html.escape(title)}</h1><div id="map"></div>
+<body>{f"<h1>{html.escape(title)}</h1>" if title else ""}<div id="map"></div>
 <script>{script}
 const PAYLOAD = {data};
 const map = paperscopeMap(document.getElementById("map"), PAYLOAD, (name, row) => {{
@@ -127,7 +128,21 @@ const map = paperscopeMap(document.getElementById("map"), PAYLOAD, (name, row) =
 }});
 </script></body></html>
 """
-    path.write_text(page, encoding="utf-8")
+    return page
+
+
+def save_html(payload: dict, path: Path, title: str) -> None:
+    """Write ``map_page`` to ``path``."""
+    path.write_text(map_page(payload, title), encoding="utf-8")
+
+
+def notebook_map(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics: pd.DataFrame, height: int = 620):
+    """The interactive map in a Jupyter notebook (an isolated frame holding ``map_page``)."""
+    from IPython.display import HTML
+
+    page = map_page(map_payload(papers, fine_topics, coarse_topics, key="notebook") | {"search": True}, "")
+    frame = f'<iframe srcdoc="{html.escape(page)}" style="width: 100%; height: {height}px; border: 0"></iframe>'
+    return HTML(frame)
 
 
 def static_labels(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics: pd.DataFrame) -> np.ndarray:
