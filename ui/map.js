@@ -147,7 +147,7 @@ class PaperscopeMap {
       this.star = [sx / this.selected.length, sy / this.selected.length];
     }
     if (payload.search && !this.search) this.addSearch();
-    if (payload.labels !== this.labelSource) this.makeLabels();
+    if (payload.key !== this.labelKey || payload.labels.length !== this.labels.length) this.makeLabels();
   }
 
   update(payload, send) {
@@ -205,7 +205,7 @@ class PaperscopeMap {
   }
 
   makeLabels() {
-    this.labelSource = this.payload.labels;
+    this.labelKey = this.payload.key;
     this.labelLayer.replaceChildren();
     const largest = { coarse: 1, fine: 1 };
     for (const label of this.payload.labels) largest[label.level] = Math.max(largest[label.level], label.size);
