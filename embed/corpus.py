@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import io
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,18 +24,20 @@ from paperscope.embed.text import normalise_text
 from paperscope.embed.titles import derive_title
 from paperscope.errors import UserError
 
-# Candidate column names, most specific first; matched case-insensitively.
+# Candidate column names, most specific first; matched after column_key (case, spaces,
+# punctuation and bracketed notes do not count: "Paper Title (final)" is paper_title).
 FIELD_NAMES = {
     "id": ["id", "paper_id", "paperid", "arxiv_id", "doi", "uid"],
     "title": ["title", "paper_title"],
-    "abstract": ["abstract", "summary", "text", "abstract_text", "content"],
+    "abstract": ["abstract", "summary", "text", "abstract_text", "paper_abstract", "content"],
     "year": ["year", "publication_year", "update_date", "published", "publication_date", "date"],
     "authors": ["authors", "author", "author_names"],
     "venue": ["venue", "conference", "journal", "booktitle"],
     "url": ["url", "link", "pdf_url", "html_url"],
-    "categories": ["categories", "category", "primary_category", "subjects", "keywords"],
+    "categories": ["categories", "category", "primary_category", "primary_area", "subjects", "keywords"],
 }
 OPTIONAL_FIELDS = ["year", "authors", "venue", "url", "categories"]
+logger = logging.getLogger(__name__)
 MAX_ABSTRACT_CHARS = 200_000  # longer "abstracts" are whole papers pasted by mistake
 MAX_FILE_BYTES = 2 * 1024**3
 TEXT_RECIPE = "title + '. ' + abstract when the paper has a real title, else the abstract alone"
@@ -233,9 +236,18 @@ def _as_text(value) -> str:
     return normalise_text(str(value))
 
 
+def column_key(name: str) -> str:
+    """A column name as matched against FIELD_NAMES: lower case, bracketed notes dropped, every run
+    of other characters one underscore ("Paper ID#" → paper_id, "Abstract Text" → abstract_text)."""
+    name = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", name.lower())
+    return re.sub(r"[^0-9a-z]+", "_", name).strip("_")
+
+
 def _resolve_columns(path: Path, columns: list[str], overrides: dict[str, str | None], fmt: str) -> dict[str, str]:
     """Map our field names to the file's column names."""
-    lower = {c.lower().strip(): c for c in columns}
+    lower = {}
+    for column in columns:
+        lower.setdefault(column_key(column), column)
     resolved = {}
     for name, candidates in FIELD_NAMES.items():
         override = overrides.get(name)
@@ -265,8 +277,9 @@ def _year(value: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def read_records(path: str | Path, overrides: dict[str, str | None] | None = None) -> list[dict]:
-    """Read one corpus file into a list of paper dicts with normalised fields and a ``source``."""
+def read_records(path: str | Path, overrides: dict[str, str | None] | None = None, announce: bool = True) -> list[dict]:
+    """Read one corpus file into a list of paper dicts with normalised fields and a ``source``;
+    ``announce`` logs which columns were used (once per build: a second pass over the files passes False)."""
     path = Path(path)
     data = _read_bytes(path)
     fmt = detect_format(path, data[:64])
@@ -286,6 +299,10 @@ def read_records(path: str | Path, overrides: dict[str, str | None] | None = Non
         raise UserError(f"{path}: no records found")
     columns = list(dict.fromkeys(key for _, record in rows for key in record))
     mapping = _resolve_columns(path, columns, overrides or {}, fmt)
+    if announce and fmt != "text":
+        used = ", ".join(f"{'text' if name == 'abstract' else name} ← {column!r}" for name, column in mapping.items())
+        derived = "" if "title" in mapping else "; no title column: titles are derived from the abstracts"
+        logger.info("%s: fields %s%s", path.name, used, derived)
     records = []
     for line, raw in rows:
         record = {name: _as_text(raw.get(column)) for name, column in mapping.items()}
@@ -357,12 +374,15 @@ def embedding_texts(papers) -> list[str]:
     ]
 
 
-def admitted_papers(paths: list[str | Path], overrides: dict[str, str | None] | None, admission: Admission):
-    """The papers (``paper_row`` dicts) ``admission`` keeps, reading one file at a time, in corpus order."""
+def admitted_papers(
+    paths: list[str | Path], overrides: dict[str, str | None] | None, admission: Admission, announce: bool = True
+):
+    """The papers (``paper_row`` dicts) ``admission`` keeps, reading one file at a time, in corpus
+    order; ``announce`` as in ``read_records``."""
     if not paths:
         raise UserError("no corpus files given")
     for path in paths:
-        for record in read_records(path, overrides):
+        for record in read_records(path, overrides, announce):
             row = paper_row(record)
             if admission.admit(row["source"], row["id"], abstract_key(row["abstract"]), len(row["abstract"])):
                 yield row

@@ -6,7 +6,10 @@ import re
 import unicodedata
 
 _ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "etc.", "vs.", "cf.", "Fig.", "Eq.", "Sec.", "approx.", "resp.")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$\\*])")
+# A sentence ends at . ! or ? before a space and a capital, digit or opening mark; or, with no
+# space, between a word and a capitalised word ("…in days.For example…"), which leaves decimals
+# (3.5), versions (v1.2), "U.S." and (protected first) "e.g." alone.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$\\*])|(?<=\w[.!?])(?=[A-Z][a-z])")
 
 
 def normalise_text(text: str) -> str:

@@ -8,7 +8,10 @@ Tried in order:
 2. the object of the first contribution sentence: "We propose a novel continuous relaxation
    framework for the ATSP" gives "Continuous relaxation framework for the ATSP";
 3. the opening clause of the abstract.
-Every title is at most ``max_chars`` characters, cut at a word boundary with an ellipsis.
+The phrase is cut where a new clause starts (", which", " and demonstrate", ", i.e.", ": (1)",
+a copula after a long subject), then, if still too long for ``max_chars``, at the last phrase
+boundary that fits (before "that", "by", "to", "using", "and", ...), never ending on a function
+word; only when no boundary fits is it cut at a word with an ellipsis.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ import re
 
 from paperscope.embed.text import split_sentences
 
-_SUBJECT = r"(?i:\bwe|\bthis (?:paper|work|study))\s+(?:\w+ly\s+)?"
+MAX_TITLE_CHARS = 90
+
+_SUBJECT = r"(?i:\bwe|\bthis (?:paper|work|study))\s+(?:(?i:\w+ly|first|also|further|then|here|now|thus)\s+)?"
 _NAMING = r"(?i:introduce|present|propose|develop|design|build|release|call|term|dub)s?\s+"
 _CONTRIBUTING = (
     r"(?i:introduce|present|propose|develop|design|build|study|studie|investigate|analy[sz]e|"
@@ -26,10 +31,28 @@ _CONTRIBUTING = (
 _NAME = r"[A-Z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*(?:\s+[A-Z][A-Za-z0-9.-]*)*"
 _NAMED = re.compile(_SUBJECT + _NAMING + r"(?:the\s+)?(?P<name>" + _NAME + r"),\s*(?P<descr>.+)$")
 _OBJECT = re.compile(_SUBJECT + _CONTRIBUTING + r"(?:that\s+)?(?P<object>(?!(?i:this|these|that|it)\b).+)$")
+# "we address this bottleneck with X", "we try to address these aspects through the lens of X"
+_MEANS = re.compile(
+    _SUBJECT
+    + r"(?i:try to\s+)?(?i:address|tackle|solve|approach)(?:es|s)?\s+[^,.;]{0,80}?\s(?i:with|through|via|by)\s+"
+    + r"(?i:the lens of\s+)?(?P<object>(?!(?i:this|these|that|it)\b).+)$"
+)
+# Where a new clause starts: the title ends there whatever its length.
+_CLAUSE = re.compile(
+    r",\s*(?:which|where|while|whereas|but|i\.e\.|e\.g\.|a|an|the)\s|\s+which\s|:\s|"
+    r",\s*(?:starting|leading|resulting|allowing|enabling|making|yielding|achieving|showing)\b|"
+    r"\s+and\s+(?:we\s+)?(?:demonstrate|show|prove|evaluate|achieve|provide|propose|present|introduce|analy[sz]e|"
+    r"establish|apply|use|validate|derive|study|find|identify|develop)\b"
+)
+_COPULA = re.compile(r"(?<!\bthat)(?<!\bwhich)(?<!\bwho)\s+(?:is|are|was|were|has|have|can|could|will|may)\s")
+# Phrase boundaries where a title that is still too long may end.
+_BOUNDARY = re.compile(
+    r"\s+(?=(?:that|which|by|to|using|via|through|and|with|for|in|into|on|from|based|where|under|across|without|as)\s)"
+)
 _ACRONYM = re.compile(r"\((?P<acronym>[A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*)\)")
 _FILLER = re.compile(
     r"^(?:(?:the|a|an)\s+)?(?:(?:novel|new|simple|general|critical|and)\s+|,\s*)*"
-    r"(?:(?:problem|question|task) of\s+)?",
+    r"(?:(?:problem|question|task) of\s+)?(?:(?:empirical|theoretical)\s+)?(?:(?:evidence|proof) that\s+)?",
     re.IGNORECASE,
 )
 _STOPWORDS = {
@@ -58,6 +81,23 @@ _STOPWORDS = {
     "while",
     "using",
     "into",
+    "we",
+    "our",
+    "this",
+    "these",
+    "such",
+    "can",
+    "be",
+    "has",
+    "have",
+    "been",
+    "based",
+    "also",
+    "than",
+    "both",
+    "each",
+    "one",
+    "not",
 }
 
 
@@ -78,6 +118,25 @@ def shorten(text: str, max_chars: int) -> str:
     while len(words) > 1 and words[-1].lower().strip(",;:") in _STOPWORDS:
         words.pop()
     return " ".join(words).rstrip(",;:—-( ") + "…"
+
+
+def title_phrase(text: str, max_chars: int) -> str:
+    """``text`` cut where a new clause starts, then at the last phrase boundary that fits in
+    ``max_chars``; never ending on a function word; ``shorten`` when no boundary fits."""
+    text = text.strip()
+    clause = _CLAUSE.search(text, 12)
+    if clause:
+        text = text[: clause.start()]
+    copula = _COPULA.search(text)
+    if copula and len(text[: copula.start()].split()) >= 3:
+        text = text[: copula.start()]
+    if len(text) > max_chars:
+        cuts = [m.start() for m in _BOUNDARY.finditer(text) if 20 <= m.start() <= max_chars]
+        text = text[: cuts[-1]] if cuts else shorten(text, max_chars)
+    words = text.rstrip(".;:,").split(" ")
+    while len(words) > 1 and words[-1].lower().strip(",;:") in _STOPWORDS:
+        words.pop()
+    return " ".join(words).rstrip(",;:—-( ")
 
 
 def long_form(acronym: str, before: str) -> str | None:
@@ -101,7 +160,8 @@ def long_form(acronym: str, before: str) -> str | None:
 def _named_method(sentence: str) -> str | None:
     match = _NAMED.search(sentence)
     if match:
-        return f"{match.group('name')}: {match.group('descr')}"
+        name = match.group("name")
+        return f"{name}: {title_phrase(match.group('descr'), MAX_TITLE_CHARS - len(name) - 2)}"
     match = _OBJECT.search(sentence)
     acronym = _ACRONYM.search(match.group("object")) if match else None
     if acronym:
@@ -113,18 +173,18 @@ def _named_method(sentence: str) -> str | None:
     return None
 
 
-def derive_title(abstract: str, max_chars: int = 90) -> str:
+def derive_title(abstract: str, max_chars: int = MAX_TITLE_CHARS) -> str:
     """A readable display title for an untitled abstract (see the module docstring)."""
     sentences = [_plain(s) for s in split_sentences(abstract)] or [_plain(abstract)]
     for sentence in sentences:
         named = _named_method(sentence)
         if named:
             return shorten(named, max_chars)
-    for sentence in sentences:
-        match = _OBJECT.search(sentence)
-        if match:
-            topic = _FILLER.sub("", match.group("object"))
+    for pattern in (_OBJECT, _MEANS):
+        for sentence in sentences:
+            match = pattern.search(sentence)
+            topic = title_phrase(_FILLER.sub("", match.group("object")), max_chars) if match else ""
             if len(topic) >= 12:
-                return shorten(topic[:1].upper() + topic[1:], max_chars)
+                return topic[:1].upper() + topic[1:]
     opening = re.split(r"[;:]|, (?:but|while|yet|and|which)\b| — ", sentences[0])[0]
-    return shorten(opening[:1].upper() + opening[1:], max_chars)
+    return title_phrase(opening[:1].upper() + opening[1:], max_chars)

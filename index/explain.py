@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from paperscope.embed.text import split_sentences
-from paperscope.index.terms import BOILERPLATE, phrases, words
+from paperscope.index.terms import BOILERPLATE, phrases, singular, words
 
 COMMON_IDF = 1 + np.log(2)  # scikit-learn's smooth IDF of a term in half the papers
 
@@ -33,34 +33,44 @@ class Explanation:
         }
 
 
-def _phrase_counts(text: str, stop_words: frozenset[str]) -> Counter:
-    """Words and two-word phrases with counts; stop words, boilerplate, short words and numbers excluded."""
+def _phrase_counts(text: str, stop_words: frozenset[str]) -> tuple[Counter, dict[str, str]]:
+    """Words and two-word phrases with counts, keyed by their singular form ("benchmarks" and
+    "benchmark" count as one), and the form each is most often written in; stop words,
+    boilerplate, short words and numbers excluded."""
 
     def is_stop(word: str) -> bool:
         return word in stop_words or word in BOILERPLATE or len(word) < 3 or not word[0].isalpha()
 
-    return Counter(phrases(words(text), (1, 2), is_stop))
+    written = Counter(phrases(words(text), (1, 2), is_stop))
+    counts: Counter = Counter()
+    shown: dict[str, str] = {}
+    for term, count in written.most_common():
+        key = " ".join(singular(word) for word in term.split())
+        counts[key] += count
+        shown.setdefault(key, term)
+    return counts, shown
 
 
 def shared_terms(text_a: str, text_b: str, idf_of, stop_words: frozenset[str], limit: int = 6) -> list[str]:
     """Words and two-word phrases both texts use, most distinctive first: rare in the corpus (the
     keyword index's IDF, ``idf_of(term)``), frequent in both texts, phrases before single words.
-    ``stop_words``: the index's (see :mod:`paperscope.index.terms`)."""
-    counts_a, counts_b = _phrase_counts(text_a, stop_words), _phrase_counts(text_b, stop_words)
+    Plurals match their singular; a term is shown as text A writes it. ``stop_words``: the
+    index's (see :mod:`paperscope.index.terms`)."""
+    (counts_a, shown), (counts_b, _) = _phrase_counts(text_a, stop_words), _phrase_counts(text_b, stop_words)
 
-    def weight(term: str) -> float:
-        return idf_of(term) * min(counts_a[term], counts_b[term]) * (1.5 if " " in term else 1.0)
+    def weight(key: str) -> float:
+        return idf_of(shown[key]) * min(counts_a[key], counts_b[key]) * (1.5 if " " in key else 1.0)
 
     chosen: list[str] = []
-    for term in sorted(counts_a.keys() & counts_b.keys(), key=lambda t: (-weight(t), t)):
-        if any(set(term.split()) & set(kept.split()) for kept in chosen):
+    for key in sorted(counts_a.keys() & counts_b.keys(), key=lambda k: (-weight(k), k)):
+        if any(set(key.split()) & set(kept.split()) for kept in chosen):
             continue  # "diffusion" adds nothing after "diffusion models"
-        if idf_of(term) < COMMON_IDF:
+        if idf_of(shown[key]) < COMMON_IDF:
             continue  # half the corpus uses it: not distinctive
-        chosen.append(term)
+        chosen.append(key)
         if len(chosen) == limit:
             break
-    return chosen
+    return [shown[key] for key in chosen]
 
 
 def explain_pair(

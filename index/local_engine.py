@@ -32,7 +32,7 @@ class LocalEngine:
 
     def embed(self, job: shards.EmbedJob, work: Path, on_progress) -> shards.Embedded:
         """Embed ``job`` into Parquet shards in ``work`` (see the module docstring)."""
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # plain text, in notebooks too (tqdm.auto wants ipywidgets there)
 
         checkpoint("read")
         begin = time.perf_counter()
@@ -55,7 +55,7 @@ class LocalEngine:
                 bar.update(papers)
                 on_progress(done / count, "embedding")
 
-            rows = admitted_papers(job.inputs, job.fields, Admission())
+            rows = admitted_papers(job.inputs, job.fields, Admission(), announce=False)  # the second pass
             while chunk := list(islice(rows, shards.SHARD_ROWS)):
                 papers = pd.DataFrame(chunk)
                 texts = embedding_texts(papers)

@@ -322,6 +322,18 @@ def phrases(text_words: list[str], sizes: Collection[int], is_stop: Callable[[st
     return found
 
 
+def singular(word: str) -> str:
+    """The simplest English plural undone, for matching ("benchmarks" → benchmark, "studies" →
+    study, "approaches" → approach); "loss", "focus", "analysis" and "bias" stay as they are."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ias", "las", "vas")):
+        return word[:-1]
+    return word
+
+
 def english_stop_words() -> frozenset[str]:
     """scikit-learn's English stop words (imports scikit-learn: build time only)."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS

@@ -10,6 +10,7 @@ from paperscope import PaperIndex, UserError, build_index, near_duplicates, outl
 from paperscope.embed.corpus import read_corpus
 from paperscope.index import locations
 from paperscope.index.evaluation import edited_versions
+from paperscope.index.explain import shared_terms
 from paperscope.options import DUPLICATE_THRESHOLD
 
 
@@ -70,6 +71,14 @@ def test_explain_gives_matching_sentences_and_shared_terms(sample_index):
     assert "speculative decoding" in query.shared_terms
     with pytest.raises(UserError, match="either a second paper id or a query"):
         sample_index.explain(asdsv)
+
+
+def test_shared_terms_match_singular_and_plural_and_show_them_as_written():
+    text_a = "Sparse transformers design molecules. Our policies steer the sparse transformers."
+    text_b = "A sparse transformer for one molecule, with a learned policy."
+    terms = shared_terms(text_a, text_b, idf_of=lambda term: 3.0, stop_words=frozenset({"our", "the", "for", "one"}))
+    assert terms[0] == "sparse transformers"  # as text A writes it, matched to "sparse transformer"
+    assert {"molecules", "policies"} <= set(terms)
 
 
 def test_cli_explain_and_duplicates(sample_index_dir, sample_index):

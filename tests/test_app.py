@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 from paperscope import build_index
 from paperscope.index import locations
 
+LONG_ID = "3f2a9c1d" + "0" * 28 + "9c1d"  # ICLR-style: 40 hexadecimal characters
 APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
 
 
@@ -147,7 +148,7 @@ def test_corpus_text_is_escaped_never_html(default_index, tmp_path):
             "title": "<script>alert('x')</script> **bold** $x^2$ <b>tag</b>",
             "abstract": "We inject <img src=x onerror=alert(1)> into abstracts about graph neural networks.",
         },
-        {"id": "plain", "title": "Graph networks", "abstract": "Graph neural networks for molecules and proteins."},
+        {"id": LONG_ID, "title": "Graph networks", "abstract": "Graph neural networks for molecules and proteins."},
         {"id": "other", "title": "Video diffusion", "abstract": "Diffusion transformers for video generation."},
     ]
     corpus.write_text("\n".join(json.dumps(r) for r in rows))
@@ -161,6 +162,18 @@ def test_corpus_text_is_escaped_never_html(default_index, tmp_path):
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; **bold** $x^2$ &lt;b&gt;tag&lt;/b&gt;" in bodies
     assert "&lt;img src=x onerror=alert(1)&gt;" in bodies
     assert "<script>" not in bodies and "<img" not in bodies
+    # A 40-character id is shortened on its card; the whole id is on hover.
+    assert f"<span title='{LONG_ID}'>{LONG_ID[:8]}…{LONG_ID[-4:]}</span>" in bodies
+
+
+def test_why_similar_marks_a_term_in_the_singular_and_the_plural():
+    from paperscope.ui.app import _highlight
+
+    marked = _highlight("A sparse transformer; two sparse transformers; Sparse Transformers.", ["sparse transformers"])
+    assert marked.count("<mark>") == 3 and "<mark>sparse transformer</mark>;" in marked
+    assert _highlight("One study, two studies; <b>", ["studies"]) == (
+        "One <mark>study</mark>, two <mark>studies</mark>; &lt;b&gt;"
+    )
 
 
 def test_first_run_builds_the_sample_index_with_progress(default_index, tmp_path, monkeypatch):

@@ -2,12 +2,16 @@
 
 import gzip
 import json
+import logging
+import re
 
 import pandas as pd
 import pytest
 
 from paperscope import UserError
 from paperscope.embed.corpus import read_corpus, text_id
+from paperscope.embed.text import split_sentences
+from paperscope.embed.titles import derive_title
 from paperscope.index import locations
 
 ABSTRACT_A = "We study  graph neural networks\non heterophilic graphs. Results improve accuracy."
@@ -15,43 +19,43 @@ ABSTRACT_B = "Diffusion models generate video. We make them faster with sparse a
 
 SAMPLE_TITLES = [
     "ASDSV: Approximate Speculative Diffusion with Speculative Verification",
-    "FlowMixer: a single-layer neural architecture that leverages constrained matrix…",
-    "SPFL: a novel updating method that can be integrated into existing FL methods…",
-    "LayerCraft: a modular framework that uses large language models (LLMs) as autonomous…",
+    "FlowMixer: a single-layer neural architecture that leverages constrained matrix operations",
+    "SPFL: a novel updating method that can be integrated",
+    "LayerCraft: a modular framework that uses large language models (LLMs)",
     "DCBAs: distillation-conditional backdoor attacks",
-    "Nonparametric quantile regression using recurrent neural networks (RNNs) and sparse…",
-    "UniTraj: a Universal Trajectory foundation model that aims to address these limitations…",
+    "Nonparametric quantile regression using recurrent neural networks (RNNs)",
+    "UniTraj: a Universal Trajectory foundation model that aims to address these limitations",
     "MoRIC: Modular Region-Based Implicit Codec",
     "Fundamentals of PCA",
     "SiriuS: a self-improving, reasoning-driven optimization framework for multi-agent systems",
     "Approach for adapting frame-based models for stable and robust inference on video",
-    "MERGE: a unified model for image generation and depth estimation, starting…",
-    "Scalable framework that adaptively identifies image-related concept axes and grounds…",
-    "Reinforcement learning with verifiable reward using one training example (1-shot RLVR)…",
-    "Thompson Sampling (TS) has emerged as a powerful algorithm for sequential…",
-    "Behavior of black-box language models by asking follow-up questions and taking…",
+    "MERGE: a unified model for image generation and depth estimation",
+    "Scalable framework that adaptively identifies image-related concept axes",
+    "Reinforcement learning with verifiable reward using one training example (1-shot RLVR)",
+    "Adaptive variance inflation for Gaussian Thompson Sampling",
+    "Behavior of black-box language models by asking follow-up questions",
     "IGNN: Inceptive Graph Neural Network",
-    "TF-Bench: a benchmark designed to evaluate LLM reasoning based on type inference…",
+    "TF-Bench: a benchmark designed to evaluate LLM reasoning based on type inference",
     "Differentially private bilevel optimization",
-    "Jenga: a novel inference pipeline that combines dynamic attention carving…",
-    "Grafting, a simple approach for editing pretrained diffusion transformers (DiTs)…",
-    "Computing the exact median by leveraging side information to minimize costly, exact…",
+    "Jenga: a novel inference pipeline that combines dynamic attention carving",
+    "Grafting, a simple approach for editing pretrained diffusion transformers (DiTs)",
+    "Computing the exact median by leveraging side information",
     "GenComm: Generative Communication mechanism",
-    "ML.ENERGY Benchmark: a benchmark suite and tool for measuring inference energy…",
-    "Spatiotemporal over-squashing problem and demonstrate its distinct characteristics…",
-    "Aggregated statistic that explicitly incorporates kernel diversity based…",
-    "Algorithm SUBSAMPLE-MFQ (Subsample-Mean-Field-Q-learning) and a decentralized randomized…",
-    "Scaling up the number of fingerprints one can embed into a model, i.e. Scalability…",
-    "RedOUT: an unsupervised framework that integrates structural entropy into test-time OOD…",
-    "Direct preference optimization (DPO) is an effective method for aligning generative…",
-    "Continuous relaxation framework for the Asymmetric Traveling Salesman Problem (ATSP)…",
+    "ML.ENERGY Benchmark: a benchmark suite and tool for measuring inference energy consumption",
+    "Spatiotemporal over-squashing problem",
+    "Aggregated statistic that explicitly incorporates kernel diversity",
+    "Algorithm SUBSAMPLE-MFQ (Subsample-Mean-Field-Q-learning)",
+    "Scaling up the number of fingerprints",
+    "RedOUT: an unsupervised framework that integrates structural entropy",
+    "Self\u2011supervised direct preference optimization",  # the abstract's non-breaking hyphen
+    "Continuous relaxation framework for the Asymmetric Traveling Salesman Problem (ATSP)",
     "DAWA: distribution-adaptive watermarking algorithm",
-    "ORIGEN: the first zero-shot method for 3D orientation grounding in text-to-image…",
+    "ORIGEN: the first zero-shot method for 3D orientation grounding",
     "MetaSlot: a plug-and-play Slot Attention variant that adapts to variable object counts",
-    "Benchmark designed to rigorously evaluate the capabilities of large language models…",
-    "ProfiX: a machine learning-guided approach based on hybrid GNN architecture…",
-    "Generative modeling aims to produce new random examples from an unknown target…",
-    "E2E-VGuard: a proactive defense framework for two emerging threats: (1) production…",
+    "Benchmark designed to rigorously evaluate the capabilities of large language models (LLMs)",
+    "ProfiX: a machine learning-guided approach based on hybrid GNN architecture",
+    "DDPMs are robust to constant-variance noise in the score evaluations",
+    "E2E-VGuard: a proactive defense framework for two emerging threats",
 ]
 
 
@@ -62,6 +66,39 @@ def test_sample_titles_are_derived_distinct_and_readable():
     assert papers["title"].is_unique and papers["title_derived"].all()
     assert all(len(title) <= 90 for title in SAMPLE_TITLES)
     assert set(papers["venue"]) == {"NeurIPS 2025 Papers"}  # the heading line names the collection
+    # Titles, not fragments: none ends on a function word or starts a new clause.
+    function_words = {"the", "a", "an", "of", "for", "to", "in", "on", "with", "and", "or", "by", "that", "which"}
+    assert not [title for title in SAMPLE_TITLES if title.rstrip("…").split()[-1].lower() in function_words]
+    assert not [title for title in SAMPLE_TITLES if re.search(r", which|\band demonstrate\b|, i\.e\.|: \(1\)", title)]
+
+
+@pytest.mark.parametrize(
+    "abstract, title",
+    [
+        (
+            "Bandits are studied. We study a strategic variant of the multi-armed bandit problem, which we coin the "
+            "strategic click-bandit.",
+            "Strategic variant of the multi-armed bandit problem",
+        ),
+        (
+            "GNNs are popular. In this work, we formalize the spatiotemporal over-squashing problem and demonstrate "
+            "its distinct characteristics compared to the static case.",
+            "Spatiotemporal over-squashing problem",
+        ),
+        (
+            "Generative modeling aims to produce new random examples from an unknown target distribution. In this "
+            "work, we first provide empirical evidence that DDPMs are robust to constant-variance noise.",
+            "DDPMs are robust to constant-variance noise",
+        ),
+        (
+            "DPO is costly. We address this bottleneck with self-supervised direct preference optimization, a new "
+            "paradigm that removes the need for pre-generated images.",
+            "Self-supervised direct preference optimization",
+        ),
+    ],
+)
+def test_derived_titles_end_where_the_phrase_does(abstract, title):
+    assert derive_title(abstract) == title
 
 
 def test_text_format_heading_is_optional(tmp_path):
@@ -164,6 +201,47 @@ def test_field_overrides_and_several_files(tmp_path):
     assert papers[["id", "title"]].values.tolist() == [["k1", "First"], ["k2", "Second"]]
     with pytest.raises(UserError, match=r"a.csv: no field 'summary'"):
         read_corpus([tmp_path / "a.csv"], {"abstract": "summary"})
+
+
+def test_column_names_match_whatever_their_case_spacing_or_notes(tmp_path, caplog):
+    (tmp_path / "iclr.csv").write_text(
+        "Paper ID#,Paper Title (final),Abstract Text,Primary Area\n"
+        "p1,Sparse Attention for Video,Diffusion models generate video quickly.,generative models\n"
+    )
+    (tmp_path / "shout.csv").write_text("ABSTRACT,paper_abstract\nUpper case wins.,Second choice.\n")
+    (tmp_path / "untitled.csv").write_text("paper_abstract\nOnly an abstract here.\n")
+    with caplog.at_level(logging.INFO, logger="paperscope"):
+        papers, _ = read_corpus([tmp_path / "iclr.csv"])
+        assert papers[["id", "title", "abstract", "categories"]].values.tolist() == [
+            ["p1", "Sparse Attention for Video", "Diffusion models generate video quickly.", "generative models"]
+        ]
+        assert read_corpus([tmp_path / "shout.csv"])[0]["abstract"].tolist() == ["Upper case wins."]
+        untitled = read_corpus([tmp_path / "untitled.csv"])[0]
+    assert untitled["abstract"].tolist() == ["Only an abstract here."] and untitled["title_derived"].all()
+    said = [record.getMessage() for record in caplog.records]
+    assert (  # one line names the columns used
+        "iclr.csv: fields id ← 'Paper ID#', title ← 'Paper Title (final)', text ← 'Abstract Text', "
+        "categories ← 'Primary Area'" in said
+    )
+    assert (
+        "untitled.csv: fields text ← 'paper_abstract'; no title column: titles are derived from the abstracts" in said
+    )
+
+
+@pytest.mark.parametrize(
+    "text, sentences",
+    [
+        ("It took days.For example, a week.", ["It took days.", "For example, a week."]),
+        ("We use GPT-4.It works.", ["We use GPT-4.", "It works."]),
+        (
+            "Version v1.2 of the U.S. data, e.g. 3.5 GB, is new.",
+            ["Version v1.2 of the U.S. data, e.g. 3.5 GB, is new."],
+        ),
+        ("See Fig. 3 and Eq. 2.The end.", ["See Fig. 3 and Eq. 2.", "The end."]),
+    ],
+)
+def test_sentences_split_without_a_space_but_not_inside_numbers_or_abbreviations(text, sentences):
+    assert split_sentences(text) == sentences
 
 
 def test_ids_are_stable_under_reordering_and_duplicates_are_reported(tmp_path):

@@ -1,5 +1,6 @@
 """Notebooks run top to bottom on the bundled sample and are committed without outputs."""
 
+import json
 from pathlib import Path
 
 import nbformat
@@ -25,6 +26,10 @@ def test_notebook_is_committed_without_outputs(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_runs_top_to_bottom(path, tmp_path):
     notebook = nbformat.read(path, as_version=4)
+    heatmap = next(i for i, cell in enumerate(notebook.cells) if "imshow" in cell.source)
+    check = "import json; print('AXES', json.dumps([[t.get_text() for t in a] for a in (ax.get_yticklabels(), "
+    check += "ax.get_xticklabels())]))"
+    notebook.cells.insert(heatmap + 1, nbformat.v4.new_code_cell(check))  # what the heatmap's axes say
     NotebookClient(
         notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     ).execute()
@@ -33,3 +38,8 @@ def test_notebook_runs_top_to_bottom(path, tmp_path):
     text = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for o in outputs)
     assert "PaperIndex(" in text and "similarity" in text and "shared terms" in text
     assert any("image/png" in o.get("data", {}) for o in outputs)  # the heatmap was drawn
+    rows, columns = json.loads(next(line for line in text.splitlines() if line.startswith("AXES"))[5:])
+    assert len(rows) == 38 and all(len(row) <= 45 and not row.isdigit() for row in rows)  # short titles
+    assert "unclustered" in columns and len(columns) >= 4  # topic names, one per block
+    assert "TqdmWarning" not in text and "IProgress" not in text  # a plain text progress bar
+    assert any("class PaperscopeMap" in o.get("data", {}).get("text/html", "") for o in outputs)  # the map

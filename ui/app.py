@@ -25,6 +25,7 @@ from paperscope.index import locations
 from paperscope.index.build import build_index, sample_index
 from paperscope.index.paper_index import PaperIndex
 from paperscope.index.store import current_generation_name, is_current_format, is_index
+from paperscope.index.terms import singular
 from paperscope.options import LEVELS, MODES
 from paperscope.ui.map_component import topic_map
 from paperscope.ui.mapplot import cluster_colours, map_focus, map_payload
@@ -34,6 +35,7 @@ MAX_UPLOAD_MB = 50
 PICKER_LIMIT = 5_000  # above this many papers the pickers list the papers in view: 50,000 titles cost 3.6 s a rerun
 LASSO_LISTED = 25  # titles listed of a map selection; the CSV has them all
 MAX_STARRED = 12  # more chosen papers than this are ringed on the map, not starred
+SHOWN_ID_CHARS = 16  # longer ids are shortened on result cards
 GZIP_MAGIC = b"\x1f\x8b"
 UPLOAD_TYPES = ("csv", "tsv", "json", "jsonl", "txt", "parquet", "gz")
 PAGE_CSS = """<style>
@@ -116,10 +118,19 @@ def _highlight(text: str, terms: list[str]) -> str:
     if not terms:
         return escaped
     pattern = re.compile(
-        r"\b(" + "|".join(re.escape(html.escape(t)) for t in sorted(terms, key=len, reverse=True)) + r")\b",
+        r"\b(" + "|".join(_any_number(html.escape(t)) for t in sorted(terms, key=len, reverse=True)) + r")\b",
         re.IGNORECASE,
     )
     return pattern.sub(r"<mark>\1</mark>", escaped)
+
+
+def _any_number(term: str) -> str:
+    """A regex for ``term`` in the singular or plural, as shared terms are matched
+    (``paperscope.index.terms.singular``): "benchmark" also marks "benchmarks"."""
+    stem = singular(term)
+    if stem.endswith("y"):
+        return re.escape(stem[:-1]) + "(?:y|ies)"
+    return re.escape(stem) + "(?:s|es)?"
 
 
 def _why_html(why: dict, query_label: str) -> str:
@@ -143,8 +154,15 @@ def _result_header(row, colour: str) -> str:
         f"<div class='ps-result'><span class='ps-title'>{row.rank}. {html.escape(str(row.title))}</span><br>"
         f"<span class='ps-bar' style='width:{width:.0f}px'></span> <b>{row.score:.3f}</b> "
         f"<span class='ps-meta'><span class='ps-dot' style='background:{colour}'></span>"
-        f"{html.escape(_topic_path(row))} · {html.escape(str(row.id))}</span></div>"
+        f"{html.escape(_topic_path(row))} · <span title='{html.escape(str(row.id), quote=True)}'>"
+        f"{html.escape(short_id(str(row.id)))}</span></span></div>"
     )
+
+
+def short_id(paper_id: str) -> str:
+    """An id short enough for a result card ("3f2a…9c1d" for a 40-character hash); the full id is
+    on hover and in the exports."""
+    return paper_id if len(paper_id) <= SHOWN_ID_CHARS else f"{paper_id[:8]}…{paper_id[-4:]}"
 
 
 def _topic_path(row) -> str:
