@@ -1,6 +1,8 @@
 """The dashboard's logic through Streamlit's AppTest: search, URL state, filters, escaping."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -193,3 +195,12 @@ def test_first_run_builds_the_sample_index_with_progress(default_index, tmp_path
     from paperscope.index.store import is_current_format
 
     assert is_current_format(locations.default_index_dir())
+
+
+def test_the_app_starts_without_umap_numba_datamapplot_or_torch():
+    script = (
+        "import sys, paperscope.ui.app; "
+        "print(sorted(m for m in ('umap', 'numba', 'datamapplot', 'sklearn', 'torch') if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
