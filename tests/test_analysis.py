@@ -11,6 +11,7 @@ from paperscope.embed.corpus import read_corpus
 from paperscope.index import locations
 from paperscope.index.evaluation import edited_versions
 from paperscope.index.explain import shared_terms
+from paperscope.index.terms import singular
 from paperscope.options import DUPLICATE_THRESHOLD
 
 
@@ -63,7 +64,9 @@ def test_explain_gives_matching_sentences_and_shared_terms(sample_index):
     assert why.score == pytest.approx(
         float(sample_index.vectors[sample_index.row(asdsv)] @ sample_index.vectors[sample_index.row(jenga)]), abs=1e-4
     )
-    assert "vbench" in why.shared_terms and "speedup" in why.shared_terms
+    assert "vbench" in why.shared_terms  # a rare term both use
+    for text in (sample_index.paper(asdsv)["abstract"], sample_index.paper(jenga)["abstract"]):
+        assert all(singular(term.split()[-1]) in text.lower() for term in why.shared_terms)
     first, second, similarity = why.sentence_pairs[0]
     assert first in sample_index.paper(asdsv)["abstract"] and second in sample_index.paper(jenga)["abstract"]
     assert similarity > 0.5 and why.sentence_pairs[0][2] >= why.sentence_pairs[1][2]
