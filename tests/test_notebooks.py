@@ -38,7 +38,7 @@ def test_notebook_runs_top_to_bottom(path, tmp_path):
     text = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for o in outputs)
     assert "PaperIndex(" in text and "similarity" in text and "shared terms" in text
     assert any("image/png" in o.get("data", {}) for o in outputs)  # the heatmap was drawn
-    rows, columns = json.loads(next(line for line in text.splitlines() if line.startswith("AXES"))[5:])
+    rows, columns = json.loads(next(line for line in text.splitlines() if "AXES " in line).split("AXES ", 1)[1])
     assert len(rows) == 38 and all(len(row) <= 45 and not row.isdigit() for row in rows)  # short titles
     assert "unclustered" in columns and len(columns) >= 4  # topic names, one per block
     assert "TqdmWarning" not in text and "IProgress" not in text  # a plain text progress bar
