@@ -120,3 +120,17 @@ def test_app_starts_without_any_prompt_on_a_fresh_home(sample_index_dir, tmp_pat
         output = server.communicate(timeout=30)[0].decode()
     assert healthy, f"the app did not answer within 60 s (a first-run prompt?):\n{output}"
     assert "Email" not in output
+
+
+@pytest.mark.slow
+def test_setup_builds_the_sample_so_the_app_answers_at_once(tmp_path):
+    # .ci/setup (without --test) on the environment this test runs in, with a fresh data folder:
+    # it ends by building the bundled sample's index, so no lookup or app start builds it again.
+    home = tmp_path / "home"
+    env = {**os.environ, "PAPERSCOPE_HOME": str(home)}
+    setup = Path(__file__).resolve().parents[1] / ".ci" / "setup"
+    done = subprocess.run(["bash", str(setup)], capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert store.is_current_format(home / "indexes" / "neurips2025-sample")
+    lookup = run("search", "speculative decoding", "-k", "1", home=home)
+    assert "first run" not in lookup.stderr and lookup.stdout.strip()
