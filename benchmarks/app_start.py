@@ -10,37 +10,24 @@ Prints a Markdown table and writes JSON.
 from __future__ import annotations
 
 import statistics
-import subprocess
-import sys
 import time
 
+from benchmarks.common import app_server, report
 from benchmarks.common import parser as common_parser
-from benchmarks.common import report
-from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, free_port, wait_until_healthy
+from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS
 
 
 def one_run(index_dir: str, link: str, browser) -> dict:
     """Start a server, open ``link`` and time health and first results."""
-    port = free_port()
     start = time.perf_counter()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "paperscope.ui.cli", "app", "--index", index_dir, "--port", str(port), "--headless"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        if not wait_until_healthy(f"http://127.0.0.1:{port}", server, timeout=120):
-            raise RuntimeError("the app did not start")
+    with app_server(index_dir) as url:
         healthy = time.perf_counter() - start
         page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.goto(f"http://127.0.0.1:{port}/{link}")
+        page.goto(f"{url}/{link}")
         page.wait_for_selector(".ps-title", timeout=120_000)
         answered = time.perf_counter() - start
         page.close()
-        return {"healthy_s": round(healthy, 2), "first_results_s": round(answered, 2)}
-    finally:
-        server.terminate()
-        server.wait()
+    return {"healthy_s": round(healthy, 2), "first_results_s": round(answered, 2)}
 
 
 def main() -> None:

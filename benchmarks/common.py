@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import subprocess
+import sys
+
+from paperscope.ui.server import free_port, wait_until_healthy
 
 
 def report(header: list[str], rows: list[list], results, json_path: str) -> None:
@@ -21,3 +26,21 @@ def parser(doc: str, name: str) -> argparse.ArgumentParser:
     arguments = argparse.ArgumentParser(description=doc.splitlines()[0])
     arguments.add_argument("--json", default=f"benchmarks/{name}.json", help="where to write the results")
     return arguments
+
+
+@contextlib.contextmanager
+def app_server(index_dir: str):
+    """A fresh ``paperscope app`` server on ``index_dir``, healthy; yields its URL, stops it after."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "paperscope.ui.cli", "app", "--index", index_dir, "--port", str(port), "--headless"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        if not wait_until_healthy(f"http://127.0.0.1:{port}", server, timeout=120):
+            raise RuntimeError("the app did not start")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait()

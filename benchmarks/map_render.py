@@ -15,8 +15,6 @@ Prints Markdown tables and writes JSON.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import app_server, report
 from benchmarks.common import parser as common_parser
-from benchmarks.common import report
-from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, MAP_LABEL_LAYOUT, free_port, wait_until_healthy
+from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, MAP_LABEL_LAYOUT
 
 MAP = "document.querySelector('.ps-map').parentElement.__paperscopeMap"
 
@@ -141,22 +139,14 @@ def label_check(browser, url: str, width: int, height: int, zooms: int = 5) -> d
 
 def in_app(browser, index_dir: str) -> dict:
     """First draw of the app's map on a fresh server, then a click and a box selection, timed to the answer."""
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "paperscope.ui.cli", "app", "--index", index_dir, "--port", str(port), "--headless"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        if not wait_until_healthy(f"http://127.0.0.1:{port}", server, timeout=120):
-            raise RuntimeError("the app did not start")
+    with app_server(index_dir) as url:
         page = browser.new_page(viewport={"width": 1440, "height": 900})
-        page.goto(f"http://127.0.0.1:{port}/")  # warm: the server loads the index once
+        page.goto(f"{url}/")  # warm: the server loads the index once
         page.wait_for_selector(".ps-map[data-ready='1']", timeout=300_000)
         page.close()
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         start = time.perf_counter()
-        page.goto(f"http://127.0.0.1:{port}/")
+        page.goto(f"{url}/")
         page.wait_for_selector(".ps-map[data-ready='1']", timeout=120_000)
         first_draw_s = time.perf_counter() - start
         count = page.evaluate(f"() => {MAP}.count")
@@ -173,7 +163,7 @@ def in_app(browser, index_dir: str) -> dict:
         page.wait_for_selector(".ps-selected", timeout=60_000)
         page.wait_for_selector(".ps-title", timeout=60_000)
         click_s = time.perf_counter() - start
-        page.goto(f"http://127.0.0.1:{port}/")
+        page.goto(f"{url}/")
         page.wait_for_selector(".ps-map[data-ready='1']", timeout=120_000)
         box = page.locator(".ps-map").bounding_box()
         page.get_by_role("button", name="Box", exact=True).click()
@@ -185,7 +175,7 @@ def in_app(browser, index_dir: str) -> dict:
         page.wait_for_selector("text=selected on the map", timeout=60_000)
         box_s = time.perf_counter() - start
         page.close()
-        labels = [label_check(browser, f"http://127.0.0.1:{port}/", *size) for size in ((1440, 900), (1280, 720))]
+        labels = [label_check(browser, f"{url}/", *size) for size in ((1440, 900), (1280, 720))]
         return {
             "labels": labels,
             "index": index_dir,
@@ -194,9 +184,6 @@ def in_app(browser, index_dir: str) -> dict:
             "click_to_results_s": round(click_s, 2),
             "box_to_list_s": round(box_s, 2),
         }
-    finally:
-        server.terminate()
-        server.wait()
 
 
 def main() -> None:
