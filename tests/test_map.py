@@ -150,6 +150,27 @@ def test_the_html_map_finds_titles_and_shows_a_clicked_papers_neighbours(browser
     page.close()
 
 
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/setup --test installs it)")
+def test_a_hostile_title_stays_text_in_the_html_map(browser, field, tmp_path):
+    papers, fine, coarse = (table.copy() for table in field)
+    hostile = "</script><script>alert(1)</script><!-- <b>bold</b>"
+    papers.loc[0, "title"] = hostile
+    fine.loc[0, "name"] = "<img src=x onerror=alert(2)>"
+    path = tmp_path / "hostile.html"
+    save_html(map_payload(papers, fine, coarse, key="hostile"), path, "<i>title</i>")
+    page = browser.new_page()
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(path.as_uri())
+    page.wait_for_selector(".ps-map[data-ready='1']")
+    first_title = "() => document.querySelector('.ps-map').parentElement.__paperscopeMap.payload.titles[0]"
+    assert page.evaluate(first_title) == hostile
+    assert page.locator("h1").inner_text() == "<i>title</i>" and page.locator("img, b").count() == 0
+    assert dialogs == []
+    page.close()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("corpus", ["synthetic", "sample"])
 def test_the_png_places_labels_that_never_overlap(field, sample_index, corpus):

@@ -457,9 +457,12 @@ class PaperscopeMap {
   freeSpot(label, taken) {
     const { w, h } = label;
     const inside = (box) => box.x >= 2 && box.y >= 2 && box.x + box.w <= this.width - 2 && box.y + box.h <= this.height - 2;
-    const steps = [0, 0.8, 1.6, 2.6, 3.8, 5.2];
+    const steps = [0, 0.8, 1.6, 2.6, 3.8, 5.2, 7, 9.5];
+    const compass = [[0, -1], [0, 1], [1, 0], [-1, 0], [1, -1], [-1, -1], [1, 1], [-1, 1]];
+    const between = [[0.5, -1], [-0.5, -1], [0.5, 1], [-0.5, 1], [1, -0.5], [-1, -0.5], [1, 0.5], [-1, 0.5]];
     for (const step of steps) {
-      const directions = step === 0 ? [[0, 0]] : [[0, -1], [0, 1], [1, 0], [-1, 0], [1, -1], [-1, -1], [1, 1], [-1, 1]];
+      // Near the centre the eight compass points; farther out also the eight between them.
+      const directions = step === 0 ? [[0, 0]] : step < 2.6 ? compass : compass.concat(between);
       for (const [dx, dy] of directions) {
         const cx = label.ax + dx * (w / 2 + step * h * 0.8);
         const cy = label.ay + dy * step * h;
