@@ -74,15 +74,16 @@ def shared_terms(text_a: str, text_b: str, idf_of, stop_words: frozenset[str], l
 
 
 def explain_pair(
-    text_a: str, text_b: str, score: float, encoder, idf_of, stop_words: frozenset[str], pairs: int = 2
+    text_a: str, text_b: str, score: float, encode_sentences, idf_of, stop_words: frozenset[str], pairs: int = 2
 ) -> Explanation:
-    """Explain the similarity ``score`` of two texts with the model that embedded them.
+    """Explain the similarity ``score`` of two texts with the model that embedded them:
+    ``encode_sentences(list of sentences)`` gives their vectors, one row each.
 
     ``idf_of(term)`` says how distinctive a shared term is in the corpus (rarer terms first);
     ``stop_words`` are the index's.
     """
     sentences_a, sentences_b = split_sentences(text_a) or [text_a], split_sentences(text_b) or [text_b]
-    vectors = encoder.encode(sentences_a + sentences_b, long_text="mean")
+    vectors = encode_sentences(sentences_a + sentences_b)
     similarity = vectors[: len(sentences_a)] @ vectors[len(sentences_a) :].T
     found, used_a, used_b = [], set(), set()
     for flat in np.argsort(-similarity, axis=None):

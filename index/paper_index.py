@@ -19,6 +19,7 @@ from paperscope.options import MODES, check_choice
 
 MAX_QUERY_CHARS = 20_000
 QUERY_MEMORY = 64
+SENTENCE_MEMORY = 20_000  # sentence vectors remembered for explanations (15 MB)
 ROCCHIO_NEGATIVE = 0.5
 ACRONYM = re.compile(r"(?<![\w-])(?=[A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*[A-Z0-9])[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9](?![\w-])")
 
@@ -65,6 +66,7 @@ class PaperIndex:
         self.keyword = generation.keyword
         self._model_path = model_path
         self._query_vectors: dict[str, np.ndarray] = {}
+        self._sentences: dict[str, np.ndarray] = {}  # sentence → vector, for explanations
         self._row_by_id = {paper_id: row for row, paper_id in enumerate(self.papers["id"])}
         if "ef_search" in self.manifest["search"]:  # HNSW: the search depth the build tuned for recall
             import faiss
@@ -295,5 +297,16 @@ class PaperIndex:
             other_text, other_vector = clean_query(query), self.embed_query(query)
         score = float(self.vectors[row] @ other_vector)
         return explain_pair(
-            self.papers["abstract"][row], other_text, score, self.encoder, self.keyword.idf_of, self.keyword.stop_words
-        )
+            self.papers["abstract"][row], other_text, score, self._sentence_vectors, self.keyword.idf_of,
+            self.keyword.stop_words,
+        )  # fmt: skip
+
+    def _sentence_vectors(self, sentences: list[str]) -> np.ndarray:
+        """Sentence vectors for explanations, remembered: the selected paper's or the query's
+        sentences are explained against every result (encoded once, not once per result)."""
+        missing = [sentence for sentence in dict.fromkeys(sentences) if sentence not in self._sentences]
+        if missing:
+            if len(self._sentences) + len(missing) > SENTENCE_MEMORY:
+                self._sentences.clear()
+            self._sentences.update(zip(missing, self.encoder.encode(missing, long_text="mean"), strict=True))
+        return np.stack([self._sentences[sentence] for sentence in sentences])
