@@ -24,7 +24,7 @@ from collections import Counter
 import numpy as np
 import scipy.sparse
 
-from paperscope.index.terms import BOILERPLATE, english_stop_words, phrases, words
+from paperscope.index.terms import BOILERPLATE, english_stop_words, phrases, singular, words
 
 UNCLUSTERED = -1
 MAX_WORDS = 4  # longest candidate phrase
@@ -67,11 +67,7 @@ _DEFINITION = re.compile(r"((?:[A-Za-z][\w'-]*\s+){1,8})\(\s*([A-Za-z][A-Za-z0-9
 
 
 def _singular(term: str) -> str:
-    return " ".join(_singular_word(word) for word in term.split())
-
-
-def _singular_word(word: str) -> str:
-    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3 else word
+    return " ".join(singular(word) for word in term.split())
 
 
 def candidates(text: str, stop_words: frozenset[str]) -> list[str]:
@@ -92,11 +88,11 @@ def candidates(text: str, stop_words: frozenset[str]) -> list[str]:
         for term_words in found
         if not BOILERPLATE.issuperset(term_words)
         and (len(term_words) == 1 or (term_words[0] not in NOT_LEADING and not term_words[0].endswith("ing")))
-        and (len(term_words) == 1 or _singular_word(term_words[-1]) not in GENERIC_HEADS)
+        and (len(term_words) == 1 or singular(term_words[-1]) not in GENERIC_HEADS)
         and term_words[-1] not in NOT_TRAILING
         and len(set(term_words)) == len(term_words)
     )
-    return [" ".join([*term_words[:-1], _singular_word(term_words[-1])]) for term_words in named]
+    return [" ".join([*term_words[:-1], singular(term_words[-1])]) for term_words in named]
 
 
 def _long_form(before: str, acronym: str, stop_words: frozenset[str]) -> str | None:
@@ -142,7 +138,7 @@ def acronyms(texts: list[str], stop_words: frozenset[str]) -> dict[str, str]:
         if expansion and len(expansion[-1].split()) == len(words(long_form, compounds=True)):
             keys.append(expansion[-1])  # every word of the expansion is in its candidate form
         for key in keys:
-            shown.setdefault(_singular_word(key), display)
+            shown.setdefault(singular(key), display)
     return shown
 
 
