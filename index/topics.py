@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from paperscope.index.naming import UNCLUSTERED, topic_names, topic_terms
+from paperscope.options import UNCLUSTERED_NAME
 
 SEED = 42
 TRUST_K = 10
@@ -285,9 +286,9 @@ def topic_map(
             "x": coords[:, 0],
             "y": coords[:, 1],
             "cluster": labels,
-            "cluster_name": [names["fine"].get(label, "unclustered") for label in labels],
+            "cluster_name": [names["fine"].get(label, UNCLUSTERED_NAME) for label in labels],
             "coarse_cluster": coarse,
-            "coarse_name": [names["coarse"].get(label, "unclustered") for label in coarse],
+            "coarse_name": [names["coarse"].get(label, UNCLUSTERED_NAME) for label in coarse],
             "map_trust": trust,
         }
     )

@@ -13,6 +13,7 @@ QUANTIZE_CHOICES = ("int8",)
 ENGINES = ("local", "ray")
 MODES = ("dense", "keyword", "hybrid")
 LEVELS = ("coarse", "fine")  # topic levels: coarse topics merge fine clusters
+UNCLUSTERED_NAME = "unclustered"  # the topic name of papers in no cluster
 # Rankings written into each manifest; chosen by benchmarks/quality.py (see docs/quality.md).
 DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.7}
 # Measured with benchmarks/duplicates_threshold.py: see paperscope.index.analysis.

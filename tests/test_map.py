@@ -61,6 +61,8 @@ def field() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
     fine_names = [f"{WORDS[t % 16]}, {('theory', 'systems', 'benchmarks')[t // 16]}" for t in range(40)]
     coarse_names = [f"{WORDS[(t * 5) % 16]}, {WORDS[(t * 3 + 1) % 16]}" for t in range(9)]
+    papers["cluster_name"] = [fine_names[t] if t >= 0 else "unclustered" for t in papers["cluster"]]
+    papers["coarse_name"] = [coarse_names[t] if t >= 0 else "unclustered" for t in papers["coarse_cluster"]]
     return papers, topics(cluster, 40, fine_names), topics(coarse_cluster, 9, coarse_names)
 
 
@@ -74,15 +76,9 @@ def html_map(field, tmp_path_factory) -> Path:
     search = faiss.IndexFlatL2(2)
     search.add(points)
     knn = search.search(points, 6)[1]
-    save_html(map_payload(papers, fine, coarse, key="test") | {"knn": _ints(knn), "knn_k": 6, "search": True}, path,
+    save_html(map_payload(papers, fine, coarse, key="test", knn=knn) | {"search": True}, path,
               "3,000 made-up papers")  # fmt: skip
     return path
-
-
-def _ints(values: np.ndarray) -> str:
-    import base64
-
-    return base64.b64encode(np.ascontiguousarray(values, dtype=np.int32).tobytes()).decode()
 
 
 @pytest.mark.browser
@@ -177,7 +173,7 @@ def test_the_png_places_labels_that_never_overlap(field, sample_index, corpus):
     papers, fine, coarse = field if corpus == "synthetic" else (
         sample_index.papers, sample_index.clusters, sample_index.coarse_clusters)  # fmt: skip
     path = ARTIFACTS / f"map-{corpus}.png"
-    figure = save_png(papers, fine, coarse, path, f"{len(papers)} papers")
+    figure = save_png(papers, fine, path, f"{len(papers)} papers")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     renderer = FigureCanvasAgg(figure).get_renderer()
     canvas = figure.bbox

@@ -26,7 +26,7 @@ from paperscope.index.build import build_index, sample_index
 from paperscope.index.paper_index import PaperIndex
 from paperscope.index.store import current_generation_name, is_current_format, is_index
 from paperscope.index.terms import singular
-from paperscope.options import LEVELS, MODES
+from paperscope.options import LEVELS, MODES, UNCLUSTERED_NAME
 from paperscope.ui.map_component import topic_map
 from paperscope.ui.mapplot import cluster_colours, map_focus, map_payload
 from paperscope.ui.topics_view import topics_panel
@@ -167,7 +167,7 @@ def short_id(paper_id: str) -> str:
 
 def _topic_path(row) -> str:
     """A result's topics, coarse then fine ("graph learning › graph neural networks (GNNs)")."""
-    if row.cluster_name == "unclustered" or row.coarse_name == row.cluster_name:
+    if row.cluster_name == UNCLUSTERED_NAME or row.coarse_name == row.cluster_name:
         return str(row.cluster_name)
     return f"{row.coarse_name} › {row.cluster_name}"
 

@@ -16,9 +16,9 @@ import pandas as pd
 
 from paperscope.errors import UserError
 from paperscope.files import atomic_path
+from paperscope.options import UNCLUSTERED_NAME
 
 HERE = Path(__file__).parent
-UNCLUSTERED = "unclustered"
 UNCLUSTERED_COLOUR = "#c8c8c8"
 PALETTE = [
     "#1f77b4",
@@ -56,16 +56,23 @@ def _base64(values, dtype) -> str:
 
 def _names(topics: pd.DataFrame) -> list[str]:
     """Topic names indexed by topic number (a list: JSON has no integer keys)."""
-    names = [UNCLUSTERED] * (int(topics["cluster"].max()) + 1 if len(topics) else 0)
+    names = [UNCLUSTERED_NAME] * (int(topics["cluster"].max()) + 1 if len(topics) else 0)
     for topic, name in zip(topics["cluster"], topics["name"], strict=True):
         names[int(topic)] = str(name)
     return names
 
 
-def map_payload(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics: pd.DataFrame, key: str = "") -> dict:
+def map_payload(
+    papers: pd.DataFrame,
+    fine_topics: pd.DataFrame,
+    coarse_topics: pd.DataFrame,
+    key: str = "",
+    knn: np.ndarray | None = None,
+) -> dict:
     """What ``map.js`` draws, as JSON: coordinates and topic numbers as base64 arrays, titles for
     hover, both levels of topic labels (centre and size). ``key`` changes when the points do: the
-    browser keeps its zoom otherwise. ``map_focus`` adds what is selected."""
+    browser keeps its zoom otherwise. ``knn`` (papers × k rows, nearest first) lets a click in the
+    standalone map list a paper's neighbours. ``map_focus`` adds what is selected."""
     titles = [title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…" for title in papers["title"]]
     labels = [
         {"text": str(row.name), "x": float(row.x), "y": float(row.y), "size": int(row.size), "level": level}
@@ -73,20 +80,24 @@ def map_payload(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics: 
         for row in topics.itertuples()
         if row.cluster >= 0
     ]
-    return {
-        "key": key,
-        "count": len(papers),
-        "x": _base64(papers["x"], np.float32),
-        "y": _base64(papers["y"], np.float32),
-        "fine": _base64(papers["cluster"], np.int16),
-        "coarse": _base64(papers["coarse_cluster"], np.int16),
-        "trust": _base64(np.round(papers["map_trust"].to_numpy() * 100), np.uint8),
-        "titles": titles,
-        "fine_names": _names(fine_topics),
-        "coarse_names": _names(coarse_topics),
-        "palette": PALETTE,
-        "labels": labels,
-    } | map_focus()
+    return (
+        {
+            "key": key,
+            "count": len(papers),
+            "x": _base64(papers["x"], np.float32),
+            "y": _base64(papers["y"], np.float32),
+            "fine": _base64(papers["cluster"], np.int16),
+            "coarse": _base64(papers["coarse_cluster"], np.int16),
+            "trust": _base64(np.round(papers["map_trust"].to_numpy() * 100), np.uint8),
+            "titles": titles,
+            "fine_names": _names(fine_topics),
+            "coarse_names": _names(coarse_topics),
+            "palette": PALETTE,
+            "labels": labels,
+        }
+        | map_focus()
+        | ({} if knn is None else {"knn": _base64(knn, np.int32), "knn_k": int(knn.shape[1])})
+    )
 
 
 def map_focus(
@@ -145,14 +156,6 @@ def notebook_map(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics:
     return HTML(frame)
 
 
-def static_labels(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics: pd.DataFrame) -> np.ndarray:
-    """Each paper's topic name for the PNG: fine topics when there are few enough to read, else coarse."""
-    fine = len(fine_topics) <= STATIC_FINE_LABELS
-    column, topics = ("cluster", fine_topics) if fine else ("coarse_cluster", coarse_topics)
-    names = _names(topics)
-    return np.array([names[topic] if topic >= 0 else UNCLUSTERED for topic in papers[column]], dtype=object)
-
-
 def _touching_labels(figure) -> int:
     """How many pairs of drawn topic labels overlap (datamapplot's labels are its Annotations)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -163,10 +166,11 @@ def _touching_labels(figure) -> int:
     return sum(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
 
 
-def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics: pd.DataFrame, path: Path, title: str):
+def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, path: Path, title: str):
     """A labelled static map drawn by datamapplot: labels placed around the map, sized by topic.
     datamapplot's placement can let two labels touch; the map is drawn again with wider margins
-    until none does. Returns the matplotlib figure (for measuring the labels)."""
+    until none does. Points are named by the papers' own topic columns: fine topics when there are
+    few enough to read, else coarse. Returns the matplotlib figure (for measuring the labels)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -175,17 +179,18 @@ def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics: pd.
 
     # Roboto comes from Debian's fonts-roboto (.ci/setup); without it matplotlib logs each fallback.
     logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+    names = papers["cluster_name" if len(fine_topics) <= STATIC_FINE_LABELS else "coarse_name"].to_numpy(dtype=object)
     for margin in PNG_LABEL_MARGINS:
         figure, _ = datamapplot.create_plot(
             papers[["x", "y"]].to_numpy(dtype=np.float32),
-            static_labels(papers, fine_topics, coarse_topics),
+            names,
             title="paperscope topic map",
             sub_title=title,
             title_keywords={"fontsize": 20},
             sub_title_keywords={"fontsize": 13},
             min_font_size=8.5,
             max_font_size=20.0,
-            noise_label=UNCLUSTERED,
+            noise_label=UNCLUSTERED_NAME,
             dynamic_label_size=True,
             label_wrap_width=22,
             figsize=(12, 12),
@@ -218,10 +223,8 @@ def export_map(
         raise UserError(f"{path.parent}: no such folder")
     with atomic_path(path) as temporary:
         if suffix == ".png":
-            save_png(papers, fine_topics, coarse_topics, temporary, title)
+            save_png(papers, fine_topics, temporary, title)
         else:
-            payload = map_payload(papers, fine_topics, coarse_topics, key=title)
-            if knn is not None:
-                payload |= {"knn": _base64(knn, np.int32), "knn_k": int(knn.shape[1])}
+            payload = map_payload(papers, fine_topics, coarse_topics, key=title, knn=knn)
             save_html(payload | {"search": True}, temporary, title)
     return path
