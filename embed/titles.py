@@ -157,11 +157,11 @@ def long_form(acronym: str, before: str) -> str | None:
     return found if len(found.split()) <= len(letters) + 3 else None
 
 
-def _named_method(sentence: str) -> str | None:
+def _named_method(sentence: str, max_chars: int) -> str | None:
     match = _NAMED.search(sentence)
     if match:
         name = match.group("name")
-        return f"{name}: {title_phrase(match.group('descr'), MAX_TITLE_CHARS - len(name) - 2)}"
+        return f"{name}: {title_phrase(match.group('descr'), max_chars - len(name) - 2)}"
     match = _OBJECT.search(sentence)
     acronym = _ACRONYM.search(match.group("object")) if match else None
     if acronym:
@@ -177,7 +177,7 @@ def derive_title(abstract: str, max_chars: int = MAX_TITLE_CHARS) -> str:
     """A readable display title for an untitled abstract (see the module docstring)."""
     sentences = [_plain(s) for s in split_sentences(abstract)] or [_plain(abstract)]
     for sentence in sentences:
-        named = _named_method(sentence)
+        named = _named_method(sentence, max_chars)
         if named:
             return shorten(named, max_chars)
     for pattern in (_OBJECT, _MEANS):
