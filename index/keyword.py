@@ -6,8 +6,11 @@ extractor and the stop words stored in the index, without importing scikit-learn
 the query path.
 
 It finds what dense MiniLM vectors blur: exact acronyms and rare terms ("GRPO", "ATSP", "DiT").
-Stored in the index as a sparse paper x term matrix (``keyword.npz``, rows L2-normalised) and
-the terms with their IDF (``keyword_terms.json``); no pickle.
+Stored in the index as the sparse paper x term matrix (rows L2-normalised) twice, by paper
+(CSR) and by term (CSC), each as three plain ``.npy`` arrays that load memory-mapped, and the
+terms with their IDF (``keyword_terms.json``); no pickle. Queries touch only the postings of
+their terms and the rows of the candidates they score, so a search costs milliseconds at a
+million papers without reading the matrix whole.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import scipy.sparse
 from paperscope.index.terms import english_stop_words, phrases, words
 
 SETTINGS = {"terms": "paperscope.index.terms", "phrase_sizes": [1, 2], "sublinear_tf": True}
+ARRAYS = ("data", "indices", "indptr")
+CANDIDATE_TERMS = 12  # a query's heaviest terms whose papers become keyword candidates (benchmarks/hybrid_candidates.py)
 
 
 def analyzer(stop_words: frozenset[str]):
@@ -63,21 +68,25 @@ class KeywordIndex:
         )
 
     @cached_property
-    def _columns(self) -> tuple[dict[str, int], scipy.sparse.csc_matrix]:
-        return {term: i for i, term in enumerate(self.terms)}, self.matrix.tocsc()
+    def _column_of(self) -> dict[str, int]:
+        return {term: i for i, term in enumerate(self.terms)}
+
+    @cached_property
+    def by_term(self) -> scipy.sparse.csc_matrix:
+        """The same matrix by term (as stored, or converted once for an index fitted in memory)."""
+        return self.matrix.tocsc()
 
     def rows_with_term(self, term: str) -> np.ndarray | None:
         """Rows of the papers that use ``term`` (a lower-case word), or None if it is not in the vocabulary."""
-        column_of, columns = self._columns
-        if term not in column_of:
+        if term not in self._column_of:
             return None
-        column = column_of[term]
-        return columns.indices[columns.indptr[column] : columns.indptr[column + 1]]
+        column = self._column_of[term]
+        return np.asarray(self.by_term.indices[self.by_term.indptr[column] : self.by_term.indptr[column + 1]])
 
     def idf_of(self, term: str) -> float:
         """The IDF of a term, tokenised as the index is ("high-quality" is "high quality"); a term
         outside the vocabulary is as rare as the rarest."""
-        column = self._columns[0].get(" ".join(words(term)))
+        column = self._column_of.get(" ".join(words(term)))
         if column is None:
             return float(self.idf.max()) if len(self.idf) else 1.0
         return float(self.idf[column])
@@ -85,7 +94,7 @@ class KeywordIndex:
     def transform(self, texts: list[str]) -> scipy.sparse.csr_matrix:
         """TF-IDF rows (L2-normalised) of new texts in the corpus's term space, as TfidfVectorizer
         makes them: the same terms (:func:`analyzer`), 1 + log(count) times IDF."""
-        column_of = self._columns[0]
+        column_of = self._column_of
         terms_of = analyzer(self.stop_words)
         rows, columns, values = [], [], []
         for row, text in enumerate(texts):
@@ -100,33 +109,84 @@ class KeywordIndex:
                 values.append(weight / norm)
         return scipy.sparse.csr_matrix((values, (rows, columns)), shape=(len(texts), len(self.terms)), dtype=np.float32)
 
-    def scores(self, query: scipy.sparse.csr_matrix) -> np.ndarray:
-        """Similarity of each paper to a 1-row query in term space (cosine when the query is L2-normalised)."""
-        if query.shape[1] == 0:
-            return np.zeros(self.matrix.shape[0], dtype=np.float32)
-        return np.asarray((self.matrix @ query.T).todense(), dtype=np.float32).ravel()
+    def _postings(self, query: scipy.sparse.csr_matrix, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of the papers using each of ``columns`` and their weight times the query's."""
+        weight_of = dict(zip(query.indices.tolist(), query.data.tolist(), strict=True))
+        starts, ends = self.by_term.indptr[columns], self.by_term.indptr[columns + 1]
+        rows = [np.asarray(self.by_term.indices[a:b]) for a, b in zip(starts, ends, strict=True)]
+        values = [
+            np.asarray(self.by_term.data[a:b]) * weight_of[c] for a, b, c in zip(starts, ends, columns, strict=True)
+        ]
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        return np.concatenate(rows).astype(np.int64), np.concatenate(values)
 
-    def save(self, folder: Path, matrix_file: str, terms_file: str) -> None:
-        """Write the matrix and the terms into ``folder``."""
-        scipy.sparse.save_npz(folder / matrix_file, self.matrix, compressed=False)
+    def scores(self, query: scipy.sparse.csr_matrix) -> np.ndarray:
+        """Similarity of each paper to a 1-row query in term space (cosine when the query is
+        L2-normalised), from the postings of the query's terms."""
+        query = scipy.sparse.csr_matrix(query)
+        rows, values = self._postings(query, query.indices)
+        return np.bincount(rows, weights=values, minlength=self.matrix.shape[0]).astype(np.float32)
+
+    def candidates(self, query: scipy.sparse.csr_matrix, count: int) -> np.ndarray:
+        """Up to ``count`` rows likely to score highest against ``query``: ranked by the query's
+        ``CANDIDATE_TERMS`` heaviest terms only (rare, distinctive terms; common ones have long
+        postings and little weight). The caller scores candidates exactly with :meth:`row_scores`."""
+        query = scipy.sparse.csr_matrix(query)
+        heaviest = query.indices[np.argsort(-query.data, kind="stable")[:CANDIDATE_TERMS]]
+        rows, values = self._postings(query, heaviest)
+        if not len(rows):
+            return rows
+        found, where = np.unique(rows, return_inverse=True)
+        partial = np.bincount(where, weights=values)
+        if len(found) > count:
+            found = found[np.argpartition(-partial, count - 1)[:count]]
+        return found
+
+    def row_scores(self, rows: np.ndarray, query: scipy.sparse.csr_matrix) -> np.ndarray:
+        """Exact scores of the papers at ``rows`` (as :meth:`scores` gives them)."""
+        if query.shape[1] == 0 or not len(rows):
+            return np.zeros(len(rows), dtype=np.float32)
+        return np.asarray((self.matrix[rows] @ scipy.sparse.csr_matrix(query).T).todense(), dtype=np.float32).ravel()
+
+    def save(self, folder: Path, prefix: str, terms_file: str) -> list[str]:
+        """Write the matrix by paper and by term (``<prefix>.<csr|csc>.<array>.npy``) and the terms
+        into ``folder``; returns the names written."""
+        written = []
+        for layout, matrix in (("csr", self.matrix), ("csc", self.by_term)):
+            for array in ARRAYS:
+                name = f"{prefix}.{layout}.{array}.npy"
+                np.save(folder / name, np.asarray(getattr(matrix, array)), allow_pickle=False)
+                written.append(name)
         (folder / terms_file).write_text(
             json.dumps(
                 {
                     "settings": SETTINGS,
+                    "shape": list(self.matrix.shape),
                     "terms": self.terms,
                     "idf": [float(value) for value in self.idf],
                     "stop_words": sorted(self.stop_words),
                 }
             )
         )
+        return [*written, terms_file]
 
     @classmethod
-    def load(cls, folder: Path, matrix_file: str, terms_file: str) -> KeywordIndex:
-        """Read what ``save`` wrote (scipy's load_npz refuses pickled objects)."""
+    def load(cls, folder: Path, prefix: str, terms_file: str) -> KeywordIndex:
+        """Read what ``save`` wrote, the arrays memory-mapped (nothing is read whole)."""
         stored = json.loads((folder / terms_file).read_text())
-        return cls(
-            scipy.sparse.load_npz(folder / matrix_file).tocsr(),
-            stored["terms"],
-            np.array(stored["idf"], dtype=np.float32),
+        shape = tuple(stored["shape"])
+
+        def matrix(layout: str, kind):
+            data, indices, indptr = (
+                np.load(folder / f"{prefix}.{layout}.{array}.npy", mmap_mode="r", allow_pickle=False)
+                for array in ARRAYS
+            )
+            return kind((data, indices, indptr), shape=shape, copy=False)
+
+        index = cls(
+            matrix("csr", scipy.sparse.csr_matrix), stored["terms"], np.array(stored["idf"], np.float32),
             stored["stop_words"],
-        )
+        )  # fmt: skip
+        index.__dict__["by_term"] = matrix("csc", scipy.sparse.csc_matrix)
+        return index

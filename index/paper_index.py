@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import scipy.sparse
 
 from paperscope.embed.text import normalise_text
@@ -21,6 +23,9 @@ MAX_QUERY_CHARS = 20_000
 QUERY_MEMORY = 64
 SENTENCE_MEMORY = 20_000  # sentence vectors remembered for explanations (15 MB)
 ROCCHIO_NEGATIVE = 0.5
+# Hybrid ranking blends exactly only the union of the dense and the keyword top CANDIDATES (and
+# exact acronym matches): benchmarks/hybrid_candidates.py measures its agreement with a full blend.
+CANDIDATES = 200
 ACRONYM = re.compile(r"(?<![\w-])(?=[A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*[A-Z0-9])[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9](?![\w-])")
 
 
@@ -59,7 +64,7 @@ class PaperIndex:
         self.manifest = generation.manifest
         self.vectors = generation.vectors
         self.faiss_index = generation.faiss_index
-        self.papers = generation.papers
+        self.table = generation.papers  # memory-mapped Arrow table: rows are taken, never all decoded
         topics = generation.clusters
         self.clusters = topics[topics["level"] == "fine"].reset_index(drop=True)  # fine topics
         self.coarse_clusters = topics[topics["level"] == "coarse"].reset_index(drop=True)  # merged ones
@@ -67,27 +72,38 @@ class PaperIndex:
         self._model_path = model_path
         self._query_vectors: dict[str, np.ndarray] = {}
         self._sentences: dict[str, np.ndarray] = {}  # sentence → vector, for explanations
-        self._row_by_id = {paper_id: row for row, paper_id in enumerate(self.papers["id"])}
         if "ef_search" in self.manifest["search"]:  # HNSW: the search depth the build tuned for recall
             import faiss
 
             faiss.downcast_index(self.faiss_index).hnsw.efSearch = self.manifest["search"]["ef_search"]
 
     @classmethod
-    def load(cls, folder: str | Path, model_path: str | Path | None = None, verify: bool = True) -> PaperIndex:
-        """Load the index folder; ``model_path`` overrides where the query model is loaded from."""
+    def load(cls, folder: str | Path, model_path: str | Path | None = None) -> PaperIndex:
+        """Load the index folder (memory-mapped: milliseconds, whatever its size; checksums are
+        checked by ``paperscope verify``); ``model_path`` overrides where the query model is loaded from."""
         folder = Path(folder)
         for _ in range(3):  # a concurrent build may replace the generation while we read it
             generation = store.current_generation_name(folder)
             try:
-                return cls(folder, store.read_generation(folder, verify=verify), model_path=model_path)
+                return cls(folder, store.read_generation(folder), model_path=model_path)
             except (UserError, FileNotFoundError):
                 if generation is None or store.current_generation_name(folder) == generation:
                     raise
         raise UserError(f"{folder}: the index kept changing while loading; try again")
 
     def __len__(self) -> int:
-        return len(self.papers)
+        return self.table.num_rows
+
+    @cached_property
+    def papers(self) -> pd.DataFrame:
+        """Every paper's metadata as a DataFrame (decoded on first use: the app and the analyses
+        want it; lookups take rows from the memory-mapped table instead)."""
+        return self.table.to_pandas()
+
+    @cached_property
+    def coordinates(self) -> np.ndarray:
+        """(n, 2) map positions of the papers."""
+        return np.column_stack([self.table.column(axis).to_numpy() for axis in ("x", "y")]).astype(np.float64)
 
     def __repr__(self) -> str:
         return f"PaperIndex({str(self.folder)!r}, papers={len(self)}, model={self.manifest['model']['name']!r})"
@@ -113,30 +129,40 @@ class PaperIndex:
 
     def row(self, paper_id: str) -> int:
         """Row number of ``paper_id``; an unknown id raises a UserError suggesting close ids or titles."""
-        paper_id = str(paper_id).strip()
-        if paper_id in self._row_by_id:
-            return self._row_by_id[paper_id]
-        ids = list(self._row_by_id)
-        close = difflib.get_close_matches(paper_id, ids, n=3, cutoff=0.6)
-        lowered = paper_id.lower()
-        by_title = [
-            pid for pid, title in zip(self.papers["id"], self.papers["title"], strict=True) if lowered in title.lower()
-        ][:3]
+        return int(self.rows([paper_id])[0])
+
+    def rows(self, paper_ids: list[str]) -> np.ndarray:
+        """Row numbers of ``paper_ids`` (one hash of the id column: fast for a lasso of thousands);
+        an unknown id raises a UserError suggesting close ids or titles."""
+        paper_ids = [str(paper_id).strip() for paper_id in paper_ids]
+        found = pc.index_in(pa.array(paper_ids, pa.string()), value_set=self.table.column("id"))
+        missing = found.is_null()
+        if pc.any(missing).as_py():
+            raise self._unknown(paper_ids[pc.index(missing, True).as_py()])
+        return found.to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def _unknown(self, paper_id: str) -> UserError:
+        """The error for an unknown id, with close ids and titles containing it as suggestions."""
+        ids = self.table.column("id").to_pylist()
+        close = difflib.get_close_matches(paper_id, ids, n=3, cutoff=0.6) if len(ids) <= 100_000 else []
+        titles = self.table.column("title")
+        in_title = pc.match_substring(titles, paper_id, ignore_case=True)
+        by_title = pc.filter(self.table.column("id"), in_title).slice(0, 3).to_pylist() if paper_id else []
         suggestions = list(dict.fromkeys(close + by_title))
-        hint = (
-            (
-                "; did you mean "
-                + ", ".join(f"{pid} ({self.papers['title'][self._row_by_id[pid]][:50]})" for pid in suggestions)
-                + "?"
-            )
-            if suggestions
-            else "; `paperscope search TEXT` finds papers by text"
-        )
-        raise UserError(f"no paper with id '{paper_id}' in {self.folder}{hint}")
+        if not suggestions:
+            return UserError(f"no paper with id '{paper_id}' in {self.folder}; `paperscope search TEXT` finds papers by text")
+        named = self._take(self.rows(suggestions), ["id", "title"])
+        listed = ", ".join(f"{pid} ({title[:50]})" for pid, title in zip(named["id"], named["title"], strict=True))
+        return UserError(f"no paper with id '{paper_id}' in {self.folder}; did you mean {listed}?")
+
+    def _take(self, rows, columns: list[str] | None = None) -> pd.DataFrame:
+        """Some papers' metadata (all columns, or ``columns``), decoded from the memory-mapped table."""
+        table = self.table if columns is None else self.table.select(columns)
+        return table.take(pa.array(np.asarray(rows, dtype=np.int64))).to_pandas()
 
     def paper(self, paper_id: str) -> dict:
         """The metadata of one paper as a dict."""
-        return self.papers.iloc[self.row(paper_id)].to_dict()
+        return self._take([self.row(paper_id)]).iloc[0].to_dict()
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query vector of free text, as the index's papers were embedded (the last few are kept:
@@ -171,32 +197,42 @@ class PaperIndex:
         hybrid_weight: float | None = None,
         first_rows=(),
     ) -> pd.DataFrame:
-        """Rank all papers by ``mode``: "dense" (cosine of ``vector``), "keyword" (TF-IDF cosine of
-        the 1-row sparse ``keyword_query``) or "hybrid" (``hybrid_weight`` x dense + the rest x keyword).
+        """Rank papers by ``mode``: "dense" (cosine of ``vector``), "keyword" (TF-IDF cosine of
+        the 1-row sparse ``keyword_query``) or "hybrid" (``hybrid_weight`` x dense + the rest x
+        keyword, blended over the union of the dense and keyword top ``CANDIDATES``, as txtai does).
         ``first_rows`` (exact acronym matches) go before all others, in score order."""
         k = check_k(k)
         check_choice(mode, MODES, "mode")
         if mode == "dense":
             return self.search_vector(vector, k, exclude_rows)
         weight = self.manifest["search"]["hybrid_weight"] if hybrid_weight is None else hybrid_weight
-        keyword_scores = self.keyword.scores(keyword_query)
-        columns = {"keyword_score": keyword_scores}
+        exclude, first = (np.asarray(list(rows), dtype=np.int64) for rows in (exclude_rows, first_rows))
         if mode == "hybrid":
-            cosine = np.asarray(self.vectors @ np.asarray(vector, dtype=np.float32))
-            columns = {"cosine": cosine, **columns}
+            wanted = min(CANDIDATES + len(exclude), len(self))
+            vector = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+            dense = self.faiss_index.search(vector, wanted)[1][0]
+            keyword = self.keyword.candidates(keyword_query, wanted)
+            candidates = np.union1d(np.union1d(dense[dense >= 0], keyword), first)
+            keyword_scores = self.keyword.row_scores(candidates, keyword_query)
+            cosine = np.asarray(self.vectors[candidates] @ vector[0], dtype=np.float32)
+            columns = {"cosine": cosine, "keyword_score": keyword_scores}
             scores = weight * cosine + (1 - weight) * keyword_scores
         else:
-            scores = keyword_scores
+            candidates = np.arange(len(self))
+            scores = self.keyword.scores(keyword_query)
+            columns = {"keyword_score": scores}
         order = scores.astype(np.float64)
-        order[list(first_rows)] += 10.0  # above any blend of cosines
-        order[list(exclude_rows)] = -np.inf
-        top = np.argpartition(-order, min(k, len(order) - 1))[:k] if k < len(order) else np.arange(len(order))
-        top = [row for row in top[np.argsort(-order[top], kind="stable")] if np.isfinite(order[row])]
-        return self._table(top, {"score": scores[top], **{name: values[top] for name, values in columns.items()}})
+        order[np.isin(candidates, first)] += 10.0  # above any blend of cosines
+        order[np.isin(candidates, exclude)] = -np.inf
+        top = np.argpartition(-order, k)[:k] if k < len(order) else np.arange(len(order))
+        top = [i for i in top[np.argsort(-order[top], kind="stable")] if np.isfinite(order[i])]
+        return self._table(
+            candidates[top], {"score": scores[top], **{name: values[top] for name, values in columns.items()}}
+        )
 
     def _table(self, rows: list[int], scores: dict[str, np.ndarray]) -> pd.DataFrame:
         """Result rows: rank, id, title, the score columns, then the paper's metadata."""
-        results = self.papers.iloc[rows].reset_index(drop=True)
+        results = self._take(rows)
         for position, (name, values) in enumerate(scores.items()):
             results.insert(position, name, np.asarray(values, dtype=np.float32).clip(-1, 1))
         results.insert(0, "rank", np.arange(1, len(rows) + 1))
@@ -206,9 +242,9 @@ class PaperIndex:
     def map_position(self, vector: np.ndarray, k: int = 5) -> np.ndarray:
         """Where a vector not in the corpus (a query, a new paper) sits on the map: the average of
         its ``k`` nearest papers' positions, weighted by similarity (``topics.place_on_map``). Milliseconds, no umap."""
-        neighbours = self.search_vector(vector, k=min(k, len(self)))
-        rows = np.array([self._row_by_id[paper_id] for paper_id in neighbours["id"]])
-        return place_on_map(neighbours["score"].to_numpy(), rows, self.papers[["x", "y"]].to_numpy(dtype=np.float64))
+        query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        scores, rows = self.faiss_index.search(query, min(k, len(self)))
+        return place_on_map(scores[0], rows[0], self.coordinates)
 
     def similar(
         self,
@@ -224,8 +260,8 @@ class PaperIndex:
         the index's, chosen by benchmarks/quality.py)."""
         check_k(k)
         mode = mode or self.manifest["search"]["similar_mode"]
-        positive = [self.row(i) for i in ([paper_ids] if isinstance(paper_ids, str) else paper_ids)]
-        negative = [self.row(i) for i in negative]
+        positive = self.rows([paper_ids] if isinstance(paper_ids, str) else list(paper_ids)).tolist()
+        negative = self.rows(list(negative)).tolist()
         if not positive:
             raise UserError("give at least one paper id")
         vector = self.vectors[positive].mean(axis=0)
@@ -262,12 +298,10 @@ class PaperIndex:
             else:
                 rows = np.intersect1d(found, np.concatenate([r for r in candidates if r is not None]))
             pattern = re.compile(rf"(?<![\w-]){re.escape(acronym)}s?(?![\w-])")
-            found = np.array([row for row in rows if pattern.search(self._searchable[row])], dtype=np.int64)
+            texts = self._take(rows, ["title", "abstract"])
+            uses = [bool(pattern.search(f"{title} {abstract}")) for title, abstract in texts.itertuples(index=False)]
+            found = np.asarray(rows, dtype=np.int64)[np.array(uses, dtype=bool)]
         return found if ACRONYM.search(text) else np.zeros(0, dtype=np.int64)
-
-    @cached_property
-    def _searchable(self) -> np.ndarray:
-        return (self.papers["title"] + " " + self.papers["abstract"]).to_numpy()
 
     def topics(self, level: str = "coarse") -> pd.DataFrame:
         """Every topic of ``level`` ("coarse" or "fine") with its size, share, map trust and three
@@ -292,14 +326,18 @@ class PaperIndex:
             raise UserError("explain needs either a second paper id or a query text")
         row = self.row(paper_id)
         if other_id is not None:
-            other_text, other_vector = self.papers["abstract"][self.row(other_id)], self.vectors[self.row(other_id)]
+            other_text, other_vector = self.abstract(self.row(other_id)), self.vectors[self.row(other_id)]
         else:
             other_text, other_vector = clean_query(query), self.embed_query(query)
         score = float(self.vectors[row] @ other_vector)
         return explain_pair(
-            self.papers["abstract"][row], other_text, score, self._sentence_vectors, self.keyword.idf_of,
+            self.abstract(row), other_text, score, self._sentence_vectors, self.keyword.idf_of,
             self.keyword.stop_words,
         )  # fmt: skip
+
+    def abstract(self, row: int) -> str:
+        """The abstract of the paper at ``row``."""
+        return self.table.column("abstract")[int(row)].as_py()
 
     def _sentence_vectors(self, sentences: list[str]) -> np.ndarray:
         """Sentence vectors for explanations, remembered: the selected paper's or the query's

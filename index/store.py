@@ -5,13 +5,18 @@ Layout of an index folder ``DIR``::
     DIR/CURRENT                   name of the generation readers use (replaced atomically)
     DIR/gen-<time>-<hex>/         one complete build
         manifest.json             format version, model, counts, recipe, versions, file checksums
-        vectors.npy               float32 (n, d), L2-normalised, row i = paper i (memory-mappable)
-        faiss.index               FAISS inner-product index over the same rows
-        papers.parquet            metadata, one row per paper, same order as the vectors
+        vectors.npy               float32 (n, d), L2-normalised, row i = paper i (memory-mapped)
+        faiss.index               FAISS inner-product index over the same rows (its vectors memory-mapped)
+        papers.arrow              metadata, one row per paper, same order as the vectors
+                                  (Arrow IPC file, uncompressed: memory-mapped, nothing decoded at load)
         clusters.parquet          topic clusters and their names
-        keyword.npz               sparse TF-IDF paper x term matrix (keyword side of hybrid search)
+        keyword.{csr,csc}.*.npy   sparse TF-IDF paper x term matrix, by paper and by term (memory-mapped)
         keyword_terms.json        its terms and their IDF
     DIR/.build.lock               held by the build writing into DIR
+
+Loading checks the format, every file's size and the arrays' shapes, and reads almost nothing:
+``PaperIndex.load`` of a million papers takes well under a second. The SHA-256 of every file is
+written at build and checked by :func:`verify` (``paperscope verify``).
 
 A build writes a new generation into a temporary folder, renames it into place and only
 then points CURRENT at it, so a failed or killed build leaves the previous index answering.
@@ -39,15 +44,16 @@ from paperscope.index.checkpoints import checkpoint
 from paperscope.index.keyword import KeywordIndex
 
 FORMAT_NAME = "paperscope-index"
-FORMAT_VERSION = 5  # 2: keyword index; 3: its stop words; 4: terms from index.terms; 5: coarse topics
+FORMAT_VERSION = 6  # 2: keyword index; 3: its stop words; 4: terms from index.terms; 5: coarse topics;
+# 6: memory-mapped papers (Arrow IPC) and keyword matrix (.npy by paper and by term)
 VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
     "vectors.npy",
     "faiss.index",
-    "papers.parquet",
+    "papers.arrow",
     "clusters.parquet",
     "manifest.json",
 )
-KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE = "keyword.npz", "keyword_terms.json"
+KEYWORD_PREFIX, KEYWORD_TERMS_FILE = "keyword", "keyword_terms.json"
 POINTER_FILE, LOCK_FILE = "CURRENT", ".build.lock"
 
 
@@ -85,7 +91,7 @@ class Generation:
     manifest: dict
     vectors: np.ndarray
     faiss_index: object
-    papers: pd.DataFrame  # when writing, also an iterable of Arrow tables of consecutive papers
+    papers: object  # read: a memory-mapped pyarrow Table; written: a DataFrame, a Table or an iterable of Tables
     clusters: pd.DataFrame
     keyword: KeywordIndex
 
@@ -99,19 +105,26 @@ def _read_table(path: Path) -> pd.DataFrame:
 
 
 def _write_papers(path: Path, papers) -> None:
-    if isinstance(papers, pd.DataFrame):
-        papers.to_parquet(path, index=False)
-        return
-    import pyarrow.parquet as pq
+    import pyarrow as pa
 
+    if isinstance(papers, pd.DataFrame):
+        papers = pa.Table.from_pandas(papers, preserve_index=False)
+    if isinstance(papers, pa.Table):
+        papers = [papers]
     writer = None
     try:
         for table in papers:
-            writer = writer or pq.ParquetWriter(path, table.schema)
+            writer = writer or pa.ipc.new_file(str(path), table.schema)
             writer.write_table(table)
     finally:
         if writer is not None:
             writer.close()
+
+
+def _map_papers(path: Path):
+    import pyarrow as pa
+
+    return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
 def write_generation(folder: Path, generation: Generation) -> Path:
@@ -128,7 +141,7 @@ def write_generation(folder: Path, generation: Generation) -> Path:
         faiss.write_index(generation.faiss_index, str(temporary / FAISS_FILE))
         _write_papers(temporary / PAPERS_FILE, generation.papers)
         generation.clusters.to_parquet(temporary / CLUSTERS_FILE, index=False)
-        generation.keyword.save(temporary, KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE)
+        generation.keyword.save(temporary, KEYWORD_PREFIX, KEYWORD_TERMS_FILE)
         written = sorted(p.name for p in temporary.iterdir())
         manifest = {
             "format": FORMAT_NAME,
@@ -183,11 +196,8 @@ def is_current_format(folder: str | Path) -> bool:
     return manifest.get("format") == FORMAT_NAME and manifest.get("format_version") == FORMAT_VERSION
 
 
-def read_generation(folder: str | Path, verify: bool = True) -> Generation:
-    """Read the current generation (vectors memory-mapped), checking it against its manifest."""
-    import faiss
-
-    folder = Path(folder)
+def _source(folder: Path) -> tuple[Path, dict, str]:
+    """The current generation's folder and manifest, checked for format; and the rebuild hint."""
     hint = f"build one with: paperscope build -o {folder}"
     if not folder.is_dir():
         raise UserError(f"{folder}: no such index folder; {hint}")
@@ -215,14 +225,34 @@ def read_generation(folder: str | Path, verify: bool = True) -> Generation:
                 f"{path}: {path.stat().st_size} bytes, the manifest says {expected['bytes']} "
                 f"(truncated?); rebuild the index ({hint})"
             )
-        if verify and file_digest(path) != expected["sha256"]:
-            raise UserError(f"{path}: checksum does not match the manifest (corrupted); rebuild the index ({hint})")
+    return source, manifest, hint
+
+
+def verify(folder: str | Path) -> dict:
+    """Check every file of the current generation against the SHA-256 in its manifest (a
+    UserError names the first that differs); returns the manifest."""
+    source, manifest, hint = _source(Path(folder))
+    for file_name, expected in manifest["files"].items():
+        if file_digest(source / file_name) != expected["sha256"]:
+            raise UserError(
+                f"{source / file_name}: checksum does not match the manifest (corrupted); rebuild the index ({hint})"
+            )
+    return manifest
+
+
+def read_generation(folder: str | Path, mapped: bool = True) -> Generation:
+    """Read the current generation, checking format, sizes and shapes (not checksums: see
+    :func:`verify`). ``mapped``: vectors, papers, keyword matrix and FAISS vectors memory-mapped,
+    the FAISS index read-only; else the FAISS index is read whole, so that papers can be added."""
+    import faiss
+
+    source, manifest, hint = _source(Path(folder))
     try:
         vectors = np.load(source / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
-        faiss_index = faiss.read_index(str(source / FAISS_FILE))
-        papers = _read_table(source / PAPERS_FILE)
+        faiss_index = faiss.read_index(str(source / FAISS_FILE), faiss.IO_FLAG_MMAP_IFC if mapped else 0)
+        papers = _map_papers(source / PAPERS_FILE)
         clusters = _read_table(source / CLUSTERS_FILE)
-        keyword = KeywordIndex.load(source, KEYWORD_MATRIX_FILE, KEYWORD_TERMS_FILE)
+        keyword = KeywordIndex.load(source, KEYWORD_PREFIX, KEYWORD_TERMS_FILE)
     except (OSError, ValueError, RuntimeError, KeyError) as exc:  # faiss raises RuntimeError
         raise UserError(
             f"{source}: unreadable ({str(exc).splitlines()[0][:120]}); rebuild the index ({hint})"
@@ -231,11 +261,11 @@ def read_generation(folder: str | Path, verify: bool = True) -> Generation:
     if (
         vectors.shape != expected_shape
         or faiss_index.ntotal != manifest["count"]
-        or len(papers) != manifest["count"]
+        or papers.num_rows != manifest["count"]
         or keyword.matrix.shape[0] != manifest["count"]
     ):
         raise UserError(
             f"{source}: vectors {vectors.shape}, FAISS {faiss_index.ntotal} rows and "
-            f"{len(papers)} papers disagree with the manifest {expected_shape}; rebuild the index ({hint})"
+            f"{papers.num_rows} papers disagree with the manifest {expected_shape}; rebuild the index ({hint})"
         )
     return Generation(manifest, vectors, faiss_index, papers, clusters, keyword)

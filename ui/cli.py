@@ -124,6 +124,16 @@ def cmd_info(args) -> None:
         print(f"{label:>14}  {value}")
 
 
+def cmd_verify(args) -> None:
+    """Check every file of an index against the SHA-256 its build recorded."""
+    from paperscope.index.store import verify
+
+    folder = _index_folder(args)
+    manifest = verify(folder)
+    size = sum(entry["bytes"] for entry in manifest["files"].values())
+    print(f"{folder}: {len(manifest['files'])} files ({size / 2**20:,.1f} MiB) match their checksums")
+
+
 def cmd_explain(args) -> None:
     """Print why two papers are similar: best sentence pairs and shared distinctive terms."""
     explanation = _load(args).explain(args.first_id, other_id=args.second_id)
@@ -374,6 +384,10 @@ def make_parser() -> argparse.ArgumentParser:
     with_index(info)
     info.add_argument("--json", action="store_true", help="print the manifest as JSON")
     info.set_defaults(run=cmd_info)
+
+    verify = commands.add_parser("verify", help="check every file of an index against its recorded checksums")
+    with_index(verify)
+    verify.set_defaults(run=cmd_verify)
 
     explain = commands.add_parser("explain", help="why two papers are similar")
     explain.add_argument("first_id", metavar="ID1")
