@@ -375,15 +375,24 @@ def embedding_texts(papers) -> list[str]:
 
 
 def admitted_papers(
-    paths: list[str | Path], overrides: dict[str, str | None] | None, admission: Admission, announce: bool = True
+    paths: list[str | Path],
+    overrides: dict[str, str | None] | None,
+    admission: Admission,
+    announce: bool = True,
+    on_bytes=None,
 ):
     """The papers (``paper_row`` dicts) ``admission`` keeps, reading one file at a time, in corpus
-    order; ``announce`` as in ``read_records``."""
+    order; ``announce`` as in ``read_records``. ``on_bytes(count)`` follows the reading: each
+    record, kept or not, accounts for an equal share of its file's bytes on disk."""
     if not paths:
         raise UserError("no corpus files given")
     for path in paths:
-        for record in read_records(path, overrides, announce):
+        records = read_records(path, overrides, announce)
+        share = Path(path).stat().st_size / len(records)
+        for record in records:
             row = paper_row(record)
+            if on_bytes:
+                on_bytes(share)
             if admission.admit(row["source"], row["id"], abstract_key(row["abstract"]), len(row["abstract"])):
                 yield row
 

@@ -1,8 +1,8 @@
 """The local engine: read and embed a corpus in this process, streaming a shard at a time.
 
-A first pass over the files counts the papers and reports what is dropped; the second embeds
-them (the embedding cache has the texts seen before) and writes each shard of
-``shards.SHARD_ROWS`` papers as soon as it is embedded, so memory holds one shard.
+One pass over the files: papers are embedded as they are read (the embedding cache has the
+texts seen before) and each shard of ``shards.SHARD_ROWS`` papers is written as soon as it is
+embedded, so memory holds one shard. Progress runs on the bytes of the files read so far.
 """
 
 from __future__ import annotations
@@ -35,35 +35,40 @@ class LocalEngine:
         from tqdm import tqdm  # plain text, in notebooks too (tqdm.auto wants ipywidgets there)
 
         checkpoint("read")
-        begin = time.perf_counter()
-        admission = Admission()
-        count = sum(1 for _ in admitted_papers(job.inputs, job.fields, admission))
-        admission.check_found(job.inputs)
-        logger.info("read %d papers from %d file(s)", count, len(job.inputs))
-        for line in admission.report.lines():
-            logger.warning("warning: %s", line)
-        seconds = {"read": round(time.perf_counter() - begin, 3)}
         checkpoint("embed")
         begin = time.perf_counter()
+        admission = Admission()
+        total = sum(Path(path).stat().st_size for path in job.inputs if Path(path).is_file()) or 1
         cache = EmbeddingCache(locations.cache_dir(), job.encoder.vector_key, job.long_text) if self.use_cache else None
-        parts, embedded, done = [], 0, 0
-        with tqdm(total=count, unit="text", desc="embedding", disable=not self.show_progress) as bar:
+        parts, embedded, count = [], 0, 0
+        bar = tqdm(total=total, unit="B", unit_scale=True, desc="reading and embedding", disable=not self.show_progress)
+        with bar:
+            pending = 0.0  # bytes read whose papers are not embedded yet
 
-            def advance(papers: int) -> None:
-                nonlocal done
-                done += papers
-                bar.update(papers)
-                on_progress(done / count, "embedding")
+            def read(share: float) -> None:
+                nonlocal pending
+                pending += share
 
-            rows = admitted_papers(job.inputs, job.fields, Admission(), announce=False)  # the second pass
+            rows = admitted_papers(job.inputs, job.fields, admission, on_bytes=read)
             while chunk := list(islice(rows, shards.SHARD_ROWS)):
+                per_text, pending = pending / len(chunk), 0.0
+
+                def advance(texts: int, per_text=per_text) -> None:
+                    bar.update(texts * per_text)
+                    on_progress(min(bar.n / total, 1.0), "embedding")
+
                 papers = pd.DataFrame(chunk)
                 texts = embedding_texts(papers)
                 vectors, fresh = encode_with_cache(job.encoder, texts, job.long_text, cache, advance)
                 advance(len(chunk) - fresh)  # the cached ones
                 embedded += fresh
+                count += len(chunk)
                 tokens = job.encoder.count_tokens(texts)
                 path = work / f"part-{len(parts):05d}.parquet"
                 parts.append(shards.write_shard(path, papers.assign(tokens=tokens), vectors))
-        seconds["embed"] = round(time.perf_counter() - begin, 3)
+        admission.check_found(job.inputs)
+        logger.info("read %d papers from %d file(s)", count, len(job.inputs))
+        for line in admission.report.lines():
+            logger.warning("warning: %s", line)
+        seconds = {"read and embed": round(time.perf_counter() - begin, 3)}
         return shards.Embedded(parts, admission.report, embedded, {"name": "local"}, seconds)

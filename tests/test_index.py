@@ -1,12 +1,15 @@
 """The index folder: build, load, lookups, cache, atomic writes, integrity checks."""
 
 import json
+import os
 import shutil
+import threading
 
 import numpy as np
 import pytest
 
 from paperscope import PaperIndex, UserError, build_index
+from paperscope.embed.corpus import read_corpus
 from paperscope.index import locations, store
 from paperscope.ui import cli
 
@@ -106,6 +109,21 @@ def test_a_build_in_many_shards_equals_a_build_in_one(sample_index, tmp_path, mo
     assert sharded.manifest["corpus"]["fingerprint"] == sample_index.manifest["corpus"]["fingerprint"]
     assert progress == sorted(progress) and progress[-1] == 1.0
     assert not [p for p in (tmp_path / "sharded").iterdir() if p.name.startswith(".tmp")]  # the shards are gone
+
+
+def test_a_build_reads_each_file_once_with_progress_on_bytes(tmp_path):
+    """A named pipe can be read only once: a build that read its files twice (say, to count
+    papers first) would wait for a second writer forever."""
+    pipe, text = tmp_path / "corpus.txt", "\n\n".join(p.read_text() for p in locations.bundled_corpus())
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=pipe.write_text, args=(text,), daemon=True)
+    writer.start()
+    fractions = []
+    report = build_index([pipe], tmp_path / "index", on_progress=lambda fraction, stage: fractions.append(fraction))
+    writer.join(timeout=5)
+    (tmp_path / "plain.txt").write_text(text)
+    assert report.count == len(read_corpus([tmp_path / "plain.txt"])[0]) and not writer.is_alive()
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
 
 
 def _copy(folder, tmp_path):
