@@ -60,6 +60,8 @@ class LocalEngine:
                 papers = pd.DataFrame(chunk)
                 texts = embedding_texts(papers)
                 vectors, fresh = encode_with_cache(job.encoder, texts, job.long_text, cache, advance)
+                if cache is not None:
+                    cache.flush()
                 advance(len(chunk) - fresh)  # the cached ones
                 embedded += fresh
                 count += len(chunk)

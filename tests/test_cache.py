@@ -1,0 +1,88 @@
+"""The embedding cache: large memory-mapped shards, merged by size, and damage that is never returned."""
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paperscope import PaperIndex, build_index
+from paperscope.embed import cache as cache_module
+from paperscope.embed.cache import EmbeddingCache, text_key
+from paperscope.index import locations, store
+
+
+def _vectors(count: int, seed: int) -> np.ndarray:
+    vectors = np.random.default_rng(seed).normal(size=(count, 384)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_shards_merge_by_size_and_give_back_exactly_what_was_stored(tmp_path):
+    texts = [f"abstract number {i}" for i in range(4 * cache_module.SHARD_ROWS)]
+    vectors = _vectors(len(texts), 0)
+    cache = EmbeddingCache(tmp_path, "model", "mean")
+    for start in range(0, len(texts), cache_module.SHARD_ROWS):  # four builds' worth of shards
+        cache.add([text_key(t) for t in texts[start : start + cache_module.SHARD_ROWS]], vectors[start:])
+        cache.flush()
+    assert len(list(cache.folder.glob("shard-*"))) == 1  # four shards of one size became one
+    reopened = EmbeddingCache(tmp_path, "model", "mean")
+    assert len(reopened) == len(texts) and len(reopened.shards) == 1
+    rows = np.random.default_rng(1).choice(len(texts), 500, replace=False)
+    found = reopened.get([text_key(texts[i]) for i in rows] + [text_key("never embedded")])
+    assert found[-1] is None
+    assert np.array_equal(np.stack(found[:-1]), vectors[rows])
+
+
+@pytest.fixture
+def fresh_home(tmp_path, data_home, monkeypatch):
+    """A data folder of its own (an empty cache) that shares the session's exported ONNX model."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "onnx").symlink_to(data_home / "onnx", target_is_directory=True)
+    monkeypatch.setenv("PAPERSCOPE_HOME", str(home))
+    return home
+
+
+@pytest.mark.parametrize("damage, embedded_again", [("truncate", 38), ("zero", 38), ("flip", 1)])
+def test_a_damaged_cache_is_detected_and_its_texts_embedded_again(
+    fresh_home, sample_index, tmp_path, caplog, damage, embedded_again
+):
+    build_index(locations.bundled_corpus(), tmp_path / "first")
+    (shard,) = locations.cache_dir().glob("*/shard-*")
+    vectors_file = shard / "vectors.npy"
+    data = bytearray(vectors_file.read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) // 2]
+    elif damage == "zero":
+        data[128:] = bytes(len(data) - 128)  # the header stays readable, every vector is zeros
+    else:
+        data[len(data) // 2] ^= 0x10  # one bit of one vector
+    vectors_file.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING, logger="paperscope"):
+        report = build_index(locations.bundled_corpus(), tmp_path / "second")
+    assert report.embedded == embedded_again
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "cache" in r.getMessage()]
+    assert len(warnings) == 1 and str(shard) in warnings[0] and "embedded again" in warnings[0]
+    rebuilt = PaperIndex.load(tmp_path / "second")
+    assert np.allclose(np.asarray(rebuilt.vectors), np.asarray(sample_index.vectors), atol=1e-5)
+    assert rebuilt.table.column("id").equals(sample_index.table.column("id"))
+
+
+@pytest.mark.slow
+def test_two_builds_sharing_one_cache_at_once_both_succeed(fresh_home, tmp_path):
+    command = [str(Path(sys.executable).parent / "paperscope"), "build"]
+    builds = [
+        subprocess.Popen([*command, "-o", str(tmp_path / name)], env=dict(os.environ), stderr=subprocess.PIPE, text=True)
+        for name in ("a", "b")
+    ]
+    for build in builds:
+        assert build.wait(timeout=300) == 0, build.stderr.read()
+    for name in ("a", "b"):
+        store.verify(tmp_path / name)
+        assert len(PaperIndex.load(tmp_path / name)) == 38
+    (folder,) = locations.cache_dir().iterdir()
+    shards = EmbeddingCache(folder.parent, *folder.name.rsplit("-", 1)).shards
+    assert shards and all(len(shard) == 38 for shard in shards)  # each build wrote every text, intact
