@@ -41,6 +41,7 @@ def fresh_home(tmp_path, data_home, monkeypatch):
     """A data folder of its own (an empty cache) that shares the session's exported ONNX model."""
     home = tmp_path / "home"
     home.mkdir()
+    (data_home / "onnx").mkdir(exist_ok=True)
     (home / "onnx").symlink_to(data_home / "onnx", target_is_directory=True)
     monkeypatch.setenv("PAPERSCOPE_HOME", str(home))
     return home
