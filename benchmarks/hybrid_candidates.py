@@ -47,9 +47,7 @@ def main() -> None:
         "similar (paper)": [
             (index.vectors[row], scipy.sparse.csr_matrix(index.keyword.matrix[row]), [int(row)]) for row in rows
         ],
-        "search (title)": [
-            (index.embed_query(title), index.keyword.transform([title]), []) for title in titles
-        ],
+        "search (title)": [(index.embed_query(title), index.keyword.transform([title]), []) for title in titles],
     }
     reference = {
         kind: [full_blend(index, vector, query, exclude) for vector, query, exclude in items]

@@ -46,6 +46,7 @@ class Encoder:
         batch_size: int = 32,
         onnx_dir: str | Path | None = None,
         quantize: str | None = None,
+        window: int | None = None,
     ):
         self.path = Path(model_path) if model_path else bundled_model_path()
         if not (self.path / "modules.json").is_file() and not (self.path / "config.json").is_file():
@@ -59,6 +60,7 @@ class Encoder:
                 "int8 quantization needs the ONNX backend (onnxruntime and a Transformer + mean pooling model)"
             )
         self.quantize = quantize
+        self.window = window  # word pieces read per window, when fewer than the model reads
 
     @cached_property
     def backend(self) -> str:
@@ -72,8 +74,15 @@ class Encoder:
 
     @property
     def vector_key(self) -> str:
-        """Identifies the vectors this encoder makes: the weights' fingerprint, plus "-int8" when quantized."""
-        return f"{self.fingerprint}-{self.quantize}" if self.quantize else self.fingerprint
+        """Identifies the vectors this encoder makes: the weights' fingerprint, plus "-int8" when
+        quantized and "-w126" when windows are shorter than the model's."""
+        return "-".join(
+            [
+                self.fingerprint,
+                *([self.quantize] if self.quantize else []),
+                *([f"w{self.window}"] if self.window else []),
+            ]
+        )
 
     @cached_property
     def onnx_encoder(self):
@@ -146,8 +155,10 @@ class Encoder:
         if config.is_file():
             import json
 
-            return int(json.loads(config.read_text())["max_seq_length"]) - 2
-        return int(self.model.max_seq_length) - 2
+            model_tokens = int(json.loads(config.read_text())["max_seq_length"]) - 2
+        else:
+            model_tokens = int(self.model.max_seq_length) - 2
+        return min(model_tokens, self.window or model_tokens)
 
     @cached_property
     def dimension(self) -> int:

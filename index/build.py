@@ -28,7 +28,7 @@ from paperscope.index import ann, locations, shards, store, topics
 from paperscope.index.checkpoints import checkpoint
 from paperscope.index.keyword import KeywordIndex
 from paperscope.index.local_engine import LocalEngine
-from paperscope.options import DEFAULT_MODES, ENGINES, LONG_TEXT_STRATEGIES, check_choice
+from paperscope.options import DEFAULT_MODES, ENGINES, LONG_TEXT_STRATEGIES, PRESETS, QUANTIZE_CHOICES, check_choice
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,9 @@ def quantization_fidelity(encoder, texts_of, vectors: np.ndarray, long_text: str
     overlap of each sampled paper's 10 nearest neighbours within the sample. ``texts_of(rows)``
     gives the embedded texts of rows."""
     rows = np.sort(np.random.default_rng(0).choice(len(vectors), min(sample, len(vectors)), replace=False))
-    reference = Encoder(encoder.path, onnx_dir=encoder.onnx_dir).encode(texts_of(rows), long_text=long_text)
+    reference = Encoder(encoder.path, onnx_dir=encoder.onnx_dir, window=encoder.window).encode(
+        texts_of(rows), long_text=long_text
+    )
     quantized = np.asarray(vectors[rows])
     cosines = (reference * quantized).sum(axis=1)
     return {
@@ -92,7 +94,7 @@ def build_index(
     inputs: list[str | Path],
     output: str | Path,
     model_path: str | Path | None = None,
-    long_text: str = "mean",
+    long_text: str | None = None,
     fields: dict[str, str | None] | None = None,
     use_cache: bool = True,
     show_progress: bool | None = None,
@@ -102,20 +104,31 @@ def build_index(
     engine: str = "local",
     address: str | None = None,
     workers: int | None = None,
+    preset: str | None = None,
 ) -> BuildReport:
     """Read ``inputs``, embed them and write the index folder ``output`` atomically.
 
     ``fields`` overrides column names ({"id": …, "title": …, "abstract": …}); ``on_progress(fraction,
     stage)`` follows the whole build; ``show_progress`` draws a bar on stderr (default: when it is a
-    terminal); ``faiss_factory`` overrides the automatic FAISS index choice (see :mod:`paperscope.index.ann`);
-    ``quantize="int8"`` embeds with the int8 ONNX model and records its fidelity to fp32.
+    terminal); ``faiss_factory`` overrides the automatic FAISS index choice (see :mod:`paperscope.index.ann`).
+    ``preset`` is "fast" or "exact" (``paperscope.options.PRESETS``; default: "fast" from
+    ``AUTO_FAST_PAPERS`` papers); instead of a preset, ``long_text`` ("mean" or "truncate") and
+    ``quantize="int8"`` (the int8 ONNX model, its fidelity to fp32 recorded) can be given.
     ``engine="ray"`` reads and embeds on Ray Data (:mod:`paperscope.index.ray_engine`): a local Ray with
     ``workers`` CPUs, or the cluster at ``address``; it does not use the embedding cache.
     Raises :class:`paperscope.UserError` for bad input, in which case an existing index at ``output``
     is left as it was.
     """
     check_choice(engine, ENGINES, "engine")
-    check_choice(long_text, LONG_TEXT_STRATEGIES, "long-text strategy")
+    custom = {name: value for name, value in (("long_text", long_text), ("quantize", quantize)) if value is not None}
+    if preset is not None:
+        check_choice(preset, tuple(PRESETS), "preset")
+        if custom:
+            raise UserError("--preset sets --long-text and --quantize; give one or the others")
+    if long_text is not None:
+        check_choice(long_text, LONG_TEXT_STRATEGIES, "long-text strategy")
+    if quantize is not None:
+        check_choice(quantize, QUANTIZE_CHOICES, "quantization")
     if engine == "local" and (address or workers):
         raise UserError("--address and --workers go with --engine ray")
     if engine == "ray":
@@ -126,14 +139,14 @@ def build_index(
         embedder = LocalEngine(use_cache, sys.stderr.isatty() if show_progress is None else show_progress)
     on_progress = on_progress or (lambda fraction, stage: None)
     output = Path(output)
-    encoder = Encoder(model_path, onnx_dir=locations.onnx_dir(), quantize=quantize)
+    Encoder(model_path)  # a bad model folder fails before anything is read
     with store.build_lock(output):  # lock before reading: a second build fails at once
         work = output / f"{TEMPORARY_PREFIX}shards-{uuid.uuid4().hex[:8]}"  # a killed build's: removed by the next
         work.mkdir()
         try:
-            job = shards.EmbedJob(list(inputs), fields, encoder, long_text)
+            job = shards.EmbedJob(list(inputs), fields, model_path, preset, custom)
             embedded = embedder.embed(job, work, lambda fraction, stage: on_progress(0.05 + 0.75 * fraction, stage))
-            report = _finish(embedded, inputs, output, work, encoder, long_text, faiss_factory, quantize, on_progress)
+            report = _finish(embedded, inputs, output, work, job, faiss_factory, on_progress)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     stages = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
@@ -146,13 +159,12 @@ def _finish(
     inputs,
     output: Path,
     work: Path,
-    encoder: Encoder,
-    long_text: str,
+    job: shards.EmbedJob,
     faiss_factory: str | None,
-    quantize: str | None,
     on_progress,
 ) -> BuildReport:
     """The stages every engine shares: map and clusters, keyword index, FAISS, manifest, write."""
+    encoder, long_text, quantize = job.encoder, job.long_text, job.encoder.quantize
     encoder.release()  # the later stages need the memory, not the model
     seconds = dict(embedded.seconds)
     papers = shards.ShardSet(embedded.shards)
@@ -213,8 +225,10 @@ def _finish(
             "max_tokens": encoder.max_tokens,
             "backend": encoder.backend,
             "quantize": quantize,
+            "window": encoder.window,
             **({"int8_fidelity": fidelity} if fidelity else {}),
         },
+        "preset": job.choice,
         "text_recipe": TEXT_RECIPE,
         "long_text": {"strategy": long_text, "long_texts": long_count, "max_tokens": encoder.max_tokens},
         "corpus": {

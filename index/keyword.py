@@ -28,7 +28,9 @@ from paperscope.index.terms import english_stop_words, phrases, words
 
 SETTINGS = {"terms": "paperscope.index.terms", "phrase_sizes": [1, 2], "sublinear_tf": True}
 ARRAYS = ("data", "indices", "indptr")
-CANDIDATE_TERMS = 12  # a query's heaviest terms whose papers become keyword candidates (benchmarks/hybrid_candidates.py)
+CANDIDATE_TERMS = (
+    12  # a query's heaviest terms whose papers become keyword candidates (benchmarks/hybrid_candidates.py)
+)
 
 
 def analyzer(stop_words: frozenset[str]):

@@ -39,7 +39,6 @@ class LocalEngine:
         begin = time.perf_counter()
         admission = Admission()
         total = sum(Path(path).stat().st_size for path in job.inputs if Path(path).is_file()) or 1
-        cache = EmbeddingCache(locations.cache_dir(), job.encoder.vector_key, job.long_text) if self.use_cache else None
         parts, embedded, count = [], 0, 0
         bar = tqdm(total=total, unit="B", unit_scale=True, desc="reading and embedding", disable=not self.show_progress)
         with bar:
@@ -50,7 +49,12 @@ class LocalEngine:
                 pending += share
 
             rows = admitted_papers(job.inputs, job.fields, admission, on_bytes=read)
-            while chunk := list(islice(rows, shards.SHARD_ROWS)):
+            chunk = list(islice(rows, shards.SHARD_ROWS))  # at least AUTO_FAST_PAPERS, or all papers
+            job.settle(len(chunk))
+            cache = (
+                EmbeddingCache(locations.cache_dir(), job.encoder.vector_key, job.long_text) if self.use_cache else None
+            )
+            while chunk:
                 per_text, pending = pending / len(chunk), 0.0
 
                 def advance(texts: int, per_text=per_text) -> None:
@@ -68,6 +72,7 @@ class LocalEngine:
                 tokens = job.encoder.count_tokens(texts)
                 path = work / f"part-{len(parts):05d}.parquet"
                 parts.append(shards.write_shard(path, papers.assign(tokens=tokens), vectors))
+                chunk = list(islice(rows, shards.SHARD_ROWS))
         admission.check_found(job.inputs)
         logger.info("read %d papers from %d file(s)", count, len(job.inputs))
         for line in admission.report.lines():

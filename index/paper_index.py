@@ -119,7 +119,9 @@ class PaperIndex:
             path = bundled_model_path()  # the index was built on another machine or in another venv
         if not Path(path).is_dir():
             raise UserError(f"the model this index was built with is not at {path}; pass its folder with --model")
-        encoder = Encoder(path, onnx_dir=locations.onnx_dir(), quantize=built_with.get("quantize"))
+        encoder = Encoder(
+            path, onnx_dir=locations.onnx_dir(), quantize=built_with.get("quantize"), window=built_with.get("window")
+        )
         if encoder.fingerprint != built_with["fingerprint"]:
             raise UserError(
                 f"the model at {path} (fingerprint {encoder.fingerprint}) is not the one this index was "
@@ -150,7 +152,9 @@ class PaperIndex:
         by_title = pc.filter(self.table.column("id"), in_title).slice(0, 3).to_pylist() if paper_id else []
         suggestions = list(dict.fromkeys(close + by_title))
         if not suggestions:
-            return UserError(f"no paper with id '{paper_id}' in {self.folder}; `paperscope search TEXT` finds papers by text")
+            return UserError(
+                f"no paper with id '{paper_id}' in {self.folder}; `paperscope search TEXT` finds papers by text"
+            )
         named = self._take(self.rows(suggestions), ["id", "title"])
         listed = ", ".join(f"{pid} ({title[:50]})" for pid, title in zip(named["id"], named["title"], strict=True))
         return UserError(f"no paper with id '{paper_id}' in {self.folder}; did you mean {listed}?")

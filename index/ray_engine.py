@@ -76,11 +76,11 @@ def _position(frame: pd.DataFrame) -> np.ndarray:
 class _Embedder:
     """A Ray actor: loads the model once, then embeds batches of admitted records."""
 
-    def __init__(self, model_path: str, quantize: str | None, long_text: str, rejected: np.ndarray):
+    def __init__(self, model_path: str, quantize: str | None, window: int | None, long_text: str, rejected: np.ndarray):
         from paperscope.embed.model import Encoder
         from paperscope.index import locations
 
-        self.encoder = Encoder(model_path, onnx_dir=locations.onnx_dir(), quantize=quantize)
+        self.encoder = Encoder(model_path, onnx_dir=locations.onnx_dir(), quantize=quantize, window=window)
         self.long_text = long_text
         self.rejected = rejected
 
@@ -137,7 +137,7 @@ class RayEngine:
 
 
 def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, workers: int | None, on_progress):
-    inputs, fields, encoder, long_text = job.inputs, job.fields, job.encoder, job.long_text
+    inputs, fields = job.inputs, job.fields
     os.environ.setdefault("RAY_DATA_LOG_LEVEL", "ERROR")  # else several INFO lines per dataset on the console
     try:
         import ray
@@ -183,11 +183,19 @@ def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, worke
         for line in admission.report.lines():
             logger.warning("warning: %s", line)
         seconds["read"] = round(time.perf_counter() - begin, 3)
+        job.settle(count)
+        encoder, long_text = job.encoder, job.long_text
         checkpoint("embed")
         begin = time.perf_counter()
         embedded = records.map_batches(
             _Embedder,
-            fn_constructor_args=(str(encoder.path), encoder.quantize, long_text, _position(keys)[~admitted]),
+            fn_constructor_args=(
+                str(encoder.path),
+                encoder.quantize,
+                encoder.window,
+                long_text,
+                _position(keys)[~admitted],
+            ),
             compute=ray.data.ActorPoolStrategy(size=actors),
             num_cpus=1,
             batch_size=EMBED_BATCH,

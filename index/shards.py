@@ -9,6 +9,7 @@ shards back column by column, so no stage needs every abstract in memory at once
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -19,10 +20,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from paperscope.embed.corpus import OPTIONAL_FIELDS, ReadReport, abstract_key, embedding_texts, filled_fields
+from paperscope.options import AUTO_FAST_PAPERS, PRESETS
+
+logger = logging.getLogger(__name__)
 
 STRING_COLUMNS = ["id", "title", "abstract", *[f for f in OPTIONAL_FIELDS if f != "year"], "source"]
 PAPER_COLUMNS = ["id", "title", "title_derived", "abstract", *OPTIONAL_FIELDS, "source", "tokens"]
-SHARD_ROWS = 20_000
+SHARD_ROWS = max(20_000, AUTO_FAST_PAPERS)  # papers per shard; the local engine reads one before it settles the preset
 
 
 def _schema(dimension: int) -> pa.Schema:
@@ -87,12 +91,42 @@ def paper_tables(shards: list[Path], keep: list[str], extra: pd.DataFrame):
 
 @dataclass
 class EmbedJob:
-    """What an engine is asked to do: read ``inputs`` and embed their papers with ``encoder``."""
+    """What an engine is asked to do: read ``inputs`` and embed their papers as ``settle`` decides."""
 
     inputs: list
     fields: dict | None  # column names overriding the readers' guesses
-    encoder: object  # paperscope.embed.model.Encoder
-    long_text: str
+    model_path: object
+    preset: str | None  # "fast", "exact", or None: chosen by corpus size (AUTO_FAST_PAPERS)
+    custom: dict = field(default_factory=dict)  # quantize / long_text given instead of a preset
+    encoder: object = None  # paperscope.embed.model.Encoder, once settled
+    long_text: str = "mean"
+    choice: dict = field(default_factory=dict)  # the manifest's "preset" section
+
+    def settle(self, papers: int) -> None:
+        """Fix the embedding settings once the engine knows the corpus has at least ``papers``
+        papers (all of them, or at least AUTO_FAST_PAPERS)."""
+        from paperscope.embed.model import Encoder
+        from paperscope.index import locations
+
+        if self.custom:
+            name, how = "custom", "given as --long-text / --quantize"
+            settings = {**PRESETS["exact"], **self.custom}
+        else:
+            name = self.preset or ("fast" if papers >= AUTO_FAST_PAPERS else "exact")
+            how = "asked for" if self.preset else f"chosen by size: fast from {AUTO_FAST_PAPERS:,} papers"
+            settings = PRESETS[name]
+        if not self.preset and not self.custom and name == "fast":
+            logger.info(
+                "%s papers or more: embedding with the fast preset (int8, first %d word pieces); "
+                "--preset exact embeds whole texts at about a fifth of the speed",
+                f"{AUTO_FAST_PAPERS:,}",
+                settings["window"],
+            )
+        self.encoder = Encoder(
+            self.model_path, onnx_dir=locations.onnx_dir(), quantize=settings["quantize"], window=settings["window"]
+        )
+        self.long_text = settings["long_text"]
+        self.choice = {"name": name, "how": how, **settings}
 
 
 @dataclass

@@ -10,6 +10,14 @@ from paperscope.errors import UserError
 
 LONG_TEXT_STRATEGIES = ("mean", "truncate")  # texts over the model's window: windows averaged, or the first
 QUANTIZE_CHOICES = ("int8",)
+# Build presets: how texts are embedded (benchmarks/presets.py measures speed and IJCAI P@10 of both).
+# "fast": int8 model on the first 126 word pieces (title and first sentences); "exact": fp32, windows
+# over the whole text averaged. A build of AUTO_FAST_PAPERS papers or more takes "fast" unless told.
+PRESETS = {
+    "exact": {"quantize": None, "long_text": "mean", "window": None},
+    "fast": {"quantize": "int8", "long_text": "truncate", "window": 126},
+}
+AUTO_FAST_PAPERS = 20_000
 ENGINES = ("local", "ray")
 MODES = ("dense", "keyword", "hybrid")
 LEVELS = ("coarse", "fine")  # topic levels: coarse topics merge fine clusters

@@ -76,7 +76,9 @@ def test_a_damaged_cache_is_detected_and_its_texts_embedded_again(
 def test_two_builds_sharing_one_cache_at_once_both_succeed(fresh_home, tmp_path):
     command = [str(Path(sys.executable).parent / "paperscope"), "build"]
     builds = [
-        subprocess.Popen([*command, "-o", str(tmp_path / name)], env=dict(os.environ), stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [*command, "-o", str(tmp_path / name)], env=dict(os.environ), stderr=subprocess.PIPE, text=True
+        )
         for name in ("a", "b")
     ]
     for build in builds:

@@ -202,7 +202,10 @@ def _memory_mapped(array) -> bool:
     return False
 
 
-def test_a_loaded_index_reads_its_arrays_memory_mapped(sample_index):
+def test_a_loaded_index_reads_its_arrays_memory_mapped(sample_index_dir):
+    sample_index = PaperIndex.load(sample_index_dir)
+    sample_index.similar(sample_index.table.column("id")[0].as_py())
+    sample_index.search("diffusion transformers")
     assert _memory_mapped(sample_index.vectors)
     assert all(_memory_mapped(getattr(sample_index.keyword.matrix, name)) for name in ("data", "indices", "indptr"))
     assert _memory_mapped(sample_index.keyword.by_term.indices)

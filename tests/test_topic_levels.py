@@ -57,7 +57,7 @@ def test_sample_topic_names_follow_the_rules(sample_index):
 @pytest.mark.slow
 @pytest.mark.skipif(not IJCAI.is_file(), reason="needs ../shared/evaldata (the labelled IJCAI corpus)")
 def test_ijcai_topic_names_follow_the_rules(tmp_path):
-    build_index([IJCAI], tmp_path / "ijcai", long_text="truncate", quantize="int8")  # the fast preset
+    build_index([IJCAI], tmp_path / "ijcai", preset="fast")
     index = PaperIndex.load(tmp_path / "ijcai")
     check_names(index)
     assert 5 <= len(index.coarse_clusters) <= 12
