@@ -357,6 +357,11 @@ class Admission:
             return True
         return False
 
+    def know(self, source: str, paper_id: str, text_key: str) -> None:
+        """Record a paper kept before (an index's), so that later records repeating it are reported."""
+        self._id_sources.setdefault(paper_id, source)
+        self._text_sources.setdefault(text_key, source)
+
     def check_found(self, paths) -> None:
         """Raise the user error for a corpus in which nothing was admitted."""
         if not self._id_sources:

@@ -166,35 +166,44 @@ def place_on_map(similarities: np.ndarray, neighbours: np.ndarray, coords: np.nd
     return (weights[..., None] * coords[neighbours]).sum(axis=-2) / weights.sum(axis=-1, keepdims=True)
 
 
-def _place_rest(
-    vectors, rest: np.ndarray, sample_vectors: np.ndarray, coords: np.ndarray, labels: np.ndarray, chunk: int = 20_000
+def place_by_neighbours(
+    similarities: np.ndarray, neighbours: np.ndarray, coords: np.ndarray, labels: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positions, cluster labels (similarity-weighted vote of the nearest laid-out papers) and map
-    trust (against the laid-out papers) of the papers outside the layout sample."""
+    """Positions, cluster labels and map trust of papers outside a layout, from their nearest
+    laid-out papers (``similarities`` and ``neighbours``: rows of ``coords`` and ``labels``, best
+    first, ``TRUST_K`` of them): the similarity^4-weighted mean position of the ``PLACE_K``
+    nearest, the label with the most similarity^4 among them, and the share of the nearest that
+    are also nearest on the map."""
     import faiss
 
     on_map = faiss.IndexFlatL2(2)
-    on_map.add(np.ascontiguousarray(coords))
+    on_map.add(np.ascontiguousarray(coords, dtype=np.float32))
+    nearest = neighbours[:, :PLACE_K]
+    where = place_on_map(similarities[:, :PLACE_K], nearest, coords).astype(np.float32)
+    weights = np.maximum(similarities[:, :PLACE_K], 1e-6) ** 4
+    classes = np.unique(labels[nearest])
+    votes = np.stack([(weights * (labels[nearest] == c)).sum(axis=1) for c in classes], axis=1)
+    _, near_on_map = on_map.search(where, neighbours.shape[1])
+    return where, classes[votes.argmax(axis=1)], _shared(neighbours, near_on_map)
+
+
+def _place_rest(
+    vectors, rest: np.ndarray, sample_vectors: np.ndarray, coords: np.ndarray, labels: np.ndarray, chunk: int = 20_000
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`place_by_neighbours` for the papers outside the layout sample, a chunk at a time."""
+    import faiss
+
     k = min(TRUST_K, len(sample_vectors))
-    classes = np.unique(labels)
-    placed, voted, trust = (
-        np.empty((len(rest), 2), np.float32),
-        np.empty(len(rest), np.int64),
-        np.empty(len(rest), np.float32),
-    )
+    parts = []
     for start in range(0, len(rest), chunk):
-        rows = rest[start : start + chunk]
         similarities, neighbours = faiss.knn(
-            np.ascontiguousarray(vectors[rows], dtype=np.float32), sample_vectors, k, metric=faiss.METRIC_INNER_PRODUCT
+            np.ascontiguousarray(vectors[rest[start : start + chunk]], dtype=np.float32),
+            sample_vectors,
+            k,
+            metric=faiss.METRIC_INNER_PRODUCT,
         )
-        where = place_on_map(similarities[:, :PLACE_K], neighbours[:, :PLACE_K], coords).astype(np.float32)
-        weights = np.maximum(similarities[:, :PLACE_K], 1e-6) ** 4
-        votes = np.stack([(weights * (labels[neighbours[:, :PLACE_K]] == c)).sum(axis=1) for c in classes], axis=1)
-        _, near_on_map = on_map.search(where, k)
-        part = slice(start, start + len(rows))
-        placed[part], voted[part] = where, classes[votes.argmax(axis=1)]
-        trust[part] = _shared(neighbours, near_on_map)
-    return placed, voted, trust
+        parts.append(place_by_neighbours(similarities, neighbours, coords, labels))
+    return tuple(np.concatenate(part) for part in zip(*parts, strict=True))
 
 
 def _single_child_names(coarse_of: dict[int, int], names: dict) -> set[str]:
@@ -236,7 +245,8 @@ def topic_map(
     and join the cluster most of those belong to.
 
     Topics come in two levels: fine clusters, and coarse topics that merge them (``coarse_topics``).
-    Returns (per-paper columns x, y, cluster, cluster_name, coarse_cluster, coarse_name, map_trust;
+    Returns (per-paper columns x, y, cluster, cluster_name, coarse_cluster, coarse_name, map_trust,
+    placed;
     one row per topic of either level with level ("fine" or "coarse"), cluster, name, terms, size,
     central_ids (3 most central sampled papers), x, y (label position: the member nearest the
     topic's median), map_trust, parent (a fine cluster's coarse topic; -1 for coarse rows); the
@@ -261,6 +271,7 @@ def topic_map(
             **layout_info,
             "fitted_on": len(sample),
             "placed": len(rest),
+            "placed_share": len(rest) / count,
             "placement": f"similarity^4-weighted mean of the {PLACE_K} nearest laid-out papers",
         }
     coarse_of = coarse_topics(sample_vectors, sample_labels)
@@ -290,6 +301,7 @@ def topic_map(
             "coarse_cluster": coarse,
             "coarse_name": [names["coarse"].get(label, UNCLUSTERED_NAME) for label in coarse],
             "map_trust": trust,
+            "placed": np.isin(np.arange(count), rest),  # placed by neighbours, not laid out
         }
     )
     trust_info = {"k": min(TRUST_K, len(sample) - 1), "mean": float(trust.mean())}

@@ -94,6 +94,14 @@ def cmd_build(args) -> None:
     )
 
 
+def cmd_add(args) -> None:
+    """Add the papers of corpus files to an existing index (new generation, written atomically)."""
+    from paperscope.index.add import add_papers
+
+    fields = {"id": args.id_field, "title": args.title_field, "abstract": args.text_field}
+    add_papers(args.inputs, _index_folder(args), fields=fields, use_cache=not args.no_cache)
+
+
 def cmd_similar(args) -> None:
     """Print the papers most similar to one or several paper ids (and least like --not ids)."""
     _print_results(_load(args).similar(args.paper_ids, k=args.k, mode=args.mode, negative=args.negative), args.json)
@@ -379,6 +387,15 @@ def make_parser() -> argparse.ArgumentParser:
         help="with --engine ray: embedding actors, one CPU each (default: the cluster's CPUs)",
     )
     build.set_defaults(run=cmd_build)
+
+    add = commands.add_parser("add", help="add the papers of corpus files to an existing index")
+    add.add_argument("inputs", nargs="+", metavar="FILE", help="corpus files with the new papers")
+    with_index(add)
+    add.add_argument("--id-field", metavar="NAME", help="column holding paper ids")
+    add.add_argument("--title-field", metavar="NAME", help="column holding titles")
+    add.add_argument("--text-field", metavar="NAME", help="column holding abstracts")
+    add.add_argument("--no-cache", action="store_true", help="embed the new papers again, ignoring the embedding cache")
+    add.set_defaults(run=cmd_add)
 
     similar = commands.add_parser("similar", help="papers most similar to one or several papers")
     similar.add_argument("paper_ids", metavar="PAPER_ID", nargs="+", help="one id, or several: more like these")

@@ -1,0 +1,102 @@
+"""`paperscope add`: new papers join an index without a rebuild, and a killed add changes nothing."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paperscope import PaperIndex, build_index
+from paperscope.index import locations, store
+from paperscope.index.add import add_papers
+from paperscope.index.checkpoints import HALT_VARIABLE
+
+NEW_PAPERS = [
+    (
+        "Protein backbone design with flow matching",
+        "We design protein backbones with a flow matching model over rigid frames. The model generates "
+        "designable folds faster than diffusion baselines and recovers native-like secondary structure.",
+    ),
+    (
+        "Federated learning under client drift",
+        "Clients in federated learning hold data from different distributions. We correct the drift of "
+        "local updates with a control variate and prove convergence under partial participation.",
+    ),
+    (
+        "Sparse autoencoders find interpretable features in language models",
+        "We train sparse autoencoders on the residual stream of a transformer language model and show "
+        "that the learned features are monosemantic, causally relevant and shared across model sizes.",
+    ),
+    (
+        "Robot grasping from a single demonstration",
+        "A robot arm learns to grasp unseen household objects from one human demonstration by matching "
+        "dense visual correspondences and refining the grasp with tactile feedback.",
+    ),
+    (
+        "Weather forecasting with graph neural networks",
+        "A graph neural network on an icosahedral mesh forecasts global weather ten days ahead, matching "
+        "numerical weather prediction on most variables at a fraction of the compute.",
+    ),
+]
+
+
+@pytest.fixture
+def new_papers(tmp_path) -> Path:
+    path = tmp_path / "new.csv"
+    lines = ["id,title,abstract"] + [f'new{i},"{title}","{text}"' for i, (title, text) in enumerate(NEW_PAPERS)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_added_papers_are_found_and_match_a_full_rebuild(sample_index_dir, new_papers, tmp_path):
+    folder = tmp_path / "index"
+    shutil.copytree(sample_index_dir, folder)
+    report = add_papers([new_papers], folder)
+    assert (report.added, report.skipped, report.count) == (5, 0, 43)
+    store.verify(folder)
+    added = PaperIndex.load(folder)
+    assert len(added) == 43
+    for i, (title, text) in enumerate(NEW_PAPERS):
+        assert added.search(text, k=1)["id"][0] == f"new{i}"  # found by its own text
+        paper = added.paper(f"new{i}")
+        assert paper["title"] == title and paper["placed"]
+        assert paper["cluster_name"] and paper["coarse_name"]
+    xy = added.coordinates
+    inside = (xy[-5:] >= xy[:-5].min(axis=0) - 1e-6) & (xy[-5:] <= xy[:-5].max(axis=0) + 1e-6)
+    assert inside.all()  # placed among their neighbours, within the map
+
+    build_index([*locations.bundled_corpus(), new_papers], tmp_path / "rebuilt")
+    rebuilt = PaperIndex.load(tmp_path / "rebuilt")
+    for paper_id in rebuilt.papers["id"]:
+        assert (
+            added.similar(paper_id, k=10, mode="dense")["id"].tolist()
+            == rebuilt.similar(paper_id, k=10, mode="dense")["id"].tolist()
+        )
+
+    again = add_papers([new_papers], folder)  # the same papers again: reported and skipped
+    assert (again.added, again.skipped, again.count) == (0, 5, 43)
+
+
+def test_a_killed_add_leaves_the_index_answering(sample_index_dir, new_papers, tmp_path):
+    folder = tmp_path / "index"
+    shutil.copytree(sample_index_dir, folder)
+    before = store.current_generation_name(folder)
+    command = [str(Path(sys.executable).parent / "paperscope"), "add", str(new_papers), "--index", str(folder)]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**os.environ, HALT_VARIABLE: "commit"})
+    said = []
+    for line in process.stderr:  # until the hook says the new generation is written but not current
+        said.append(line)
+        if line.strip() == "paperscope: halted at commit":
+            break
+    else:
+        pytest.fail("add never reached the commit:\n" + "".join(said))
+    process.kill()
+    process.wait()
+    assert store.current_generation_name(folder) == before
+    index = PaperIndex.load(folder)
+    assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3)) == 3
+    assert add_papers([new_papers], folder).count == 43  # the next add takes the lock and clears the leftovers
+    leftovers = sorted(path.name for path in folder.iterdir() if path.name != store.LOCK_FILE)
+    assert leftovers == [store.POINTER_FILE, store.current_generation_name(folder)]
