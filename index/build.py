@@ -28,7 +28,16 @@ from paperscope.index import ann, locations, shards, store, topics
 from paperscope.index.checkpoints import checkpoint
 from paperscope.index.keyword import KeywordIndex
 from paperscope.index.local_engine import LocalEngine
-from paperscope.options import DEFAULT_MODES, ENGINES, LONG_TEXT_STRATEGIES, PRESETS, QUANTIZE_CHOICES, check_choice
+from paperscope.index.smoothing import smooth
+from paperscope.options import (
+    DEFAULT_MODES,
+    ENGINES,
+    LONG_TEXT_STRATEGIES,
+    PRESETS,
+    QUANTIZE_CHOICES,
+    SMOOTHING,
+    check_choice,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +114,7 @@ def build_index(
     address: str | None = None,
     workers: int | None = None,
     preset: str | None = None,
+    smoothing: dict | None = SMOOTHING,
 ) -> BuildReport:
     """Read ``inputs``, embed them and write the index folder ``output`` atomically.
 
@@ -114,6 +124,8 @@ def build_index(
     ``preset`` is "fast" or "exact" (``paperscope.options.PRESETS``; default: "fast" from
     ``AUTO_FAST_PAPERS`` papers); instead of a preset, ``long_text`` ("mean" or "truncate") and
     ``quantize="int8"`` (the int8 ONNX model, its fidelity to fp32 recorded) can be given.
+    ``smoothing`` ({"k": …, "weight": …}, or None for none) adds neighbour-smoothed vectors for
+    hybrid ranking (:mod:`paperscope.index.smoothing`).
     ``engine="ray"`` reads and embeds on Ray Data (:mod:`paperscope.index.ray_engine`): a local Ray with
     ``workers`` CPUs, or the cluster at ``address``; it does not use the embedding cache.
     Raises :class:`paperscope.UserError` for bad input, in which case an existing index at ``output``
@@ -146,7 +158,7 @@ def build_index(
         try:
             job = shards.EmbedJob(list(inputs), fields, model_path, preset, custom)
             embedded = embedder.embed(job, work, lambda fraction, stage: on_progress(0.05 + 0.75 * fraction, stage))
-            report = _finish(embedded, inputs, output, work, job, faiss_factory, on_progress)
+            report = _finish(embedded, inputs, output, work, job, faiss_factory, smoothing, on_progress)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     stages = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
@@ -161,6 +173,7 @@ def _finish(
     work: Path,
     job: shards.EmbedJob,
     faiss_factory: str | None,
+    smoothing: dict | None,
     on_progress,
 ) -> BuildReport:
     """The stages every engine shares: map and clusters, keyword index, FAISS, manifest, write."""
@@ -213,6 +226,10 @@ def _finish(
         ann_quality = ann.tune(faiss_index, vectors)
     if factory != "Flat":
         logger.info("FAISS %s: recall@10 %.3f against exact search", factory, ann_quality["recall_at_10"])
+    if smoothing:
+        with _stage(seconds, "smoothing"):
+            out = np.lib.format.open_memmap(work / "smoothed.npy", "w+", np.float32, vectors.shape)
+            smooth(vectors, vectors, faiss_index, smoothing["k"], smoothing["weight"], np.arange(len(vectors)), out)
     manifest = {
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "count": papers.count,
@@ -243,6 +260,7 @@ def _finish(
             **ann_quality,
             "metric": "cosine (inner product of normalised vectors)",
             "keyword": {"kind": "tf-idf", "terms": len(keyword.terms)},
+            "smoothing": smoothing,
             **DEFAULT_MODES,
         },
         "map": map_manifest,
@@ -255,7 +273,13 @@ def _finish(
         store.write_generation(
             output,
             store.Generation(
-                manifest, vectors, faiss_index, shards.paper_tables(embedded.shards, kept, per_paper), clusters, keyword
+                manifest,
+                vectors,
+                faiss_index,
+                shards.paper_tables(embedded.shards, kept, per_paper),
+                clusters,
+                keyword,
+                out if smoothing else None,
             ),
         )
     on_progress(1.0, "done")

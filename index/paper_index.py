@@ -17,7 +17,7 @@ from paperscope.embed.text import normalise_text
 from paperscope.errors import UserError
 from paperscope.index import locations, store
 from paperscope.index.topics import place_on_map
-from paperscope.options import MODES, check_choice
+from paperscope.options import FEEDBACK, MODES, check_choice
 
 MAX_QUERY_CHARS = 20_000
 QUERY_MEMORY = 64
@@ -27,6 +27,14 @@ ROCCHIO_NEGATIVE = 0.5
 # exact acronym matches): benchmarks/hybrid_candidates.py measures its agreement with a full blend.
 CANDIDATES = 200
 ACRONYM = re.compile(r"(?<![\w-])(?=[A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*[A-Z0-9])[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9](?![\w-])")
+
+
+def _rocchio(vectors: np.ndarray, positive: list[int], negative: list[int]) -> np.ndarray:
+    """The mean of the ``positive`` rows minus ``ROCCHIO_NEGATIVE`` x the mean of the ``negative`` ones, normalised."""
+    vector = vectors[positive].mean(axis=0)
+    if negative:
+        vector = vector - ROCCHIO_NEGATIVE * vectors[negative].mean(axis=0)
+    return vector / max(np.linalg.norm(vector), 1e-12)
 
 
 def check_k(k) -> int:
@@ -69,6 +77,7 @@ class PaperIndex:
         self.clusters = topics[topics["level"] == "fine"].reset_index(drop=True)  # fine topics
         self.coarse_clusters = topics[topics["level"] == "coarse"].reset_index(drop=True)  # merged ones
         self.keyword = generation.keyword
+        self.smoothed = generation.smoothed  # neighbour-smoothed vectors for hybrid ranking, or None
         self._model_path = model_path
         self._query_vectors: dict[str, np.ndarray] = {}
         self._sentences: dict[str, np.ndarray] = {}  # sentence → vector, for explanations
@@ -200,11 +209,15 @@ class PaperIndex:
         exclude_rows=(),
         hybrid_weight: float | None = None,
         first_rows=(),
+        raw_vector: np.ndarray | None = None,
     ) -> pd.DataFrame:
         """Rank papers by ``mode``: "dense" (cosine of ``vector``), "keyword" (TF-IDF cosine of
         the 1-row sparse ``keyword_query``) or "hybrid" (``hybrid_weight`` x dense + the rest x
-        keyword, blended over the union of the dense and keyword top ``CANDIDATES``, as txtai does).
-        ``first_rows`` (exact acronym matches) go before all others, in score order."""
+        keyword, blended over the union of the dense and keyword top ``CANDIDATES``, as txtai does;
+        dense here is the cosine with the smoothed vectors when the index has them).
+        ``raw_vector``: the query in the raw vectors' space when ``vector`` is smoothed (it finds
+        the dense candidates and gives the ``cosine`` column). ``first_rows`` (exact acronym
+        matches) go before all others, in score order."""
         k = check_k(k)
         check_choice(mode, MODES, "mode")
         if mode == "dense":
@@ -213,13 +226,15 @@ class PaperIndex:
         exclude, first = (np.asarray(list(rows), dtype=np.int64) for rows in (exclude_rows, first_rows))
         if mode == "hybrid":
             wanted = min(CANDIDATES + len(exclude), len(self))
-            vector = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
-            dense = self.faiss_index.search(vector, wanted)[1][0]
+            raw = np.ascontiguousarray(np.asarray(vector if raw_vector is None else raw_vector, np.float32)[None])
+            dense = self.faiss_index.search(raw, wanted)[1][0]
             keyword = self.keyword.candidates(keyword_query, wanted)
             candidates = np.union1d(np.union1d(dense[dense >= 0], keyword), first)
             keyword_scores = self.keyword.row_scores(candidates, keyword_query)
-            cosine = np.asarray(self.vectors[candidates] @ vector[0], dtype=np.float32)
+            cosine = np.asarray(self.vectors[candidates] @ raw[0], dtype=np.float32)
             columns = {"cosine": cosine, "keyword_score": keyword_scores}
+            if self.smoothed is not None:  # documents described a little by their neighbours
+                cosine = np.asarray(self.smoothed[candidates] @ np.asarray(vector, np.float32), dtype=np.float32)
             scores = weight * cosine + (1 - weight) * keyword_scores
         else:
             candidates = np.arange(len(self))
@@ -268,24 +283,43 @@ class PaperIndex:
         negative = self.rows(list(negative)).tolist()
         if not positive:
             raise UserError("give at least one paper id")
-        vector = self.vectors[positive].mean(axis=0)
         keyword_query = self.keyword.matrix[positive].mean(axis=0)
         if negative:
-            vector = vector - ROCCHIO_NEGATIVE * self.vectors[negative].mean(axis=0)
             keyword_query = keyword_query - ROCCHIO_NEGATIVE * self.keyword.matrix[negative].mean(axis=0)
-        vector = vector / max(np.linalg.norm(vector), 1e-12)
-        return self.rank(vector, scipy.sparse.csr_matrix(keyword_query), k, mode, positive + negative, hybrid_weight)
+        raw = _rocchio(self.vectors, positive, negative)
+        # hybrid with smoothed vectors: the papers' smoothed vectors are the query too
+        vector = _rocchio(self.smoothed, positive, negative) if self.smoothed is not None and mode == "hybrid" else raw
+        keyword_query = scipy.sparse.csr_matrix(keyword_query)
+        return self.rank(vector, keyword_query, k, mode, positive + negative, hybrid_weight, raw_vector=raw)
 
     def search(
-        self, text: str, k: int = 10, mode: str | None = None, hybrid_weight: float | None = None
+        self,
+        text: str,
+        k: int = 10,
+        mode: str | None = None,
+        hybrid_weight: float | None = None,
+        feedback: bool | None = None,
     ) -> pd.DataFrame:
-        """The ``k`` papers most similar to free ``text`` (``mode`` as in :meth:`similar`)."""
+        """The ``k`` papers most similar to free ``text`` (``mode`` as in :meth:`similar`; the
+        hybrid weight of text queries is the index's ``search_weight``, tuned on text queries).
+        ``feedback``: for a short query (``FEEDBACK["max_words"]`` words or fewer), pseudo-relevance
+        feedback: the query vector plus ``FEEDBACK["weight"]`` x the mean of its first
+        ``FEEDBACK["results"]`` results, ranked again (default: ``FEEDBACK["on"]``)."""
         check_k(k)
-        mode = mode or self.manifest["search"]["search_mode"]
+        search = self.manifest["search"]
+        mode = mode or search["search_mode"]
+        hybrid_weight = search.get("search_weight", search["hybrid_weight"]) if hybrid_weight is None else hybrid_weight
         text = clean_query(text)
         vector = self.embed_query(text) if mode != "keyword" else None
         first = self.acronym_matches(text) if mode != "dense" else ()
-        return self.rank(vector, self.keyword.transform([text]), k, mode, (), hybrid_weight, first_rows=first)
+        keyword_query = self.keyword.transform([text])
+        feedback = FEEDBACK["on"] if feedback is None else feedback
+        if feedback and mode != "keyword" and len(text.split()) <= FEEDBACK["max_words"]:
+            top = self.rank(vector, keyword_query, FEEDBACK["results"], mode, (), hybrid_weight, first_rows=first)
+            documents = self.smoothed if self.smoothed is not None else self.vectors
+            vector = vector + FEEDBACK["weight"] * documents[self.rows(top["id"].tolist())].mean(axis=0)
+            vector = vector / max(np.linalg.norm(vector), 1e-12)
+        return self.rank(vector, keyword_query, k, mode, (), hybrid_weight, first_rows=first)
 
     def acronym_matches(self, text: str) -> np.ndarray:
         """Rows of the papers that use every acronym of the query ("GRPO", "DiT", "T2I"; plural "s" allowed).

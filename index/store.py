@@ -12,6 +12,7 @@ Layout of an index folder ``DIR``::
         clusters.parquet          topic clusters and their names
         keyword.{csr,csc}.*.npy   sparse TF-IDF paper x term matrix, by paper and by term (memory-mapped)
         keyword_terms.json        its terms and their IDF
+        smoothed.npy              neighbour-smoothed vectors, same rows (only when the build smoothed; memory-mapped)
     DIR/.build.lock               held by the build writing into DIR
 
 Loading checks the format, every file's size and the arrays' shapes, and reads almost nothing:
@@ -53,7 +54,7 @@ VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
     "clusters.parquet",
     "manifest.json",
 )
-KEYWORD_PREFIX, KEYWORD_TERMS_FILE = "keyword", "keyword_terms.json"
+KEYWORD_PREFIX, KEYWORD_TERMS_FILE, SMOOTHED_FILE = "keyword", "keyword_terms.json", "smoothed.npy"
 POINTER_FILE, LOCK_FILE = "CURRENT", ".build.lock"
 
 
@@ -94,6 +95,7 @@ class Generation:
     papers: object  # read: a memory-mapped pyarrow Table; written: a DataFrame, a Table or an iterable of Tables
     clusters: pd.DataFrame
     keyword: KeywordIndex
+    smoothed: np.ndarray | None = None  # neighbour-smoothed vectors (paperscope.index.smoothing), if built
 
 
 def _read_table(path: Path) -> pd.DataFrame:
@@ -142,6 +144,10 @@ def write_generation(folder: Path, generation: Generation) -> Path:
         _write_papers(temporary / PAPERS_FILE, generation.papers)
         generation.clusters.to_parquet(temporary / CLUSTERS_FILE, index=False)
         generation.keyword.save(temporary, KEYWORD_PREFIX, KEYWORD_TERMS_FILE)
+        if generation.smoothed is not None:
+            np.save(
+                temporary / SMOOTHED_FILE, np.ascontiguousarray(generation.smoothed, np.float32), allow_pickle=False
+            )
         written = sorted(p.name for p in temporary.iterdir())
         manifest = {
             "format": FORMAT_NAME,
@@ -253,6 +259,9 @@ def read_generation(folder: str | Path, mapped: bool = True) -> Generation:
         papers = _map_papers(source / PAPERS_FILE)
         clusters = _read_table(source / CLUSTERS_FILE)
         keyword = KeywordIndex.load(source, KEYWORD_PREFIX, KEYWORD_TERMS_FILE)
+        smoothed = None
+        if SMOOTHED_FILE in manifest["files"]:
+            smoothed = np.load(source / SMOOTHED_FILE, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, RuntimeError, KeyError) as exc:  # faiss raises RuntimeError
         raise UserError(
             f"{source}: unreadable ({str(exc).splitlines()[0][:120]}); rebuild the index ({hint})"
@@ -263,9 +272,10 @@ def read_generation(folder: str | Path, mapped: bool = True) -> Generation:
         or faiss_index.ntotal != manifest["count"]
         or papers.num_rows != manifest["count"]
         or keyword.matrix.shape[0] != manifest["count"]
+        or (smoothed is not None and smoothed.shape != expected_shape)
     ):
         raise UserError(
             f"{source}: vectors {vectors.shape}, FAISS {faiss_index.ntotal} rows and "
             f"{papers.num_rows} papers disagree with the manifest {expected_shape}; rebuild the index ({hint})"
         )
-    return Generation(manifest, vectors, faiss_index, papers, clusters, keyword)
+    return Generation(manifest, vectors, faiss_index, papers, clusters, keyword, smoothed)

@@ -18,6 +18,11 @@ PRESETS = {
     "fast": {"quantize": "int8", "long_text": "truncate", "window": 126},
 }
 AUTO_FAST_PAPERS = 20_000
+# Neighbour-smoothed document vectors for hybrid ranking (paperscope.index.smoothing), chosen on
+# IJCAI by benchmarks/smoothing.py (docs/quality.md); None builds without them.
+SMOOTHING = {"k": 3, "weight": 0.5}
+# Pseudo-relevance feedback for short text queries (PaperIndex.search), measured by benchmarks/text_queries.py.
+FEEDBACK = {"on": False, "results": 3, "weight": 0.5, "max_words": 12}
 ENGINES = ("local", "ray")
 MODES = ("dense", "keyword", "hybrid")
 LEVELS = ("coarse", "fine")  # topic levels: coarse topics merge fine clusters

@@ -10,7 +10,8 @@ import pytest
 
 from paperscope import PaperIndex, UserError, build_index
 from paperscope.embed.corpus import read_corpus
-from paperscope.index import locations, store
+from paperscope.index import locations, shards, store
+from paperscope.options import SMOOTHING
 from paperscope.ui import cli
 
 
@@ -290,3 +291,52 @@ def test_int8_build_records_its_fidelity_and_queries_with_the_same_model(tmp_pat
     assert cosines.mean() == pytest.approx(fidelity["cosine_mean"], abs=2e-3)
     assert index.encoder.quantize == "int8"
     assert index.search("speculative decoding for diffusion transformers", k=1)["title"][0].startswith("ASDSV")
+
+
+def test_the_fast_preset_embeds_the_first_126_word_pieces_with_int8_and_queries_alike(tmp_path, encoder):
+    build_index(locations.bundled_corpus(), tmp_path / "fast", preset="fast")
+    index = PaperIndex.load(tmp_path / "fast")
+    assert index.manifest["preset"] == {
+        "name": "fast", "how": "asked for", "quantize": "int8", "long_text": "truncate", "window": 126
+    }  # fmt: skip
+    assert index.manifest["long_text"]["max_tokens"] == 126
+    assert (index.encoder.quantize, index.encoder.window) == ("int8", 126)
+    first = index.papers["abstract"][0]
+    window, pieces = index.encoder.windows(first)[0]
+    assert pieces <= 126 and first.startswith(window)
+    assert index.search(first, k=1, mode="dense")["id"][0] == index.papers["id"][0]
+    assert index.search("speculative decoding for diffusion transformers", k=1)["title"][0].startswith("ASDSV")
+
+
+def test_a_large_corpus_takes_the_fast_preset_unless_exact_is_asked_for(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(shards, "AUTO_FAST_PAPERS", 30)  # the sample's 38 papers count as large here
+    with caplog.at_level("INFO", logger="paperscope"):
+        build_index(locations.bundled_corpus(), tmp_path / "auto")
+    assert PaperIndex.load(tmp_path / "auto").manifest["preset"]["how"] == "chosen by size: fast from 30 papers"
+    assert any("embedding with the fast preset" in r.getMessage() for r in caplog.records)
+    build_index(locations.bundled_corpus(), tmp_path / "exact", preset="exact")
+    assert PaperIndex.load(tmp_path / "exact").manifest["preset"]["name"] == "exact"
+    with pytest.raises(UserError, match="--preset sets --long-text"):
+        build_index(locations.bundled_corpus(), tmp_path / "both", preset="fast", quantize="int8")
+
+
+def test_hybrid_ranks_on_smoothed_vectors_and_dense_on_raw_ones(sample_index_dir, tmp_path):
+    smoothed = PaperIndex.load(sample_index_dir)
+    assert smoothed.manifest["search"]["smoothing"] == SMOOTHING and smoothed.smoothed is not None
+    norms = np.linalg.norm(np.asarray(smoothed.smoothed), axis=1)
+    assert np.allclose(norms, 1, atol=1e-5) and not np.allclose(smoothed.smoothed, smoothed.vectors)
+    build_index(locations.bundled_corpus(), tmp_path / "raw", smoothing=None)
+    raw = PaperIndex.load(tmp_path / "raw")
+    assert (
+        raw.smoothed is None
+        and not (tmp_path / "raw" / store.current_generation_name(tmp_path / "raw"))
+        .joinpath(store.SMOOTHED_FILE)
+        .exists()
+    )
+    paper_id = raw.papers["id"][0]
+    assert smoothed.similar(paper_id, mode="dense").equals(raw.similar(paper_id, mode="dense"))
+    with_smoothing, without = smoothed.similar(paper_id, k=5), raw.similar(paper_id, k=5)
+    assert np.allclose(
+        with_smoothing["cosine"], raw.similar(paper_id, k=37).set_index("id").loc[with_smoothing["id"], "cosine"]
+    )
+    assert not np.allclose(with_smoothing["score"], without.set_index("id").reindex(with_smoothing["id"])["score"])

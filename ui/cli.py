@@ -24,6 +24,7 @@ from paperscope.options import (
     MODES,
     PRESETS,
     QUANTIZE_CHOICES,
+    SMOOTHING,
 )
 
 EXIT_USER_ERROR = 2
@@ -84,6 +85,7 @@ def cmd_build(args) -> None:
         model_path=args.model,
         long_text=args.long_text,
         preset=args.preset,
+        smoothing=args.smoothing,
         fields=fields,
         use_cache=not args.no_cache,
         faiss_factory=args.faiss,
@@ -92,6 +94,20 @@ def cmd_build(args) -> None:
         address=args.address,
         workers=args.workers,
     )
+
+
+def _smoothing(text: str) -> dict | None:
+    """--smoothing K:W or off."""
+    if text == "off":
+        return None
+    try:
+        k, weight = text.split(":")
+        settings = {"k": int(k), "weight": float(weight)}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not K:W (e.g. 3:0.5) or off") from None
+    if settings["k"] < 1 or not 0 < settings["weight"] <= 10:
+        raise argparse.ArgumentTypeError(f"'{text}': K must be at least 1 and W in (0, 10]")
+    return settings
 
 
 def cmd_add(args) -> None:
@@ -351,6 +367,14 @@ def make_parser() -> argparse.ArgumentParser:
         choices=LONG_TEXT_STRATEGIES,
         help="instead of a preset: texts over the model's 256 word pieces: 'mean' averages windows "
         "over the whole text, 'truncate' keeps the first window",
+    )
+    build.add_argument(
+        "--smoothing",
+        metavar="K:W",
+        type=_smoothing,
+        default=SMOOTHING,
+        help="hybrid ranking sees each paper plus W x the mean of its K nearest papers, or 'off' "
+        f"(default: {SMOOTHING['k']}:{SMOOTHING['weight']})",
     )
     build.add_argument("--id-field", metavar="NAME", help="column holding paper ids")
     build.add_argument("--title-field", metavar="NAME", help="column holding titles")

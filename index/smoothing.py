@@ -1,0 +1,48 @@
+"""Neighbour-smoothed document vectors: average query expansion applied to the documents at build time.
+
+Each paper's smoothed vector is its own vector plus ``weight`` times the mean of its ``k`` nearest
+papers' vectors, renormalised: a paper is described a little by its neighbourhood, which lifts
+same-topic neighbours that share its subject but not its wording. The count and the weight were
+chosen on the IJCAI corpus by ``benchmarks/smoothing.py`` (see docs/quality.md).
+
+The index keeps both. The smoothed vectors (``smoothed.npy``) serve the default ranking, hybrid,
+for ``similar`` and ``search``; the raw ones (``vectors.npy``) serve everything that must describe
+one paper alone: dense mode and its FAISS index (the candidates of hybrid ranking too), the cosine
+shown beside results, explanations, near-duplicates, outliers, the map and its topics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def smooth(
+    queries: np.ndarray,
+    vectors: np.ndarray,
+    faiss_index,
+    k: int,
+    weight: float,
+    own_rows=None,
+    out: np.ndarray | None = None,
+    chunk: int = 20_000,
+) -> np.ndarray:
+    """Smoothed vectors of ``queries``: each plus ``weight`` x the mean of its ``k`` nearest rows of
+    ``vectors`` (found with ``faiss_index``, which holds ``vectors``), renormalised. ``own_rows``:
+    the queries' own rows in ``vectors`` (papers of the index: never their own neighbour), or None
+    (papers outside it). Written into ``out`` (a memory-mapped file, at scale) when given."""
+    found = np.empty((len(queries), vectors.shape[1]), dtype=np.float32) if out is None else out
+    k = min(k, len(vectors) - (0 if own_rows is None else 1))
+    if k < 1:
+        found[:] = queries
+        return found
+    for start in range(0, len(queries), chunk):
+        own = np.ascontiguousarray(queries[start : start + chunk], dtype=np.float32)
+        _, near = faiss_index.search(own, k + 1)
+        if own_rows is None:
+            near = near[:, :k]
+        else:
+            rows = own_rows[start : start + chunk]
+            near = np.array([[n for n in row if n != paper][:k] for row, paper in zip(near, rows, strict=True)])
+        mixed = own + weight * np.asarray(vectors)[near].mean(axis=1)
+        found[start : start + len(own)] = mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
+    return found
