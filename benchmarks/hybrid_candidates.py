@@ -47,12 +47,13 @@ def main() -> None:
     documents = index.vectors if index.smoothed is None else index.smoothed  # what similar() queries with
     queries = {
         "similar (paper)": [
-            (documents[row], scipy.sparse.csr_matrix(index.keyword.matrix[row]), [int(row)]) for row in rows
+            (documents[row], scipy.sparse.csr_matrix(index.keyword.matrix[row]), [int(row)], index.vectors[row])
+            for row in rows
         ],
-        "search (title)": [(index.embed_query(title), index.keyword.transform([title]), []) for title in titles],
+        "search (title)": [(index.embed_query(title), index.keyword.transform([title]), [], None) for title in titles],
     }
     reference = {
-        kind: [full_blend(index, vector, query, exclude) for vector, query, exclude in items]
+        kind: [full_blend(index, vector, query, exclude) for vector, query, exclude, _ in items]
         for kind, items in queries.items()
     }
     table, results = [], {}
@@ -60,9 +61,9 @@ def main() -> None:
         paper_index.CANDIDATES, keyword_module.CANDIDATE_TERMS = candidates, terms
         for kind, items in queries.items():
             agreement, times = [], []
-            for (vector, query, exclude), expected in zip(items, reference[kind], strict=True):
+            for (vector, query, exclude, raw), expected in zip(items, reference[kind], strict=True):
                 start = time.perf_counter()
-                found = index.rank(vector, query, 10, "hybrid", exclude)
+                found = index.rank(vector, query, 10, "hybrid", exclude, raw_vector=raw)
                 times.append((time.perf_counter() - start) * 1000)
                 rows_found = index.rows(found["id"].tolist()).tolist()
                 agreement.append(len(set(rows_found) & set(expected)) / len(expected))

@@ -52,15 +52,15 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
     base = PaperIndex.load(base_dir)
     rng = np.random.default_rng(0)
     rows = np.arange(count) % len(base)
-    vectors = np.lib.format.open_memmap(
-        target.parent / "vectors.tmp.npy", "w+", np.float32, (count, base.vectors.shape[1])
-    )
+    shape = (count, base.vectors.shape[1])
+    vectors = np.lib.format.open_memmap(target.parent / "vectors.tmp.npy", "w+", np.float32, shape)
+    smoothed = np.lib.format.open_memmap(target.parent / "smoothed.tmp.npy", "w+", np.float32, shape)
     for start in range(0, count, 100_000):
         part = rows[start : start + 100_000]
-        block = np.asarray(base.vectors)[part] + rng.normal(0, 0.02, (len(part), base.vectors.shape[1])).astype(
-            np.float32
-        )
-        vectors[start : start + len(part)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+        noise = rng.normal(0, 0.02, (len(part), shape[1])).astype(np.float32)
+        for copy, source in ((vectors, base.vectors), (smoothed, base.smoothed)):
+            block = np.asarray(source)[part] + noise
+            copy[start : start + len(part)] = block / np.linalg.norm(block, axis=1, keepdims=True)
     table = base.table.take(pa.array(rows))
     columns = {
         "id": pa.array([f"2501.{i:07d}" for i in range(count)]),
@@ -93,9 +93,10 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
     manifest["corpus"] = {**manifest["corpus"], "sources": ["synthetic arXiv-style records"]}
     store.write_generation(
         target,
-        store.Generation(manifest, vectors, faiss_index, [table], pd.concat([clusters, coarse]), keyword),
+        store.Generation(manifest, vectors, faiss_index, [table], pd.concat([clusters, coarse]), keyword, smoothed),
     )
-    (target.parent / "vectors.tmp.npy").unlink()
+    for name in ("vectors.tmp.npy", "smoothed.tmp.npy"):
+        (target.parent / name).unlink()
 
 
 PROBE = """
