@@ -75,8 +75,14 @@ class KeywordIndex:
 
     @cached_property
     def by_term(self) -> scipy.sparse.csc_matrix:
-        """The same matrix by term (as stored, or converted once for an index fitted in memory)."""
-        return self.matrix.tocsc()
+        """The same matrix by term, each term's papers in order of decreasing weight (impact-ordered
+        postings: a term's most telling papers come first); as stored, or made once after a fit."""
+        by_term = self.matrix.tocsc()
+        columns = np.repeat(np.arange(by_term.shape[1]), np.diff(by_term.indptr))
+        order = np.lexsort((-by_term.data, columns))
+        by_term.data, by_term.indices = by_term.data[order], by_term.indices[order]
+        by_term.has_sorted_indices = False
+        return by_term
 
     def rows_with_term(self, term: str) -> np.ndarray | None:
         """Rows of the papers that use ``term`` (a lower-case word), or None if it is not in the vocabulary."""
@@ -111,10 +117,15 @@ class KeywordIndex:
                 values.append(weight / norm)
         return scipy.sparse.csr_matrix((values, (rows, columns)), shape=(len(texts), len(self.terms)), dtype=np.float32)
 
-    def _postings(self, query: scipy.sparse.csr_matrix, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Rows of the papers using each of ``columns`` and their weight times the query's."""
+    def _postings(
+        self, query: scipy.sparse.csr_matrix, columns: np.ndarray, limit: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of the papers using each of ``columns`` (the ``limit`` heaviest of each, or all)
+        and their weight times the query's."""
         weight_of = dict(zip(query.indices.tolist(), query.data.tolist(), strict=True))
         starts, ends = self.by_term.indptr[columns], self.by_term.indptr[columns + 1]
+        if limit is not None:
+            ends = np.minimum(ends, starts + limit)
         rows = [np.asarray(self.by_term.indices[a:b]) for a, b in zip(starts, ends, strict=True)]
         values = [
             np.asarray(self.by_term.data[a:b]) * weight_of[c] for a, b, c in zip(starts, ends, columns, strict=True)
@@ -131,12 +142,13 @@ class KeywordIndex:
         return np.bincount(rows, weights=values, minlength=self.matrix.shape[0]).astype(np.float32)
 
     def candidates(self, query: scipy.sparse.csr_matrix, count: int) -> np.ndarray:
-        """Up to ``count`` rows likely to score highest against ``query``: ranked by the query's
-        ``CANDIDATE_TERMS`` heaviest terms only (rare, distinctive terms; common ones have long
-        postings and little weight). The caller scores candidates exactly with :meth:`row_scores`."""
+        """Up to ``count`` rows likely to score highest against ``query``: from the query's
+        ``CANDIDATE_TERMS`` heaviest terms, the ``count`` heaviest papers of each (impact-ordered
+        postings: a common term's long list is never read whole), ranked by their share of the
+        score. The caller scores candidates exactly with :meth:`row_scores`."""
         query = scipy.sparse.csr_matrix(query)
         heaviest = query.indices[np.argsort(-query.data, kind="stable")[:CANDIDATE_TERMS]]
-        rows, values = self._postings(query, heaviest)
+        rows, values = self._postings(query, heaviest, count)
         if not len(rows):
             return rows
         found, where = np.unique(rows, return_inverse=True)

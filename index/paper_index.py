@@ -146,11 +146,15 @@ class PaperIndex:
         """Row numbers of ``paper_ids`` (one hash of the id column: fast for a lasso of thousands);
         an unknown id raises a UserError suggesting close ids or titles."""
         paper_ids = [str(paper_id).strip() for paper_id in paper_ids]
-        found = pc.index_in(pa.array(paper_ids, pa.string()), value_set=self.table.column("id"))
-        missing = found.is_null()
-        if pc.any(missing).as_py():
-            raise self._unknown(paper_ids[pc.index(missing, True).as_py()])
-        return found.to_numpy(zero_copy_only=False).astype(np.int64)
+        found = self._id_index.get_indexer(paper_ids)
+        if (found < 0).any():
+            raise self._unknown(paper_ids[int(np.flatnonzero(found < 0)[0])])
+        return found.astype(np.int64)
+
+    @cached_property
+    def _id_index(self) -> pd.Index:
+        """The papers' ids, hashed once (0.3 s at a million papers), then looked up in microseconds."""
+        return pd.Index(self.table.column("id").to_numpy(zero_copy_only=False))
 
     def _unknown(self, paper_id: str) -> UserError:
         """The error for an unknown id, with close ids and titles containing it as suggestions."""

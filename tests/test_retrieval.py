@@ -90,8 +90,13 @@ def test_more_like_these_less_like_those(sample_index):
 def test_hybrid_blends_the_two_scores_with_the_manifest_weight(sample_index):
     weight = sample_index.manifest["search"]["hybrid_weight"]
     results = sample_index.similar(sample_index.papers["id"][3], k=5, mode="hybrid")
+    rows = sample_index.rows(results["id"].tolist())
+    smoothed = np.asarray(sample_index.smoothed)  # the dense side of hybrid: neighbour-smoothed vectors
     np.testing.assert_allclose(
-        results["score"], weight * results["cosine"] + (1 - weight) * results["keyword_score"], atol=1e-5
+        results["score"], weight * (smoothed[rows] @ smoothed[3]) + (1 - weight) * results["keyword_score"], atol=1e-5
+    )
+    np.testing.assert_allclose(
+        results["cosine"], np.asarray(sample_index.vectors)[rows] @ sample_index.vectors[3], atol=1e-5
     )
     assert sample_index.manifest["search"]["similar_mode"] in ("dense", "keyword", "hybrid")
 
