@@ -98,6 +98,7 @@ class EmbeddingCache:
                     str(exc).splitlines()[0][:80],
                 )
         self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self.read_only = False  # set when a write fails: the cache is then only read
 
     def __len__(self) -> int:
         return sum(len(shard) for shard in self.shards)
@@ -146,8 +147,18 @@ class EmbeddingCache:
         vectors = np.concatenate([v for _, v in self._pending])
         self._pending = []
         keys, first = np.unique(keys, return_index=True)
-        _write_shard(self.folder, keys, vectors[first])
-        self._merge()
+        if self.read_only:
+            return
+        try:
+            _write_shard(self.folder, keys, vectors[first])
+            self._merge()
+        except OSError as exc:  # a read-only or full data folder: the build goes on without caching
+            self.read_only = True
+            logger.warning(
+                "note: the embedding cache at %s cannot be written (%s); new vectors are not cached",
+                self.folder,
+                exc.strerror,
+            )
 
     def _merge(self) -> None:
         """Merge ``MERGE_WIDTH`` shards of one size tier into one (one process at a time; the

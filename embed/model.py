@@ -87,13 +87,9 @@ class Encoder:
     @cached_property
     def onnx_encoder(self):
         """The ONNX Runtime session, exporting (and quantizing) the model on first use."""
-        from paperscope.embed.onnx_backend import OnnxEncoder, export_onnx, quantize_int8
+        from paperscope.embed.onnx_backend import OnnxEncoder, exported
 
-        onnx_file = self.onnx_dir / self.fingerprint / "model.onnx"
-        if not onnx_file.is_file():
-            export_onnx(self.path, onnx_file)
-        if self.quantize:
-            onnx_file = quantize_int8(onnx_file, onnx_file.with_name("model-int8.onnx"))
+        onnx_file = exported(self.path, self.onnx_dir / self.fingerprint, self.quantize)
         return OnnxEncoder(onnx_file, self.path / "tokenizer.json", self.max_tokens + 2, self.batch_size)
 
     def release(self) -> None:

@@ -26,7 +26,7 @@ import scipy.sparse
 
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.corpus import Admission, abstract_key, admitted_papers, embedding_texts
-from paperscope.errors import UserError
+from paperscope.errors import UserError, write_error
 from paperscope.index import locations, store, topics
 from paperscope.index.keyword import KeywordIndex
 from paperscope.index.paper_index import PaperIndex
@@ -60,6 +60,14 @@ def add_papers(
     begin = time.perf_counter()
     if not store.is_index(folder):
         raise UserError(f"{folder}: not a paperscope index; build one with: paperscope build FILES -o {folder}")
+    try:
+        return _add(inputs, folder, fields, use_cache, begin)
+    except OSError as exc:
+        raise write_error(exc, folder) or exc from None
+
+
+def _add(inputs, folder: Path, fields, use_cache: bool, begin: float) -> AddReport:
+    """:func:`add_papers` under the folder's lock."""
     with store.build_lock(folder):
         index = PaperIndex(folder, store.read_generation(folder, mapped=False))
         admission = Admission()

@@ -22,8 +22,8 @@ import numpy as np
 
 from paperscope.embed.corpus import OPTIONAL_FIELDS, TEXT_RECIPE
 from paperscope.embed.model import Encoder
-from paperscope.errors import UserError
-from paperscope.files import TEMPORARY_PREFIX
+from paperscope.errors import UserError, write_error
+from paperscope.files import TEMPORARY_PREFIX, reserved_array
 from paperscope.index import ann, locations, shards, store, topics
 from paperscope.index.checkpoints import checkpoint
 from paperscope.index.keyword import KeywordIndex
@@ -152,6 +152,19 @@ def build_index(
     on_progress = on_progress or (lambda fraction, stage: None)
     output = Path(output)
     Encoder(model_path)  # a bad model folder fails before anything is read
+    try:
+        report = _build(
+            inputs, output, embedder, model_path, fields, preset, custom, faiss_factory, smoothing, on_progress
+        )
+    except OSError as exc:
+        raise write_error(exc, output) or exc from None
+    stages = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
+    logger.info("index written to %s (%d papers; %s)", output, report.count, stages)
+    return report
+
+
+def _build(inputs, output, embedder, model_path, fields, preset, custom, faiss_factory, smoothing, on_progress):
+    """Embed with ``embedder`` and finish the index, under the folder's lock."""
     with store.build_lock(output):  # lock before reading: a second build fails at once
         work = output / f"{TEMPORARY_PREFIX}shards-{uuid.uuid4().hex[:8]}"  # a killed build's: removed by the next
         work.mkdir()
@@ -161,8 +174,6 @@ def build_index(
             report = _finish(embedded, inputs, output, work, job, faiss_factory, smoothing, on_progress)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    stages = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
-    logger.info("index written to %s (%d papers; %s)", output, report.count, stages)
     return report
 
 
@@ -228,7 +239,7 @@ def _finish(
         logger.info("FAISS %s: recall@10 %.3f against exact search", factory, ann_quality["recall_at_10"])
     if smoothing:
         with _stage(seconds, "smoothing"):
-            out = np.lib.format.open_memmap(work / "smoothed.npy", "w+", np.float32, vectors.shape)
+            out = reserved_array(work / "smoothed.npy", vectors.shape)
             smooth(vectors, vectors, faiss_index, smoothing["k"], smoothing["weight"], np.arange(len(vectors)), out)
     manifest = {
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from paperscope.embed.corpus import OPTIONAL_FIELDS, ReadReport, abstract_key, embedding_texts, filled_fields
+from paperscope.files import reserved_array
 from paperscope.options import AUTO_FAST_PAPERS, PRESETS
 
 logger = logging.getLogger(__name__)
@@ -177,7 +178,7 @@ class ShardSet:
     def vectors(self, path: Path) -> np.ndarray:
         """All vectors, copied shard by shard into a memory-mapped .npy file at ``path``."""
         first = read_vectors(self.parts[0])
-        vectors = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(self.count, first.shape[1]))
+        vectors = reserved_array(path, (self.count, first.shape[1]))
         start = 0
         for part in self.parts:
             block = read_vectors(part)

@@ -27,7 +27,6 @@ Old generations and leftover temporary folders are removed by the next build.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import shutil
 import uuid
@@ -40,7 +39,7 @@ import pandas as pd
 from filelock import FileLock, Timeout
 
 from paperscope.errors import UserError
-from paperscope.files import TEMPORARY_PREFIX, atomic_path
+from paperscope.files import TEMPORARY_PREFIX, atomic_path, file_digest
 from paperscope.index.checkpoints import checkpoint
 from paperscope.index.keyword import KeywordIndex
 
@@ -56,15 +55,6 @@ VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
 )
 KEYWORD_PREFIX, KEYWORD_TERMS_FILE, SMOOTHED_FILE = "keyword", "keyword_terms.json", "smoothed.npy"
 POINTER_FILE, LOCK_FILE = "CURRENT", ".build.lock"
-
-
-def file_digest(path: Path) -> str:
-    """SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 22):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 @contextmanager

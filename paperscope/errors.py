@@ -7,3 +7,20 @@ class UserError(Exception):
     The CLI prints it on stderr and exits non-zero without a traceback; every other
     exception is a bug.
     """
+
+
+WRITE_ERRORS = {
+    28: "no space left on the device",
+    122: "disk quota exceeded",
+    30: "read-only file system",
+    13: "permission denied",
+}
+
+
+def write_error(exc: OSError, folder) -> UserError | None:
+    """The UserError for a build or add into ``folder`` stopped for want of space or permission
+    (ENOSPC, EDQUOT, EROFS, EACCES); None for any other OSError (a bug, not the user's)."""
+    if exc.errno not in WRITE_ERRORS:
+        return None
+    where = f" ({exc.filename})" if exc.filename else ""
+    return UserError(f"{folder}: stopped: {WRITE_ERRORS[exc.errno]}{where}; the index there is unchanged")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import uuid
@@ -9,6 +10,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 TEMPORARY_PREFIX = ".tmp-"  # what a killed writer can leave behind; safe to delete when no writer holds the folder
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _fsync(path: Path) -> None:
@@ -41,3 +51,14 @@ def atomic_path(target: Path):
             shutil.rmtree(temporary, ignore_errors=True)
         else:
             temporary.unlink(missing_ok=True)
+
+
+def reserved_array(path: Path, shape: tuple[int, ...], dtype="float32"):
+    """A new ``.npy`` file of ``shape``, memory-mapped for writing, its disk space reserved first:
+    a full disk is then an OSError (ENOSPC) here, not a SIGBUS at some later write into the map."""
+    import numpy as np
+
+    array = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+    with open(path, "r+b") as handle:
+        os.posix_fallocate(handle.fileno(), 0, os.path.getsize(path))
+    return array
