@@ -85,8 +85,13 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
     faiss_index = ann.build_ann(np.asarray(vectors), factory)
     quality = ann.tune(faiss_index, np.asarray(vectors))
     print(f"FAISS {factory}: {time.perf_counter() - start:.0f} s, {quality}", file=sys.stderr)
-    clusters = base.clusters.assign(size=base.clusters["size"] * count // len(base))
-    coarse = base.coarse_clusters.assign(size=base.coarse_clusters["size"] * count // len(base))
+    new_id = {paper_id: f"2501.{row:07d}" for row, paper_id in enumerate(base.papers["id"])}  # copy 0 of each
+
+    def scaled(topics):
+        central = [[new_id[i] for i in ids] for ids in topics["central_ids"]]
+        return topics.assign(size=topics["size"] * count // len(base), central_ids=central)
+
+    clusters, coarse = scaled(base.clusters), scaled(base.coarse_clusters)
     import pandas as pd
 
     manifest = {key: value for key, value in base.manifest.items() if key != "files"}

@@ -173,9 +173,30 @@ class PaperIndex:
         return UserError(f"no paper with id '{paper_id}' in {self.folder}; did you mean {listed}?")
 
     def _take(self, rows, columns: list[str] | None = None) -> pd.DataFrame:
-        """Some papers' metadata (all columns, or ``columns``), decoded from the memory-mapped table."""
-        table = self.table if columns is None else self.table.select(columns)
-        return table.take(pa.array(np.asarray(rows, dtype=np.int64))).to_pandas()
+        """Some papers' metadata (all columns, or ``columns``), decoded from the memory-mapped table
+        record batch by record batch (Arrow's ``take`` on the whole table would first join every
+        batch of every column: a copy of all abstracts)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        batch_of = np.searchsorted(self._batch_starts, rows, side="right") - 1
+        parts, order = [], []
+        for batch in np.unique(batch_of):
+            chosen = np.flatnonzero(batch_of == batch)
+            record_batch = self._batches[batch] if columns is None else self._batches[batch].select(columns)
+            parts.append(record_batch.take(pa.array(rows[chosen] - self._batch_starts[batch])))
+            order.append(chosen)
+        if not parts:
+            schema = self.table.schema if columns is None else self.table.select(columns).schema
+            return schema.empty_table().to_pandas()
+        taken = pa.Table.from_batches(parts).to_pandas(use_threads=False)  # threads cost more than 10 rows
+        return taken.iloc[np.argsort(np.concatenate(order), kind="stable")].reset_index(drop=True)
+
+    @cached_property
+    def _batches(self) -> list[pa.RecordBatch]:
+        return self.table.to_batches()
+
+    @cached_property
+    def _batch_starts(self) -> np.ndarray:
+        return np.cumsum([0] + [batch.num_rows for batch in self._batches])[:-1]
 
     def paper(self, paper_id: str) -> dict:
         """The metadata of one paper as a dict."""
@@ -255,12 +276,14 @@ class PaperIndex:
 
     def _table(self, rows: list[int], scores: dict[str, np.ndarray]) -> pd.DataFrame:
         """Result rows: rank, id, title, the score columns, then the paper's metadata."""
-        results = self._take(rows)
-        for position, (name, values) in enumerate(scores.items()):
-            results.insert(position, name, np.asarray(values, dtype=np.float32).clip(-1, 1))
-        results.insert(0, "rank", np.arange(1, len(rows) + 1))
-        first = ["rank", "id", "title", *scores]
-        return results[first + [c for c in results.columns if c not in first]]
+        papers = self._take(rows)
+        columns = {
+            "rank": np.arange(1, len(rows) + 1),
+            "id": papers["id"],
+            "title": papers["title"],
+            **{name: np.asarray(values, dtype=np.float32).clip(-1, 1) for name, values in scores.items()},
+        }
+        return pd.concat([pd.DataFrame(columns), papers.drop(columns=["id", "title"])], axis=1)
 
     def map_position(self, vector: np.ndarray, k: int = 5) -> np.ndarray:
         """Where a vector not in the corpus (a query, a new paper) sits on the map: the average of

@@ -3,14 +3,17 @@
 Screenshots land in tests/artifacts/ for a person to look at.
 """
 
+import json
 import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from paperscope import PaperIndex
 from paperscope.ui.server import CHROMIUM, MAP_LABEL_LAYOUT, free_port, wait_until_healthy
 from tests.conftest import ARTIFACTS
 
@@ -235,3 +238,63 @@ def test_uploading_a_corpus_builds_it_and_switches_to_it(server, page, tmp_path)
     page.wait_for_selector(".ps-title", timeout=60_000)
     assert {t.split(". ", 1)[1] for t in _result_titles(page)[:2]} == {"Paper 2", "Paper 3"}
     _shot(page, "upload.png")
+
+
+@pytest.mark.slow
+def test_ten_users_at_once_get_their_own_results_and_an_upload_stays_private(sample_index_dir, browser, tmp_path):
+    import psutil
+
+    log = tmp_path / "server.log"
+    port = free_port()
+    with open(log, "w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "paperscope.ui.cli", "app", "--index", str(sample_index_dir),
+             "--port", str(port), "--headless"],
+            stdout=output, stderr=subprocess.STDOUT, env=dict(os.environ),
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert wait_until_healthy(url, process, timeout=60)
+        index = PaperIndex.load(sample_index_dir)
+        queries = [
+            "speculative decoding for diffusion transformers", "graph neural networks", "robust reinforcement learning",
+            "privacy attacks on language models", "protein structure", "time series forecasting",
+            "backdoor attacks", "preference optimization", "quantile regression", "image generation and depth",
+        ]  # fmt: skip
+        expected = {query: index.search(query, k=10)["title"].tolist() for query in queries}
+        contexts = [browser.new_context(viewport={"width": 1440, "height": 900}) for _ in queries]
+        pages = [context.new_page() for context in contexts]
+        start = time.perf_counter()
+        for page, query in zip(pages, queries, strict=True):  # all ten sessions open before any answers
+            page.goto(f"{url}/?q={query.replace(' ', '+')}", wait_until="commit")
+        for page in pages:
+            page.wait_for_selector(".ps-title", timeout=60_000)
+        elapsed = time.perf_counter() - start
+        for page, query in zip(pages, queries, strict=True):
+            shown = [title.split(". ", 1)[1] for title in _result_titles(page)]
+            assert shown == expected[query], query
+        assert elapsed <= 10, f"ten sessions answered in {elapsed:.1f} s"
+
+        upload = tmp_path / "private.csv"
+        upload.write_text('title,abstract\n' + "\n".join(
+            f'"Private {i}","Private paper {i} about quantum error correction codes and surface codes."'
+            for i in range(5)))  # fmt: skip
+        pages[0].get_by_test_id("stExpandSidebarButton").click()
+        pages[0].get_by_text("Add a corpus").click()
+        pages[0].locator("input[type=file]").set_input_files(str(upload))
+        pages[0].wait_for_selector("text=5 papers ·", timeout=180_000)
+        pages[1].reload()
+        pages[1].wait_for_selector(".ps-title", timeout=60_000)
+        shown = [title.split(". ", 1)[1] for title in _result_titles(pages[1])]
+        assert shown == expected[queries[1]] and not any(t.startswith("Private") for t in shown)
+        memory = psutil.Process(process.pid).memory_info().rss / 2**20
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / "ten-users.json").write_text(json.dumps({"seconds": elapsed, "server_rss_mb": memory}))
+        print(f"ten sessions: first results of all in {elapsed:.1f} s; server RSS after {memory:.0f} MB")
+        for context in contexts:
+            context.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    text = log.read_text()
+    assert "Traceback" not in text and "Error" not in text, text[-2000:]

@@ -35,6 +35,9 @@ MAX_UPLOAD_MB = 50
 PICKER_LIMIT = 5_000  # above this many papers the pickers list the papers in view: 50,000 titles cost 3.6 s a rerun
 LASSO_LISTED = 25  # titles listed of a map selection; the CSV has them all
 MAX_STARRED = 12  # more chosen papers than this are ringed on the map, not starred
+MAP_TITLES_LIMIT = (
+    200_000  # above this many papers the map's hover names the topic, not the title (1M titles: 95 MB a page)
+)
 SHOWN_ID_CHARS = 16  # longer ids are shortened on result cards
 GZIP_MAGIC = b"\x1f\x8b"
 UPLOAD_TYPES = ("csv", "tsv", "json", "jsonl", "txt", "parquet", "gz")
@@ -293,7 +296,13 @@ def _switch(**state) -> None:
 def map_points(folder: str, generation: str) -> dict:
     """The map's unchanging part (coordinates, titles, topic labels) once per index generation."""
     index = load_index(folder, generation)
-    return map_payload(index.papers, index.clusters, index.coarse_clusters, key=f"{folder}@{generation}")
+    return map_payload(
+        index.papers,
+        index.clusters,
+        index.coarse_clusters,
+        key=f"{folder}@{generation}",
+        with_titles=len(index) <= MAP_TITLES_LIMIT,
+    )
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -467,6 +476,21 @@ def main() -> None:
         chosen_rows=lasso_rows or ([index.row(i) for i in chosen] if len(chosen) > MAX_STARRED else []),
         query_xy=query_xy,
     )
+    with side:  # before the map: at a million papers the map's points take seconds to send
+        _lasso_panel(index, filters["topic_column"])
+        if results is None:
+            st.info("Type a query or pick a paper — or click a point on the map.")
+        elif st.session_state.get("papers"):
+            names = " + ".join(f"<b>{html.escape(titles[i])}</b>" for i in chosen)
+            unlike = f", least like {' + '.join(html.escape(titles[i]) for i in avoided)}" if avoided else ""
+            st.html(f"<div class='ps-meta ps-selected'>Most similar to {names}{unlike}</div>")
+        elif chosen:
+            count = f"<b>{len(chosen):,} papers</b>"
+            st.html(f"<div class='ps-meta ps-selected'>Most similar to the {count} you selected</div>")
+        if results is not None:
+            colours = paper_lookup(folder, generation, f"{level} colour")
+            explain_with = {"other_id": chosen[0] if chosen else None, "query": None if chosen else query}
+            _results_list(index, results, colours, explain_with if explain else None)
     with map_column:
         topic_map(map_points(folder, generation), focus)
         st.caption(
@@ -476,22 +500,6 @@ def main() -> None:
         )
         with st.expander("Topics: overview, over time, between two topics"):
             topics_panel(index, level, filters["clusters"])
-
-    with side:
-        _lasso_panel(index, filters["topic_column"])
-        if results is None:
-            st.info("Type a query or pick a paper — or click a point on the map.")
-            return
-        if st.session_state.get("papers"):
-            names = " + ".join(f"<b>{html.escape(titles[i])}</b>" for i in chosen)
-            unlike = f", least like {' + '.join(html.escape(titles[i]) for i in avoided)}" if avoided else ""
-            st.html(f"<div class='ps-meta ps-selected'>Most similar to {names}{unlike}</div>")
-        elif chosen:
-            count = f"<b>{len(chosen):,} papers</b>"
-            st.html(f"<div class='ps-meta ps-selected'>Most similar to the {count} you selected</div>")
-        colours = paper_lookup(folder, generation, f"{level} colour")
-        explain_with = {"other_id": chosen[0] if chosen else None, "query": None if chosen else query}
-        _results_list(index, results, colours, explain_with if explain else None)
 
 
 if __name__ == "__main__":

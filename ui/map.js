@@ -588,7 +588,7 @@ class PaperscopeMap {
       const fine = this.fine[row] >= 0 ? names.fine_names[this.fine[row]] : "unclustered";
       const coarse = this.coarse[row] >= 0 ? names.coarse_names[this.coarse[row]] : "";
       this.tip.replaceChildren();
-      psElement("b", "", this.tip).textContent = names.titles[row];
+      psElement("b", "", this.tip).textContent = names.titles ? names.titles[row] : "Click to see this paper";
       psElement("div", "ps-tip-meta", this.tip).textContent =
         `${coarse && coarse !== fine ? `${coarse} › ` : ""}${fine} · map trust ${this.trust[row]}%`;
       this.tip.style.display = "block";

@@ -68,12 +68,15 @@ def map_payload(
     coarse_topics: pd.DataFrame,
     key: str = "",
     knn: np.ndarray | None = None,
+    with_titles: bool = True,
 ) -> dict:
     """What ``map.js`` draws, as JSON: coordinates and topic numbers as base64 arrays, titles for
-    hover, both levels of topic labels (centre and size). ``key`` changes when the points do: the
-    browser keeps its zoom otherwise. ``knn`` (papers × k rows, nearest first) lets a click in the
-    standalone map list a paper's neighbours. ``map_focus`` adds what is selected."""
+    hover (unless ``with_titles`` is False: the hover then names the topic only), both levels of
+    topic labels (centre and size). ``key`` changes when the points do: the browser keeps its zoom
+    otherwise. ``knn`` (papers × k rows, nearest first) lets a click in the standalone map list a
+    paper's neighbours. ``map_focus`` adds what is selected."""
     titles = [title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…" for title in papers["title"]]
+    titles = titles if with_titles else None
     labels = [
         {"text": str(row.name), "x": float(row.x), "y": float(row.y), "size": int(row.size), "level": level}
         for level, topics in (("coarse", coarse_topics), ("fine", fine_topics))
