@@ -266,9 +266,8 @@ def _read_url_state(index: PaperIndex) -> None:
     st.session_state["url_read"] = True
     params = st.query_params
     st.session_state["k"] = max(1, min(50, int(params["k"]))) if params.get("k", "").isdigit() else 10
-    known = set(index.papers["id"])
     for key, param in (("papers", "paper"), ("not_papers", "not")):
-        st.session_state[key] = [i for i in params.get(param, "").split(",") if i in known]
+        st.session_state[key] = index.known(params.get(param, "").split(","))
     st.session_state["mode"] = (
         params.get("mode") if params.get("mode") in MODES else index.manifest["search"]["search_mode"]
     )
