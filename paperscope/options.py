@@ -22,13 +22,14 @@ AUTO_FAST_PAPERS = 20_000
 # IJCAI by benchmarks/smoothing.py (docs/quality.md); None builds without them.
 SMOOTHING = {"k": 3, "weight": 0.5}
 # Pseudo-relevance feedback for short text queries (PaperIndex.search), measured by benchmarks/text_queries.py.
-FEEDBACK = {"on": False, "results": 3, "weight": 0.5, "max_words": 12}
+FEEDBACK = {"on": True, "results": 3, "weight": 0.5, "max_words": 12}
 ENGINES = ("local", "ray")
 MODES = ("dense", "keyword", "hybrid")
 LEVELS = ("coarse", "fine")  # topic levels: coarse topics merge fine clusters
 UNCLUSTERED_NAME = "unclustered"  # the topic name of papers in no cluster
 # Rankings written into each manifest; chosen by benchmarks/quality.py (see docs/quality.md).
-DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.7}
+# search_weight: the hybrid weight of text queries, tuned apart on benchmarks/text_queries.py.
+DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.7, "search_weight": 0.8}
 # Measured with benchmarks/duplicates_threshold.py: see paperscope.index.analysis.
 DUPLICATE_THRESHOLD = 0.92
 
