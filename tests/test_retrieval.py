@@ -174,3 +174,21 @@ def test_query_rows_match_scikit_learns_tfidf_and_queries_never_import_it(sample
         subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
         == "False"
     )
+
+
+def test_text_queries_use_their_own_weight_and_feedback_only_when_short(sample_index):
+    search = sample_index.manifest["search"]
+    assert search["search_weight"] != search["hybrid_weight"]  # tuned apart, on text queries
+    short = "diffusion transformers"
+    plain = sample_index.search(short, k=5, feedback=False)
+    rows = sample_index.rows(plain["id"].tolist())
+    vector = sample_index.embed_query(short)
+    expected = search["search_weight"] * (np.asarray(sample_index.smoothed)[rows] @ vector)
+    np.testing.assert_allclose(
+        plain["score"], expected + (1 - search["search_weight"]) * plain["keyword_score"], atol=1e-5
+    )
+    expanded = sample_index.search(short, k=5)  # feedback is on by default for short queries
+    assert not np.allclose(expanded["score"], plain["score"])
+    assert plain["id"][0] in expanded["id"].tolist()
+    long = " ".join(sample_index.papers["abstract"][0].split()[:40])  # over FEEDBACK["max_words"]: no feedback
+    assert sample_index.search(long, k=5).equals(sample_index.search(long, k=5, feedback=False))
