@@ -222,15 +222,19 @@ class PaperIndex:
 
     def search_vector(self, vector: np.ndarray, k: int = 10, exclude_rows=()) -> pd.DataFrame:
         """Papers nearest to ``vector`` (normalised, the index's dimension) by cosine, skipping ``exclude_rows``."""
-        k = check_k(k)
+        return self._table(*self._nearest(vector, check_k(k), exclude_rows))
+
+    def _nearest(self, vector: np.ndarray, k: int, exclude_rows=()) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Rows and cosines of the ``k`` papers nearest to ``vector`` (FAISS), skipping ``exclude_rows``."""
         exclude = {int(r) for r in exclude_rows}
         wanted = min(k + len(exclude), len(self))
         query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
         scores, rows = self.faiss_index.search(query, wanted)
-        keep = [(row, score) for row, score in zip(rows[0], scores[0], strict=True) if row >= 0 and row not in exclude][
-            :k
-        ]
-        return self._table([row for row, _ in keep], {"score": [score for _, score in keep]})
+        keep = [(row, score) for row, score in zip(rows[0], scores[0], strict=True) if row >= 0 and row not in exclude]
+        keep = keep[:k]
+        return np.array([row for row, _ in keep], np.int64), {
+            "score": np.array([score for _, score in keep], np.float32)
+        }
 
     def rank(
         self,
@@ -251,9 +255,17 @@ class PaperIndex:
         the dense candidates and gives the ``cosine`` column). ``first_rows`` (exact acronym
         matches) go before all others, in score order."""
         k = check_k(k)
+        return self._table(
+            *self._ranked(vector, keyword_query, k, mode, exclude_rows, hybrid_weight, first_rows, raw_vector)
+        )
+
+    def _ranked(
+        self, vector, keyword_query, k: int, mode: str, exclude_rows, hybrid_weight, first_rows, raw_vector
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The rows :meth:`rank` returns, best first, and their score columns (no table built)."""
         check_choice(mode, MODES, "mode")
         if mode == "dense":
-            return self.search_vector(vector, k, exclude_rows)
+            return self._nearest(vector, k, exclude_rows)
         weight = self.manifest["search"]["hybrid_weight"] if hybrid_weight is None else hybrid_weight
         exclude, first = (np.asarray(list(rows), dtype=np.int64) for rows in (exclude_rows, first_rows))
         if mode == "hybrid":
@@ -276,10 +288,8 @@ class PaperIndex:
         order[np.isin(candidates, first)] += 10.0  # above any blend of cosines
         order[np.isin(candidates, exclude)] = -np.inf
         top = np.argpartition(-order, k)[:k] if k < len(order) else np.arange(len(order))
-        top = [i for i in top[np.argsort(-order[top], kind="stable")] if np.isfinite(order[i])]
-        return self._table(
-            candidates[top], {"score": scores[top], **{name: values[top] for name, values in columns.items()}}
-        )
+        top = np.array([i for i in top[np.argsort(-order[top], kind="stable")] if np.isfinite(order[i])], np.int64)
+        return candidates[top], {"score": scores[top], **{name: values[top] for name, values in columns.items()}}
 
     def _table(self, rows: list[int], scores: dict[str, np.ndarray]) -> pd.DataFrame:
         """Result rows: rank, id, title, the score columns, then the paper's metadata."""
@@ -349,9 +359,9 @@ class PaperIndex:
         keyword_query = self.keyword.transform([text])
         feedback = FEEDBACK["on"] if feedback is None else feedback
         if feedback and mode != "keyword" and len(text.split()) <= FEEDBACK["max_words"]:
-            top = self.rank(vector, keyword_query, FEEDBACK["results"], mode, (), hybrid_weight, first_rows=first)
+            top, _ = self._ranked(vector, keyword_query, FEEDBACK["results"], mode, (), hybrid_weight, first, None)
             documents = self.smoothed if self.smoothed is not None else self.vectors
-            vector = vector + FEEDBACK["weight"] * documents[self.rows(top["id"].tolist())].mean(axis=0)
+            vector = vector + FEEDBACK["weight"] * documents[np.sort(top)].mean(axis=0)
             vector = vector / max(np.linalg.norm(vector), 1e-12)
         return self.rank(vector, keyword_query, k, mode, (), hybrid_weight, first_rows=first)
 
