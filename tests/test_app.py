@@ -63,6 +63,10 @@ def test_free_text_query_lists_k_results_and_goes_into_the_url(default_index):
     )
     app.sidebar.slider(key="k").set_value(3).run()
     assert len(_result_titles(app)) == 3
+    assert not any("<mark>" in body for body in _htmls(app))  # explained only when a card is opened
+    first = default_index.search("graph neural networks and homophily", k=1, mode="hybrid")["id"][0]
+    app.session_state[f"why-{first}"] = True  # the first card opened
+    app.run()
     assert any("<mark>" in body for body in _htmls(app))  # why-similar evidence with highlighted terms
 
 
