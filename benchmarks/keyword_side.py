@@ -17,14 +17,13 @@ the paper itself, same-label P@10 with it left out; as ``search``). Prints a Mar
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import scipy.sparse
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
 from benchmarks.scale import EVALDATA
+from paperscope.index.evaluation import labels_by_id
 
 K1, B, RRF_K = 1.5, 0.75, 60
 WEIGHTS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -83,11 +82,7 @@ def main() -> None:
     from paperscope.index.keyword import analyzer
 
     index = PaperIndex.load(args.index)
-    label_of = {}
-    with open(args.corpus, encoding="utf-8") as handle:
-        for line in filter(str.strip, handle):
-            record = json.loads(line)
-            label_of[record["id"]] = record["label"]
+    label_of = labels_by_id(args.corpus)
     labels = np.array([label_of[i] for i in index.papers["id"]])
     texts = embedding_texts(index.papers)
     documents = np.asarray(index.smoothed if index.smoothed is not None else index.vectors)
