@@ -56,3 +56,24 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         yield chromium
         chromium.close()
+
+
+def mount(*arguments) -> None:
+    """Run mount (tests run as root, where chmod does not stop writes: read-only means a read-only
+    bind mount, a full disk a small tmpfs); skip where mounts are refused."""
+    import subprocess
+
+    done = subprocess.run(["mount", *map(str, arguments)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"mount refused here ({done.stderr.strip()}): run as root in a container that allows mounts")
+
+
+@pytest.fixture
+def mounts():
+    """Mount points to unmount after the test."""
+    import subprocess
+
+    points = []
+    yield points
+    for point in reversed(points):
+        subprocess.run(["umount", "-l", str(point)], capture_output=True)

@@ -15,7 +15,7 @@ import pytest
 
 from paperscope import PaperIndex
 from paperscope.ui.server import CHROMIUM, MAP_LABEL_LAYOUT, free_port, wait_until_healthy
-from tests.conftest import ARTIFACTS
+from tests.conftest import ARTIFACTS, mount
 
 pytestmark = [
     pytest.mark.browser,
@@ -305,3 +305,32 @@ def test_ten_users_at_once_get_their_own_results_and_an_upload_stays_private(sam
         process.wait(timeout=20)
     text = log.read_text()
     assert "Traceback" not in text and "Error" not in text, text[-2000:]
+
+
+def test_the_app_serves_a_read_only_index(sample_index_dir, browser, tmp_path, mounts, sample_index):
+    import shutil
+
+    source, folder = tmp_path / "source", tmp_path / "read-only"
+    shutil.copytree(sample_index_dir, source)
+    folder.mkdir()
+    mount("--bind", source, folder)
+    mounts.append(folder)
+    mount("-o", "remount,bind,ro", folder)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "paperscope.ui.cli", "app", "--index", str(folder), "--port", str(port), "--headless"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ),
+    )  # fmt: skip
+    try:
+        assert wait_until_healthy(f"http://127.0.0.1:{port}", process, timeout=60)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        paper_id = sample_index.papers["id"][0]
+        page.goto(f"http://127.0.0.1:{port}/?paper={paper_id}")
+        page.wait_for_selector(".ps-title", timeout=60_000)
+        shown = [title.split(". ", 1)[1] for title in _result_titles(page)]
+        assert shown == sample_index.similar(paper_id, k=10)["title"].tolist()
+        page.close()
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=20)[0].decode()
+    assert "Traceback" not in output and "Error" not in output, output[-2000:]

@@ -13,6 +13,7 @@ import pytest
 from paperscope import PaperIndex
 from paperscope.embed.model import Encoder
 from paperscope.index import store
+from tests.conftest import mount
 
 TEXTS = ["Graph neural networks for molecules.", "Diffusion transformers generate images."]
 
@@ -67,22 +68,6 @@ def test_two_first_runs_at_once_export_once_and_both_work(tmp_path):
     assert sum(err.count("exporting the model to") for _, err in outputs) == 1
 
 
-def _mount(*arguments) -> None:
-    """Run mount (tests run as root, where chmod does not stop writes); skip where mounts are refused."""
-    done = subprocess.run(["mount", *map(str, arguments)], capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"mount refused here ({done.stderr.strip()}): run as root in a container that allows mounts")
-
-
-@pytest.fixture
-def mounts():
-    """Mount points to unmount after the test."""
-    points = []
-    yield points
-    for point in reversed(points):
-        subprocess.run(["umount", "-l", str(point)], capture_output=True)
-
-
 def _paperscope(*args, env=None):
     command = [str(Path(sys.executable).parent / "paperscope"), *map(str, args)]
     return subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=300)
@@ -97,7 +82,7 @@ def test_a_full_disk_stops_a_rebuild_with_one_line_and_the_index_answers(sample_
     small = tmp_path / "small"
     small.mkdir()
     room = _size(sample_index_dir) + 200_000  # the index fits; a second generation beside it does not
-    _mount("-t", "tmpfs", "-o", f"size={room}", "tmpfs", small)
+    mount("-t", "tmpfs", "-o", f"size={room}", "tmpfs", small)
     mounts.append(small)
     shutil.copytree(sample_index_dir, small / "index")
     done = _paperscope("build", "-o", small / "index")
@@ -115,9 +100,9 @@ def test_a_read_only_index_serves_lookups_and_refuses_a_build_in_one_line(sample
     source, folder = tmp_path / "source", tmp_path / "read-only"
     shutil.copytree(sample_index_dir, source)
     folder.mkdir()
-    _mount("--bind", source, folder)
+    mount("--bind", source, folder)
     mounts.append(folder)
-    _mount("-o", "remount,bind,ro", folder)
+    mount("-o", "remount,bind,ro", folder)
     paper_id = PaperIndex.load(folder).papers["id"][0]
     for command in (
         ["similar", paper_id],
@@ -143,9 +128,9 @@ def test_a_read_only_data_folder_allows_lookups_and_builds_without_the_cache(
 ):
     home = tmp_path / "home"
     home.mkdir()
-    _mount("--bind", data_home, home)
+    mount("--bind", data_home, home)
     mounts.append(home)
-    _mount("-o", "remount,bind,ro", home)
+    mount("-o", "remount,bind,ro", home)
     env = {"PAPERSCOPE_HOME": str(home)}
     found = _paperscope("search", "diffusion transformers", "--index", sample_index_dir, env=env)
     assert found.returncode == 0 and "Traceback" not in found.stderr, found.stderr
