@@ -59,6 +59,11 @@ def page(browser):
     page.close()
 
 
+def _wait_for_results(page, count: int) -> None:
+    """Until ``count`` result cards are on the page (they arrive one by one)."""
+    page.wait_for_function(f"() => document.querySelectorAll('.ps-title').length === {count}", timeout=60_000)
+
+
 def _result_titles(page) -> list[str]:
     return [t.strip() for t in page.locator(".ps-title").all_inner_texts()]
 
@@ -73,7 +78,7 @@ def test_typing_a_query_shows_results_and_the_url_keeps_it(server, page, sample_
     box = page.get_by_label("Search by text")
     box.fill("speculative decoding to accelerate diffusion transformers")
     box.press("Enter")
-    page.wait_for_selector(".ps-title", timeout=60_000)
+    _wait_for_results(page, 10)
     titles = _result_titles(page)
     assert titles[0].startswith("1. ASDSV") and len(titles) == 10
     page.wait_for_function("() => location.search.includes('q=')", timeout=10_000)
@@ -196,7 +201,7 @@ def test_a_box_selection_lists_the_papers_and_finds_more_like_them(server, page,
 def test_a_paper_link_opens_with_that_paper_selected(server, page, sample_index):
     paper_id = sample_index.papers["id"][20]
     page.goto(f"{server}/?paper={paper_id}&k=4")
-    page.wait_for_selector(".ps-title", timeout=60_000)
+    _wait_for_results(page, 4)
     expected = sample_index.similar(paper_id, k=4)["title"].tolist()
     assert [t.split(". ", 1)[1] for t in _result_titles(page)] == expected
     _shot(page, "paper-link.png")
@@ -235,7 +240,7 @@ def test_uploading_a_corpus_builds_it_and_switches_to_it(server, page, tmp_path)
     box = page.get_by_label("Search by text")
     box.fill("language models")
     box.press("Enter")
-    page.wait_for_selector(".ps-title", timeout=60_000)
+    _wait_for_results(page, 4)  # k stops at the other papers of a 5-paper corpus
     assert {t.split(". ", 1)[1] for t in _result_titles(page)[:2]} == {"Paper 2", "Paper 3"}
     _shot(page, "upload.png")
 
@@ -270,7 +275,7 @@ def test_ten_users_at_once_get_their_own_results_and_an_upload_stays_private(sam
         for page, query in zip(pages, queries, strict=True):  # all ten sessions open before any answers
             page.goto(f"{url}/?q={query.replace(' ', '+')}", wait_until="commit")
         for page in pages:
-            page.wait_for_selector(".ps-title", timeout=60_000)
+            _wait_for_results(page, 10)
         elapsed = time.perf_counter() - start
         server_seconds = sum(part.cpu_times().user + part.cpu_times().system for part in tree) - busy
         for page, query in zip(pages, queries, strict=True):
@@ -290,7 +295,7 @@ def test_ten_users_at_once_get_their_own_results_and_an_upload_stays_private(sam
         pages[0].locator("input[type=file]").set_input_files(str(upload))
         pages[0].wait_for_selector("text=5 papers ·", timeout=180_000)
         pages[1].reload()
-        pages[1].wait_for_selector(".ps-title", timeout=60_000)
+        _wait_for_results(pages[1], 10)
         shown = [title.split(". ", 1)[1] for title in _result_titles(pages[1])]
         assert shown == expected[queries[1]] and not any(t.startswith("Private") for t in shown)
         memory = sum(part.memory_info().rss for part in tree) / 2**20
@@ -326,7 +331,7 @@ def test_the_app_serves_a_read_only_index(sample_index_dir, browser, tmp_path, m
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         paper_id = sample_index.papers["id"][0]
         page.goto(f"http://127.0.0.1:{port}/?paper={paper_id}")
-        page.wait_for_selector(".ps-title", timeout=60_000)
+        _wait_for_results(page, 10)
         shown = [title.split(". ", 1)[1] for title in _result_titles(page)]
         assert shown == sample_index.similar(paper_id, k=10)["title"].tolist()
         page.close()
