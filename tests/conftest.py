@@ -77,3 +77,17 @@ def mounts():
     yield points
     for point in reversed(points):
         subprocess.run(["umount", "-l", str(point)], capture_output=True)
+
+
+@pytest.fixture
+def read_only_index(sample_index_dir, tmp_path, mounts) -> Path:
+    """A copy of the sample index behind a read-only bind mount."""
+    import shutil
+
+    source, folder = tmp_path / "source", tmp_path / "read-only"
+    shutil.copytree(sample_index_dir, source)
+    folder.mkdir()
+    mount("--bind", source, folder)
+    mounts.append(folder)
+    mount("-o", "remount,bind,ro", folder)
+    return folder

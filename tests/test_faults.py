@@ -96,13 +96,8 @@ def test_a_full_disk_stops_a_rebuild_with_one_line_and_the_index_answers(sample_
 
 
 @pytest.mark.slow
-def test_a_read_only_index_serves_lookups_and_refuses_a_build_in_one_line(sample_index_dir, tmp_path, mounts):
-    source, folder = tmp_path / "source", tmp_path / "read-only"
-    shutil.copytree(sample_index_dir, source)
-    folder.mkdir()
-    mount("--bind", source, folder)
-    mounts.append(folder)
-    mount("-o", "remount,bind,ro", folder)
+def test_a_read_only_index_serves_lookups_and_refuses_a_build_in_one_line(read_only_index, tmp_path):
+    folder = read_only_index
     paper_id = PaperIndex.load(folder).papers["id"][0]
     for command in (
         ["similar", paper_id],
