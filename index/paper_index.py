@@ -165,8 +165,8 @@ class PaperIndex:
 
     def _unknown(self, paper_id: str) -> UserError:
         """The error for an unknown id, with close ids and titles containing it as suggestions."""
-        ids = self.table.column("id").to_pylist()
-        close = difflib.get_close_matches(paper_id, ids, n=3, cutoff=0.6) if len(ids) <= 100_000 else []
+        ids = self.table.column("id")
+        close = difflib.get_close_matches(paper_id, ids.to_pylist(), n=3, cutoff=0.6) if len(ids) <= 100_000 else []
         titles = self.table.column("title")
         in_title = pc.match_substring(titles, paper_id, ignore_case=True)
         by_title = pc.filter(self.table.column("id"), in_title).slice(0, 3).to_pylist() if paper_id else []

@@ -41,8 +41,8 @@ def smooth(
         if own_rows is None:
             near = near[:, :k]
         else:
-            rows = own_rows[start : start + chunk]
-            near = np.array([[n for n in row if n != paper][:k] for row, paper in zip(near, rows, strict=True)])
+            others = near != np.asarray(own_rows[start : start + chunk])[:, None]  # never a paper's own row
+            near = np.take_along_axis(near, np.argsort(~others, axis=1, kind="stable")[:, :k], axis=1)
         mixed = own + weight * np.asarray(vectors)[near].mean(axis=1)
         found[start : start + len(own)] = mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
     return found
