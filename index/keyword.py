@@ -157,11 +157,32 @@ class KeywordIndex:
             found = found[np.argpartition(-partial, count - 1)[:count]]
         return found
 
+    def _entries(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where the term entries of the papers at ``rows`` lie in the memory-mapped matrix (one run
+        per row: start, start + 1, … start + length - 1), and each row's number of entries."""
+        starts, lengths = self.matrix.indptr[rows], np.diff(self.matrix.indptr)[rows]
+        return np.arange(lengths.sum()) + np.repeat(starts - np.cumsum(lengths) + lengths, lengths), lengths
+
     def row_scores(self, rows: np.ndarray, query: scipy.sparse.csr_matrix) -> np.ndarray:
-        """Exact scores of the papers at ``rows`` (as :meth:`scores` gives them)."""
+        """Exact scores of the papers at ``rows`` (as :meth:`scores` gives them), their entries read
+        straight from the memory-mapped matrix (a sparse product costs 4x more on 350 rows)."""
+        query = scipy.sparse.csr_matrix(query)
+        rows = np.asarray(rows, dtype=np.int64)
         if query.shape[1] == 0 or not len(rows):
             return np.zeros(len(rows), dtype=np.float32)
-        return np.asarray((self.matrix[rows] @ scipy.sparse.csr_matrix(query).T).todense(), dtype=np.float32).ravel()
+        weights = np.zeros(query.shape[1], dtype=np.float32)
+        weights[query.indices] = query.data
+        positions, lengths = self._entries(rows)
+        products = np.asarray(self.matrix.data[positions]) * weights[self.matrix.indices[positions]]
+        return np.bincount(np.repeat(np.arange(len(rows)), lengths), products, minlength=len(rows)).astype(np.float32)
+
+    def weighted_rows(self, rows: list[int], weights: list[float]) -> scipy.sparse.csr_matrix:
+        """The 1-row sum of the papers' term rows at ``rows``, each times its weight."""
+        positions, lengths = self._entries(np.asarray(rows, dtype=np.int64))
+        columns, where = np.unique(self.matrix.indices[positions], return_inverse=True)
+        values = np.bincount(where, np.asarray(self.matrix.data[positions]) * np.repeat(weights, lengths))
+        shape = (1, self.matrix.shape[1])
+        return scipy.sparse.csr_matrix((values.astype(np.float32), columns, [0, len(columns)]), shape=shape)
 
     def save(self, folder: Path, prefix: str, terms_file: str) -> list[str]:
         """Write the matrix by paper and by term (``<prefix>.<csr|csc>.<array>.npy``) and the terms

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
 from functools import cached_property
 from pathlib import Path
 
@@ -11,10 +12,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import scipy.sparse
 
 from paperscope.embed.text import normalise_text
-from paperscope.errors import UserError
+from paperscope.errors import UnknownPaper, UserError
 from paperscope.index import locations, store
 from paperscope.index.topics import place_on_map
 from paperscope.options import FEEDBACK, MODES, check_choice
@@ -37,9 +37,13 @@ def _rocchio(vectors: np.ndarray, positive: list[int], negative: list[int]) -> n
     return vector / max(np.linalg.norm(vector), 1e-12)
 
 
+def _is_whole(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 def check_k(k) -> int:
     """Validate a result count: a positive whole number."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+    if not _is_whole(k) or k < 1:
         raise UserError(f"k must be a whole number of at least 1, got {k!r}")
     return int(k)
 
@@ -64,7 +68,8 @@ class PaperIndex:
     ``similar(paper_ids, k)`` and ``search(text, k)`` return a DataFrame with one row per
     result, best first: ``rank``, ``id``, ``title``, ``score`` (the ranking score: cosine
     similarity in dense mode, its blend with the keyword cosine in hybrid mode, which adds
-    ``cosine`` and ``keyword_score`` columns) and the paper's metadata columns.
+    ``cosine`` and ``keyword_score`` columns) and the paper's metadata columns. Threads may share
+    one PaperIndex (``paperscope serve`` does).
     """
 
     def __init__(self, folder: Path, generation: store.Generation, model_path: str | Path | None = None):
@@ -81,6 +86,7 @@ class PaperIndex:
         self._model_path = model_path
         self._query_vectors: dict[str, np.ndarray] = {}
         self._sentences: dict[str, np.ndarray] = {}  # sentence → vector, for explanations
+        self._memory_lock = threading.Lock()  # the two memories above, for threads sharing the index
         if "ef_search" in self.manifest["search"]:  # HNSW: the search depth the build tuned for recall
             import faiss
 
@@ -99,6 +105,13 @@ class PaperIndex:
                 if generation is None or store.current_generation_name(folder) == generation:
                     raise
         raise UserError(f"{folder}: the index kept changing while loading; try again")
+
+    def warm(self) -> None:
+        """Load now what lookups otherwise load on first use (the query model, the id hash, the
+        record batches), so that a service's first requests are as quick as the ones after."""
+        self.embed_query("warm up")
+        self.rows([str(self.table.column("id")[0])])
+        self.take([0])
 
     def __len__(self) -> int:
         return self.table.num_rows
@@ -146,10 +159,17 @@ class PaperIndex:
         """Row numbers of ``paper_ids`` (one hash of the id column: fast for a lasso of thousands);
         an unknown id raises a UserError suggesting close ids or titles."""
         paper_ids = [str(paper_id).strip() for paper_id in paper_ids]
-        found = self._id_index.get_indexer(paper_ids)
+        found = self._id_index.get_indexer(paper_ids) if len(paper_ids) != 1 else self._one_row(paper_ids[0])
         if (found < 0).any():
             raise self._unknown(paper_ids[int(np.flatnonzero(found < 0)[0])])
         return found.astype(np.int64)
+
+    def _one_row(self, paper_id: str) -> np.ndarray:
+        """``rows`` of one id: a hash lookup without ``get_indexer``'s cost of building arrays (0.2 ms)."""
+        try:
+            return np.array([self._id_index.get_loc(paper_id)], dtype=np.int64)
+        except KeyError:
+            return np.array([-1], dtype=np.int64)
 
     @cached_property
     def _id_index(self) -> pd.Index:
@@ -163,7 +183,54 @@ class PaperIndex:
             paper_id for paper_id, row in zip(paper_ids, self._id_index.get_indexer(paper_ids), strict=True) if row >= 0
         ]
 
-    def _unknown(self, paper_id: str) -> UserError:
+    def where(self, years=None, topics=None, venues=None, category=None) -> np.ndarray | None:
+        """The papers that pass every filter given, as a boolean mask over rows (None when none is
+        given), for the ``within`` argument of :meth:`similar` and :meth:`search`: ``years`` a
+        (low, high) pair, inclusive; ``topics`` names of coarse topics or fine clusters; ``venues``
+        venue names; ``category`` text the paper's categories contain, in any case. A field the
+        papers lack, or a topic the index lacks, is a UserError."""
+        conditions = []
+        if years is not None:
+            if not (isinstance(years, (list, tuple)) and len(years) == 2 and all(_is_whole(year) for year in years)):
+                raise UserError(f"years must be a (low, high) pair of whole numbers, got {years!r}")
+            column = self._filter_column("year")
+            conditions.append(pc.and_(pc.greater_equal(column, years[0]), pc.less_equal(column, years[1])))
+        if topics is not None:
+            names = pa.array(self._names("topics", topics), pa.string())
+            columns = [self.table.column(level) for level in ("coarse_name", "cluster_name")]
+            known = set().union(*(pc.unique(column).to_pylist() for column in columns))
+            for name in names.to_pylist():
+                if name not in known:
+                    raise UserError(f"no topic named '{name}' in {self.folder}; `paperscope topics` lists them")
+            conditions.append(pc.or_(*(pc.is_in(column, names) for column in columns)))
+        if venues is not None:
+            conditions.append(
+                pc.is_in(self._filter_column("venue"), pa.array(self._names("venues", venues), pa.string()))
+            )
+        if category is not None:
+            if not isinstance(category, str):
+                raise UserError(f"category must be text, got {category!r}")
+            conditions.append(pc.match_substring(self._filter_column("categories"), category, ignore_case=True))
+        if not conditions:
+            return None
+        mask = np.ones(len(self), dtype=bool)
+        for condition in conditions:
+            mask &= condition.fill_null(False).to_numpy(zero_copy_only=False)
+        return mask
+
+    def _filter_column(self, name: str):
+        """A metadata column to filter on; a UserError when the papers lack it."""
+        if name not in self.table.column_names:
+            raise UserError(f"the papers of {self.folder} have no '{name}' field to filter on")
+        return self.table.column(name)
+
+    @staticmethod
+    def _names(what: str, names) -> list[str]:
+        if isinstance(names, str) or not all(isinstance(name, str) for name in names):
+            raise UserError(f"{what} must be a list of names, got {names!r}")
+        return list(names)
+
+    def _unknown(self, paper_id: str) -> UnknownPaper:
         """The error for an unknown id, with close ids and titles containing it as suggestions."""
         ids = self.table.column("id")
         close = difflib.get_close_matches(paper_id, ids.to_pylist(), n=3, cutoff=0.6) if len(ids) <= 100_000 else []
@@ -172,17 +239,17 @@ class PaperIndex:
         by_title = pc.filter(self.table.column("id"), in_title).slice(0, 3).to_pylist() if paper_id else []
         suggestions = list(dict.fromkeys(close + by_title))
         if not suggestions:
-            return UserError(
+            return UnknownPaper(
                 f"no paper with id '{paper_id}' in {self.folder}; `paperscope search TEXT` finds papers by text"
             )
-        named = self._take(self.rows(suggestions), ["id", "title"])
-        listed = ", ".join(f"{pid} ({title[:50]})" for pid, title in zip(named["id"], named["title"], strict=True))
-        return UserError(f"no paper with id '{paper_id}' in {self.folder}; did you mean {listed}?")
+        named = self.take(self.rows(suggestions), ["id", "title"]).to_pylist()
+        listed = ", ".join(f"{paper['id']} ({paper['title'][:50]})" for paper in named)
+        return UnknownPaper(f"no paper with id '{paper_id}' in {self.folder}; did you mean {listed}?")
 
-    def _take(self, rows, columns: list[str] | None = None) -> pd.DataFrame:
-        """Some papers' metadata (all columns, or ``columns``), decoded from the memory-mapped table
-        record batch by record batch (Arrow's ``take`` on the whole table would first join every
-        batch of every column: a copy of all abstracts)."""
+    def take(self, rows, columns: list[str] | None = None) -> pa.Table:
+        """The papers at ``rows``, in that order, as an Arrow table (all columns, or ``columns``),
+        decoded from the memory-mapped table record batch by record batch (Arrow's ``take`` on the
+        whole table would first join every batch of every column: a copy of all abstracts)."""
         rows = np.asarray(rows, dtype=np.int64)
         batch_of = np.searchsorted(self._batch_starts, rows, side="right") - 1
         parts, order = [], []
@@ -192,10 +259,11 @@ class PaperIndex:
             parts.append(record_batch.take(pa.array(rows[chosen] - self._batch_starts[batch])))
             order.append(chosen)
         if not parts:
-            schema = self.table.schema if columns is None else self.table.select(columns).schema
-            return schema.empty_table().to_pandas()
-        taken = pa.Table.from_batches(parts).to_pandas(use_threads=False)  # threads cost more than 10 rows
-        return taken.iloc[np.argsort(np.concatenate(order), kind="stable")].reset_index(drop=True)
+            return (self.table.schema if columns is None else self.table.select(columns).schema).empty_table()
+        taken = pa.Table.from_batches(parts)
+        if len(parts) == 1:  # one batch: taken in the order asked
+            return taken
+        return taken.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
 
     @cached_property
     def _batches(self) -> list[pa.RecordBatch]:
@@ -206,35 +274,57 @@ class PaperIndex:
         return np.cumsum([0] + [batch.num_rows for batch in self._batches])[:-1]
 
     def paper(self, paper_id: str) -> dict:
-        """The metadata of one paper as a dict."""
-        return self._take([self.row(paper_id)]).iloc[0].to_dict()
+        """The metadata of one paper as a dict (a missing value as None)."""
+        return self.take([self.row(paper_id)]).to_pylist()[0]
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query vector of free text, as the index's papers were embedded (the last few are kept:
         an app reruns the same query for its results, its map position and its explanations)."""
         text = clean_query(text)
-        if text not in self._query_vectors:
-            if len(self._query_vectors) >= QUERY_MEMORY:
-                self._query_vectors.pop(next(iter(self._query_vectors)))
+        with self._memory_lock:
+            vector = self._query_vectors.get(text)
+        if vector is None:
             strategy = self.manifest["long_text"]["strategy"]
-            self._query_vectors[text] = self.encoder.encode([text], long_text=strategy)[0]
-        return self._query_vectors[text]
+            vector = self.encoder.encode([text], long_text=strategy)[0]
+            with self._memory_lock:
+                if len(self._query_vectors) >= QUERY_MEMORY:
+                    self._query_vectors.pop(next(iter(self._query_vectors)))
+                self._query_vectors[text] = vector
+        return vector
 
     def search_vector(self, vector: np.ndarray, k: int = 10, exclude_rows=()) -> pd.DataFrame:
         """Papers nearest to ``vector`` (normalised, the index's dimension) by cosine, skipping ``exclude_rows``."""
-        return self._table(*self._nearest(vector, check_k(k), exclude_rows))
+        return self._frame(*self._nearest(vector, check_k(k), exclude_rows))
 
-    def _nearest(self, vector: np.ndarray, k: int, exclude_rows=()) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Rows and cosines of the ``k`` papers nearest to ``vector`` (FAISS), skipping ``exclude_rows``."""
+    def _nearest(
+        self, vector: np.ndarray, k: int, exclude_rows=(), within: np.ndarray | None = None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Rows and cosines of the ``k`` papers nearest to ``vector`` (FAISS), skipping ``exclude_rows``,
+        among the rows of the mask ``within`` (all when None)."""
         exclude = {int(r) for r in exclude_rows}
         wanted = min(k + len(exclude), len(self))
         query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
-        scores, rows = self.faiss_index.search(query, wanted)
+        scores, rows = self._faiss_search(query, wanted, within)
         keep = [(row, score) for row, score in zip(rows[0], scores[0], strict=True) if row >= 0 and row not in exclude]
         keep = keep[:k]
         return np.array([row for row, _ in keep], np.int64), {
             "score": np.array([score for _, score in keep], np.float32)
         }
+
+    def _faiss_search(self, query: np.ndarray, count: int, within: np.ndarray | None):
+        """FAISS's ``count`` nearest rows to ``query``, only among the rows of the mask ``within``
+        (FAISS skips the others while it searches: an ``IDSelectorBitmap``); missing ones are -1."""
+        if within is None:
+            return self.faiss_index.search(query, count)
+        import faiss
+
+        bits = np.packbits(np.asarray(within, dtype=bool), bitorder="little")
+        selector = faiss.IDSelectorBitmap(len(within), faiss.swig_ptr(bits))
+        if "ef_search" in self.manifest["search"]:  # HNSW: keep the search depth the build tuned
+            params = faiss.SearchParametersHNSW(sel=selector, efSearch=self.manifest["search"]["ef_search"])
+        else:
+            params = faiss.SearchParameters(sel=selector)
+        return self.faiss_index.search(query, count, params=params)
 
     def rank(
         self,
@@ -246,6 +336,7 @@ class PaperIndex:
         hybrid_weight: float | None = None,
         first_rows=(),
         raw_vector: np.ndarray | None = None,
+        within: np.ndarray | None = None,
     ) -> pd.DataFrame:
         """Rank papers by ``mode``: "dense" (cosine of ``vector``), "keyword" (TF-IDF cosine of
         the 1-row sparse ``keyword_query``) or "hybrid" (``hybrid_weight`` x dense + the rest x
@@ -253,26 +344,31 @@ class PaperIndex:
         dense here is the cosine with the smoothed vectors when the index has them).
         ``raw_vector``: the query in the raw vectors' space when ``vector`` is smoothed (it finds
         the dense candidates and gives the ``cosine`` column). ``first_rows`` (exact acronym
-        matches) go before all others, in score order."""
+        matches) go before all others, in score order. ``within``: a mask from :meth:`where`;
+        only its rows are ranked."""
         k = check_k(k)
-        return self._table(
-            *self._ranked(vector, keyword_query, k, mode, exclude_rows, hybrid_weight, first_rows, raw_vector)
+        return self._frame(
+            *self._ranked(vector, keyword_query, k, mode, exclude_rows, hybrid_weight, first_rows, raw_vector, within)
         )
 
     def _ranked(
-        self, vector, keyword_query, k: int, mode: str, exclude_rows, hybrid_weight, first_rows, raw_vector
+        self, vector, keyword_query, k: int, mode: str, exclude_rows, hybrid_weight, first_rows, raw_vector, within
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The rows :meth:`rank` returns, best first, and their score columns (no table built)."""
         check_choice(mode, MODES, "mode")
+        if within is not None and (np.shape(within) != (len(self),) or np.asarray(within).dtype != bool):
+            raise UserError(f"within must be a boolean mask of the index's {len(self)} papers (see where())")
         if mode == "dense":
-            return self._nearest(vector, k, exclude_rows)
+            return self._nearest(vector, k, exclude_rows, within)
         weight = self.manifest["search"]["hybrid_weight"] if hybrid_weight is None else hybrid_weight
         exclude, first = (np.asarray(list(rows), dtype=np.int64) for rows in (exclude_rows, first_rows))
         if mode == "hybrid":
-            wanted = min(CANDIDATES + len(exclude), len(self))
+            wanted = min(max(CANDIDATES, k) + len(exclude), len(self))
             raw = np.ascontiguousarray(np.asarray(vector if raw_vector is None else raw_vector, np.float32)[None])
-            dense = self.faiss_index.search(raw, wanted)[1][0]
+            dense = self._faiss_search(raw, wanted, within)[1][0]
             keyword = self.keyword.candidates(keyword_query, wanted)
+            if within is not None:
+                keyword, first = keyword[within[keyword]], first[within[first]]
             candidates = np.union1d(np.union1d(dense[dense >= 0], keyword), first)
             keyword_scores = self.keyword.row_scores(candidates, keyword_query)
             cosine = np.asarray(self.vectors[candidates] @ raw[0], dtype=np.float32)
@@ -281,8 +377,8 @@ class PaperIndex:
                 cosine = np.asarray(self.smoothed[candidates] @ np.asarray(vector, np.float32), dtype=np.float32)
             scores = weight * cosine + (1 - weight) * keyword_scores
         else:
-            candidates = np.arange(len(self))
-            scores = self.keyword.scores(keyword_query)
+            candidates = np.arange(len(self)) if within is None else np.flatnonzero(within)
+            scores = self.keyword.scores(keyword_query)[candidates]
             columns = {"keyword_score": scores}
         order = scores.astype(np.float64)
         order[np.isin(candidates, first)] += 10.0  # above any blend of cosines
@@ -291,16 +387,21 @@ class PaperIndex:
         top = np.array([i for i in top[np.argsort(-order[top], kind="stable")] if np.isfinite(order[i])], np.int64)
         return candidates[top], {"score": scores[top], **{name: values[top] for name, values in columns.items()}}
 
-    def _table(self, rows: list[int], scores: dict[str, np.ndarray]) -> pd.DataFrame:
-        """Result rows: rank, id, title, the score columns, then the paper's metadata."""
-        papers = self._take(rows)
+    def results(self, rows: np.ndarray, scores: dict[str, np.ndarray]) -> pa.Table:
+        """Result rows as an Arrow table: rank, id, title, the score columns, then the papers'
+        metadata (``similar_rows`` and ``search_rows`` give ``rows`` and ``scores``)."""
+        papers = self.take(rows)
         columns = {
-            "rank": np.arange(1, len(rows) + 1),
-            "id": papers["id"],
-            "title": papers["title"],
-            **{name: np.asarray(values, dtype=np.float32).clip(-1, 1) for name, values in scores.items()},
+            "rank": pa.array(np.arange(1, len(rows) + 1)),
+            "id": papers.column("id"),
+            "title": papers.column("title"),
+            **{name: pa.array(np.asarray(values, dtype=np.float32).clip(-1, 1)) for name, values in scores.items()},
         }
-        return pd.concat([pd.DataFrame(columns), papers.drop(columns=["id", "title"])], axis=1)
+        metadata = papers.drop_columns(["id", "title"])
+        return pa.table(columns | dict(zip(metadata.column_names, metadata.columns, strict=True)))
+
+    def _frame(self, rows: np.ndarray, scores: dict[str, np.ndarray]) -> pd.DataFrame:
+        return self.results(rows, scores).to_pandas(use_threads=False)  # threads cost more than they save on 10 rows
 
     def map_position(self, vector: np.ndarray, k: int = 5) -> np.ndarray:
         """Where a vector not in the corpus (a query, a new paper) sits on the map: the average of
@@ -316,25 +417,40 @@ class PaperIndex:
         mode: str | None = None,
         negative: list[str] = (),
         hybrid_weight: float | None = None,
+        within: np.ndarray | None = None,
     ) -> pd.DataFrame:
         """The ``k`` papers most similar to one paper, or to several ("more like these"), and least
         like the ``negative`` ones (Rocchio: mean of the positives minus half the mean of the
         negatives). The given papers are excluded. ``mode``: dense, keyword or hybrid (default:
-        the index's, chosen by benchmarks/quality.py)."""
-        check_k(k)
+        the index's, chosen by benchmarks/quality.py). ``within``: only the papers of this mask
+        (:meth:`where` makes one from filters)."""
+        return self._frame(*self.similar_rows(paper_ids, k, mode, negative, hybrid_weight, within))
+
+    def similar_rows(
+        self,
+        paper_ids: str | list[str],
+        k: int = 10,
+        mode: str | None = None,
+        negative: list[str] = (),
+        hybrid_weight: float | None = None,
+        within: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """What :meth:`similar` finds as arrays: the rows, best first, and their score columns
+        (``results`` makes the table; a service skips the DataFrame)."""
+        k = check_k(k)
         mode = mode or self.manifest["search"]["similar_mode"]
         positive = self.rows([paper_ids] if isinstance(paper_ids, str) else list(paper_ids)).tolist()
         negative = self.rows(list(negative)).tolist()
         if not positive:
             raise UserError("give at least one paper id")
-        keyword_query = self.keyword.matrix[positive].mean(axis=0)
-        if negative:
-            keyword_query = keyword_query - ROCCHIO_NEGATIVE * self.keyword.matrix[negative].mean(axis=0)
+        keyword_query = self.keyword.weighted_rows(  # the same Rocchio mean in term space
+            positive + negative,
+            [1 / len(positive)] * len(positive) + [-ROCCHIO_NEGATIVE / max(len(negative), 1)] * len(negative),
+        )
         raw = _rocchio(self.vectors, positive, negative)
         # hybrid with smoothed vectors: the papers' smoothed vectors are the query too
         vector = _rocchio(self.smoothed, positive, negative) if self.smoothed is not None and mode == "hybrid" else raw
-        keyword_query = scipy.sparse.csr_matrix(keyword_query)
-        return self.rank(vector, keyword_query, k, mode, positive + negative, hybrid_weight, raw_vector=raw)
+        return self._ranked(vector, keyword_query, k, mode, positive + negative, hybrid_weight, (), raw, within)
 
     def search(
         self,
@@ -343,13 +459,27 @@ class PaperIndex:
         mode: str | None = None,
         hybrid_weight: float | None = None,
         feedback: bool | None = None,
+        within: np.ndarray | None = None,
     ) -> pd.DataFrame:
         """The ``k`` papers most similar to free ``text`` (``mode`` as in :meth:`similar`; the
         hybrid weight of text queries is the index's ``search_weight``, tuned on text queries).
         ``feedback``: for a short query (``FEEDBACK["max_words"]`` words or fewer), pseudo-relevance
         feedback: the query vector plus ``FEEDBACK["weight"]`` x the mean of its first
-        ``FEEDBACK["results"]`` results, ranked again (default: ``FEEDBACK["on"]``)."""
-        check_k(k)
+        ``FEEDBACK["results"]`` results, ranked again (default: ``FEEDBACK["on"]``). ``within``:
+        only the papers of this mask, as in :meth:`similar`."""
+        return self._frame(*self.search_rows(text, k, mode, hybrid_weight, feedback, within))
+
+    def search_rows(
+        self,
+        text: str,
+        k: int = 10,
+        mode: str | None = None,
+        hybrid_weight: float | None = None,
+        feedback: bool | None = None,
+        within: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """What :meth:`search` finds as arrays: the rows, best first, and their score columns."""
+        k = check_k(k)
         search = self.manifest["search"]
         mode = mode or search["search_mode"]
         hybrid_weight = search.get("search_weight", search["hybrid_weight"]) if hybrid_weight is None else hybrid_weight
@@ -359,11 +489,14 @@ class PaperIndex:
         keyword_query = self.keyword.transform([text])
         feedback = FEEDBACK["on"] if feedback is None else feedback
         if feedback and mode != "keyword" and len(text.split()) <= FEEDBACK["max_words"]:
-            top, _ = self._ranked(vector, keyword_query, FEEDBACK["results"], mode, (), hybrid_weight, first, None)
+            top, _ = self._ranked(
+                vector, keyword_query, FEEDBACK["results"], mode, (), hybrid_weight, first, None, within
+            )
             documents = self.smoothed if self.smoothed is not None else self.vectors
-            vector = vector + FEEDBACK["weight"] * documents[np.sort(top)].mean(axis=0)
+            if len(top):
+                vector = vector + FEEDBACK["weight"] * documents[np.sort(top)].mean(axis=0)
             vector = vector / max(np.linalg.norm(vector), 1e-12)
-        return self.rank(vector, keyword_query, k, mode, (), hybrid_weight, first_rows=first)
+        return self._ranked(vector, keyword_query, k, mode, (), hybrid_weight, first, None, within)
 
     def acronym_matches(self, text: str) -> np.ndarray:
         """Rows of the papers that use every acronym of the query ("GRPO", "DiT", "T2I"; plural "s" allowed).
@@ -379,10 +512,11 @@ class PaperIndex:
                 rows = found
             else:
                 rows = np.intersect1d(found, np.concatenate([r for r in candidates if r is not None]))
-            pattern = re.compile(rf"(?<![\w-]){re.escape(acronym)}s?(?![\w-])")
-            texts = self._take(rows, ["title", "abstract"])
-            uses = [bool(pattern.search(f"{title} {abstract}")) for title, abstract in texts.itertuples(index=False)]
-            found = np.asarray(rows, dtype=np.int64)[np.array(uses, dtype=bool)]
+            # the acronym as a whole word, matched by Arrow (RE2, no look-arounds) over the texts
+            pattern = rf"(?:^|[^\w-]){re.escape(acronym)}s?(?:$|[^\w-])"
+            texts = self.take(rows, ["title", "abstract"])
+            uses = pc.or_(*(pc.match_substring_regex(texts.column(name), pattern) for name in ("title", "abstract")))
+            found = np.asarray(rows, dtype=np.int64)[uses.fill_null(False).to_numpy(zero_copy_only=False)]
         return found if ACRONYM.search(text) else np.zeros(0, dtype=np.int64)
 
     def topics(self, level: str = "coarse") -> pd.DataFrame:
@@ -424,9 +558,13 @@ class PaperIndex:
     def _sentence_vectors(self, sentences: list[str]) -> np.ndarray:
         """Sentence vectors for explanations, remembered: the selected paper's or the query's
         sentences are explained against every result (encoded once, not once per result)."""
-        missing = [sentence for sentence in dict.fromkeys(sentences) if sentence not in self._sentences]
+        with self._memory_lock:
+            known = {sentence: self._sentences[sentence] for sentence in sentences if sentence in self._sentences}
+        missing = [sentence for sentence in dict.fromkeys(sentences) if sentence not in known]
         if missing:
-            if len(self._sentences) + len(missing) > SENTENCE_MEMORY:
-                self._sentences.clear()
-            self._sentences.update(zip(missing, self.encoder.encode(missing, long_text="mean"), strict=True))
-        return np.stack([self._sentences[sentence] for sentence in sentences])
+            known.update(zip(missing, self.encoder.encode(missing, long_text="mean"), strict=True))
+            with self._memory_lock:
+                if len(self._sentences) + len(missing) > SENTENCE_MEMORY:
+                    self._sentences.clear()
+                self._sentences.update((sentence, known[sentence]) for sentence in missing)
+        return np.stack([known[sentence] for sentence in sentences])

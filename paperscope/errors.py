@@ -9,6 +9,10 @@ class UserError(Exception):
     """
 
 
+class UnknownPaper(UserError):
+    """A paper id the index does not hold (the service answers it with 404)."""
+
+
 WRITE_ERRORS = {
     28: "no space left on the device",
     122: "disk quota exceeded",

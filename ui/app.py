@@ -175,20 +175,6 @@ def _topic_path(row) -> str:
     return f"{row.coarse_name} › {row.cluster_name}"
 
 
-def _apply_filters(results: pd.DataFrame, filters: dict) -> pd.DataFrame:
-    keep = pd.Series(True, index=results.index)
-    if filters.get("clusters"):
-        keep &= results[filters["topic_column"]].isin(filters["clusters"])
-    if filters.get("years") and "year" in results:
-        low, high = filters["years"]
-        keep &= results["year"].between(low, high)
-    if filters.get("venues") and "venue" in results:
-        keep &= results["venue"].isin(filters["venues"])
-    if filters.get("category") and "categories" in results:
-        keep &= results["categories"].fillna("").str.contains(filters["category"], case=False, regex=False)
-    return results[keep]
-
-
 def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> tuple[str, int, dict, str, bool]:
     sidebar = st.sidebar
     label = sidebar.selectbox("Index", list(choices), index=list(choices).index(current_label))
@@ -204,15 +190,17 @@ def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> 
     level = sidebar.radio("Topic level", LEVELS, horizontal=True, key="topic_level",
                           help="coarse: merged clusters, a few per field; fine: the clusters themselves")  # fmt: skip
     column = "coarse_name" if level == "coarse" else "cluster_name"
-    filters = {"clusters": sidebar.multiselect("Topics", sorted(set(papers[column]))), "topic_column": column}
+    # The arguments of PaperIndex.where: only those a user narrowed (None: no filter)
+    filters = {"topics": sidebar.multiselect("Topics", sorted(set(papers[column]))) or None}
     if "year" in papers and papers["year"].notna().any():
         low, high = int(papers["year"].min()), int(papers["year"].max())
         if low < high:
-            filters["years"] = sidebar.slider("Years", low, high, (low, high))
+            years = sidebar.slider("Years", low, high, (low, high))
+            filters["years"] = years if years != (low, high) else None
     if "venue" in papers and papers["venue"].nunique() > 1:
-        filters["venues"] = sidebar.multiselect("Venues", sorted(papers["venue"].dropna().unique()))
+        filters["venues"] = sidebar.multiselect("Venues", sorted(papers["venue"].dropna().unique())) or None
     if "categories" in papers:
-        filters["category"] = sidebar.text_input("Category contains", "")
+        filters["category"] = sidebar.text_input("Category contains", "").strip() or None
     modes = list(MODES)
     mode = sidebar.radio(
         "Ranking",
@@ -447,14 +435,14 @@ def main() -> None:
 
     results, query_xy = None, None
     try:
-        wanted = len(index) if any(value for name, value in filters.items() if name != "topic_column") else k
+        within = index.where(**filters)
         if chosen:
-            results = _apply_filters(index.similar(chosen, k=wanted, mode=mode, negative=avoided), filters).head(k)
+            results = index.similar(chosen, k=k, mode=mode, negative=avoided, within=within)
             if st.session_state.get("papers"):
                 url = {"paper": ",".join(chosen), "k": k, "mode": mode}
                 st.query_params.from_dict(url | ({"not": ",".join(avoided)} if avoided else {}))
         elif query:
-            results = _apply_filters(index.search(query, k=wanted, mode=mode), filters).head(k)
+            results = index.search(query, k=k, mode=mode, within=within)
             query_xy = index.map_position(index.embed_query(query))
             st.query_params.from_dict({"q": query, "k": k, "mode": mode})
         else:
@@ -479,7 +467,7 @@ def main() -> None:
         query_xy=query_xy,
     )
     with side:  # before the map: at a million papers the map's points take seconds to send
-        _lasso_panel(index, filters["topic_column"])
+        _lasso_panel(index, "coarse_name" if level == "coarse" else "cluster_name")
         if results is None:
             st.info("Type a query or pick a paper — or click a point on the map.")
         elif st.session_state.get("papers"):
@@ -501,7 +489,7 @@ def main() -> None:
             "topic. Map trust: the share of a paper's 10 nearest neighbours that are also near it on the map."
         )
         with st.expander("Topics: overview, over time, between two topics"):
-            topics_panel(index, level, filters["clusters"])
+            topics_panel(index, level, filters["topics"] or [])
 
 
 if __name__ == "__main__":

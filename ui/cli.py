@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import sys
 from pathlib import Path
 
@@ -52,20 +51,11 @@ def _load(args):
     return PaperIndex.load(_index_folder(args), model_path=getattr(args, "model", None))
 
 
-def _jsonable(value):
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
-
 def _print_results(results, as_json: bool) -> None:
     if as_json:
-        records = [{key: _jsonable(value) for key, value in row.items()} for row in results.to_dict("records")]
-        print(json.dumps(records, indent=2, ensure_ascii=False))
+        from paperscope.ui.records import records
+
+        print(json.dumps(records(results), indent=2, ensure_ascii=False))
         return
     for row in results.itertuples():
         print(f"{row.rank:>3}  {row.score:6.3f}  {row.id:<14}  {row.title}")
@@ -205,7 +195,9 @@ def cmd_topics(args) -> None:
         return
     topics = index.topics(args.level)
     if args.json:
-        print(json.dumps(topics.to_dict("records"), indent=2, ensure_ascii=False, default=_jsonable))
+        from paperscope.ui.records import records
+
+        print(json.dumps(records(topics), indent=2, ensure_ascii=False))
         return
     print(f"{len(topics)} {args.level} topics of {len(index)} papers")
     for row in topics.itertuples():
@@ -243,7 +235,9 @@ def cmd_bridges(args) -> None:
     index = _load(args)
     found = index.bridges(args.first, args.second, level=args.level, k=args.k)
     if args.json:
-        print(json.dumps(found.to_dict("records"), indent=2, ensure_ascii=False, default=_jsonable))
+        from paperscope.ui.records import records
+
+        print(json.dumps(records(found), indent=2, ensure_ascii=False))
         return
     if found.empty:
         logger.info("no paper has nearest neighbours in both topics")
@@ -315,6 +309,13 @@ def cmd_app(args) -> None:
                 server.wait(timeout=10)
             except subprocess.TimeoutExpired:  # Streamlit's graceful shutdown can hang on open sessions
                 server.kill()
+
+
+def cmd_serve(args) -> None:
+    """Answer nearest-paper lookups as a JSON API (see paperscope.ui.service)."""
+    from paperscope.ui.service import serve
+
+    serve(_index_folder(args), host=args.host, port=args.port, workers=args.workers, access_log=args.access_log)
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -470,6 +471,18 @@ def make_parser() -> argparse.ArgumentParser:
     app.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
     app.add_argument("--headless", action="store_true", help="do not open a browser (the URL is printed)")
     app.set_defaults(run=cmd_app)
+
+    serve = commands.add_parser("serve", help="answer nearest-paper lookups as a JSON API (docs at /docs)")
+    with_index(serve)
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    serve.add_argument(
+        "--workers", type=int, default=1, help="processes answering requests, up to one per core (default 1)"
+    )
+    serve.add_argument("--access-log", action="store_true", help="log every request")
+    serve.set_defaults(run=cmd_serve)
 
     topics = commands.add_parser("topics", help="every topic: size, share, map trust, central papers")
     with_index(topics)

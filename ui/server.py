@@ -1,12 +1,15 @@
-"""Starting the Streamlit server: a free port, waiting until it answers its health check, and the
-headless Chromium that the browser tests and benchmarks drive it with."""
+"""Starting servers (Streamlit's, ``paperscope serve``): a free port, waiting until one answers its
+health check, and the headless Chromium that the browser tests and benchmarks drive the app with."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 
 # Debian's chromium (.ci/setup --test installs it); the flags keep it off this machine's closed network.
 CHROMIUM = "/usr/bin/chromium"
@@ -28,18 +31,41 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def wait_until_healthy(url: str, server: subprocess.Popen, timeout: float = 60.0) -> bool:
-    """Poll Streamlit's ``/_stcore/health`` at ``url`` until it answers "ok" (True), or the server
-    exits or ``timeout`` seconds pass (False)."""
+def wait_until_healthy(
+    url: str, server: subprocess.Popen, timeout: float = 60.0, health: str = "/_stcore/health"
+) -> bool:
+    """Poll the health check at ``url`` + ``health`` (Streamlit's, or ``/healthz`` of ``paperscope
+    serve``) until it answers 200 (True), or the server exits or ``timeout`` seconds pass (False)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and server.poll() is None:
         try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as answer:
-                if answer.read() == b"ok":
+            with urllib.request.urlopen(f"{url}{health}", timeout=1) as answer:
+                if answer.status == 200:
                     return True
         except OSError:
-            time.sleep(0.05)  # not listening yet
+            time.sleep(0.05)  # not listening yet, or not ready (503)
     return False
+
+
+@contextlib.contextmanager
+def api_server(
+    index_dir, arguments: tuple[str, ...] = (), timeout: float = 120.0, **popen
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """A ``paperscope serve`` process on ``index_dir`` and a free port, answering; yields its URL and
+    the process. ``arguments``: more options of ``paperscope serve``; ``popen``: arguments of
+    ``subprocess.Popen`` (where its log goes); stops it after."""
+    port = free_port()
+    command = [sys.executable, "-m", "paperscope.ui.cli", "serve", "--index", str(index_dir), "--port", str(port)]
+    command += arguments
+    process = subprocess.Popen(command, **popen)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        if not wait_until_healthy(url, process, timeout, health="/healthz"):
+            raise RuntimeError(f"paperscope serve on {index_dir} did not answer within {timeout} s")
+        yield url, process
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
 
 
 # For tests and benchmarks, run in the page: every visible map label's box on the page, the pairs

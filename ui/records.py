@@ -1,0 +1,36 @@
+"""Tables as JSON records: what ``--json`` prints and what ``paperscope serve`` answers."""
+
+from __future__ import annotations
+
+import math
+
+
+def jsonable(value):
+    """``value`` as a JSON value: numpy scalars as Python ones, NaN as null, anything else
+    unknown (timestamps, paths) as its text; lists are converted item by item."""
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        return [jsonable(item) for item in value]
+    return str(value)
+
+
+def records(frame) -> list[dict]:
+    """The rows of a DataFrame as a list of JSON-ready dicts, in order; missing values (NaN, NA,
+    NaT) as null."""
+    frame = frame.astype(object).where(frame.notna(), None)
+    return [{key: jsonable(value) for key, value in row.items()} for row in frame.to_dict("records")]
+
+
+def json_rows(table) -> list[dict]:
+    """The rows of an Arrow table as a list of JSON-ready dicts (NaN as null), in order."""
+    rows = table.to_pylist()
+    for row in rows:
+        for key, value in row.items():
+            if not (value is None or isinstance(value, (str, int, bool))):
+                row[key] = jsonable(value)
+    return rows
