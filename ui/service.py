@@ -141,8 +141,9 @@ class LiveIndex:
         self._watcher.join(timeout=5)
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message, "status": status}, status_code=status)
+def _error(status: int, message: str, generation: str | None = None) -> JSONResponse:
+    headers = {GENERATION_HEADER: generation} if generation else None
+    return JSONResponse({"error": message, "status": status}, status_code=status, headers=headers)
 
 
 def _validation_message(exc: RequestValidationError) -> tuple[int, str]:
@@ -162,6 +163,43 @@ def _validation_message(exc: RequestValidationError) -> tuple[int, str]:
     return 422, f"{where}: {problem['msg'][0].lower()}{problem['msg'][1:]}, got {shown}"
 
 
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes is answered 413 in JSON before it
+    reaches the app, whether its length is declared or it comes in chunks (FastAPI's own
+    ``max_body_size`` answers a declared length with plain text)."""
+
+    def __init__(self, app, limit: int):
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        too_large = _error(413, f"the request body is over the limit of {self.limit:,} bytes")
+        if not declared.isdigit() or int(declared) > self.limit:
+            return await too_large(scope, receive, send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return None  # the client went away
+            body += message.get("body", b"")
+            if len(body) > self.limit:
+                return await too_large(scope, receive, send)
+            more = message.get("more_body", False)
+        delivered = False
+
+        async def replay():
+            nonlocal delivered
+            if delivered:
+                return await receive()
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        return await self.app(scope, replay, send)
+
+
 def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
     """The API over the index in ``folder``, loaded now (a UserError if it cannot be)."""
     live = LiveIndex(Path(folder), model_path)
@@ -178,21 +216,28 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
         description="Nearest-paper lookup over one paperscope index. Results carry the fields of "
         "`paperscope similar --json`; errors are `{error, status}`.",
         lifespan=lifespan,
-        max_body_size=MAX_BODY_BYTES,
     )
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     app.state.live = live
 
-    def answer(served: Served, content) -> Response:
+    def answer(served: Served, compute) -> Response:
+        """What ``compute(index)`` returns, as JSON, or its UserError as a 404 (unknown paper) or
+        422; either way naming the generation that answered."""
+        try:
+            content = compute(served.index)
+        except UserError as exc:
+            return _error(404 if isinstance(exc, UnknownPaper) else 422, str(exc), served.generation)
         body = json.dumps(content, ensure_ascii=False).encode()
         return Response(body, media_type="application/json", headers={GENERATION_HEADER: served.generation or ""})
 
-    def ranked(served: Served, find, filters: Filters | None) -> Response:
-        within = served.index.where(**filters.model_dump()) if filters else None
-        return answer(served, json_rows(served.index.results(*find(served.index, within))))
+    def ranked(find, filters: Filters | None) -> Response:
+        """The papers ``find(index, within)`` ranks, among those passing ``filters``, as results."""
 
-    @app.exception_handler(UserError)
-    async def user_error(request: Request, exc: UserError):
-        return _error(404 if isinstance(exc, UnknownPaper) else 422, str(exc))
+        def results(index: PaperIndex) -> list[dict]:
+            within = index.where(**filters.model_dump()) if filters else None
+            return json_rows(index.results(*find(index, within)))
+
+        return answer(live.current, results)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError):
@@ -202,8 +247,6 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
     async def http_error(request: Request, exc: HTTPException):
         if exc.status_code == 404:
             return _error(404, f"no endpoint {request.method} {request.url.path}; the API is described at /docs")
-        if exc.status_code == 413:
-            return _error(413, f"the request body is over the limit of {MAX_BODY_BYTES:,} bytes")
         return _error(exc.status_code, f"{request.method} {request.url.path}: {str(exc.detail).lower()}")
 
     @app.exception_handler(Exception)
@@ -214,30 +257,23 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
     @app.get("/healthz", summary="Whether the service answers, and what it serves")
     async def healthz():
         served = live.current
+        health = {"status": "ok", "papers": len(served.index), "generation": served.generation}
         return answer(
             served,
-            {
-                "status": "ok",
-                "papers": len(served.index),
-                "generation": served.generation,
-                "model": served.index.manifest["model"]["name"],
-                "built": served.index.manifest["created"],
-            },
+            lambda index: health | {"model": index.manifest["model"]["name"], "built": index.manifest["created"]},
         )
 
     @app.get("/papers/{paper_id:path}/similar", summary="The papers most similar to one paper")
     async def similar_to_one(paper_id: str, k: Annotated[int, Query(ge=1, le=MAX_K)] = 10, mode: Mode | None = None):
-        return ranked(live.current, lambda index, within: index.similar_rows(paper_id, k=k, mode=mode), None)
+        return ranked(lambda index, within: index.similar_rows(paper_id, k=k, mode=mode), None)
 
     @app.get("/papers/{paper_id:path}", summary="One paper's metadata")
     async def paper(paper_id: str):
-        served = live.current
-        return answer(served, json_rows(served.index.take([served.index.row(paper_id)]))[0])
+        return answer(live.current, lambda index: json_rows(index.take([index.row(paper_id)]))[0])
 
     @app.post("/similar", summary="The papers most like several papers and least like others")
     async def similar(request: SimilarRequest):
         return ranked(
-            live.current,
             lambda index, within: index.similar_rows(
                 request.ids, k=request.k, mode=request.mode, negative=request.not_ids, within=within
             ),
@@ -247,7 +283,6 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
     @app.post("/search", summary="The papers most similar to free text")
     async def search(request: SearchRequest):
         return ranked(
-            live.current,
             lambda index, within: index.search_rows(request.text, k=request.k, mode=request.mode, within=within),
             request.filters,
         )
@@ -255,7 +290,7 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
     @app.get("/topics", summary="Every topic: size, share, map trust, central papers, terms")
     def topics(level: Level = "coarse"):
         served = live.current
-        return answer(served, served.topics[level])
+        return answer(served, lambda index: served.topics[level])
 
     return app
 
