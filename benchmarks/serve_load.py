@@ -1,6 +1,6 @@
 """Load on `paperscope serve`: requests/s and latency of `similar` and `search`, memory, a rebuild under load.
 
-    .venv/bin/python -m benchmarks.serve_load [--index DIR --corpus FILE...] [--workers 1]
+    .venv/bin/python -m benchmarks.serve_load [--index DIR --corpus FILE...] [--workers N]
         [--clients 20] [--similar 10000] [--search 2000] [--json benchmarks/serve_load.json]
 
 A copy of the index (default: the bundled sample's) is served by a fresh `paperscope serve`
@@ -152,7 +152,7 @@ def main() -> None:
     parser = common_parser(__doc__, "serve_load")
     parser.add_argument("--index", help="index folder (default: the bundled sample's); a copy is served")
     parser.add_argument("--corpus", nargs="+", help="files to rebuild the copy from (default: the bundled sample's)")
-    parser.add_argument("--workers", default="1", help="paperscope serve --workers")
+    parser.add_argument("--workers", type=int, help="paperscope serve --workers (default: its default, one per core)")
     parser.add_argument("--clients", type=int, default=20, help="connections of the closed-loop phases")
     parser.add_argument("--similar", type=int, default=10_000, help="similar requests, closed loop")
     parser.add_argument("--search", type=int, default=2_000, help="search requests, closed loop")
@@ -160,6 +160,7 @@ def main() -> None:
     args = parser.parse_args()
     from paperscope import PaperIndex, sample_index
     from paperscope.index import locations
+    from paperscope.ui.service import default_workers
 
     folder = Path(args.index or sample_index())
     corpus = args.corpus or [str(path) for path in locations.bundled_corpus()]
@@ -181,26 +182,29 @@ def main() -> None:
         ("search, closed loop", search_requests[: args.search], args.clients, None),
         ("search at 30/s", search_requests[args.search :], CLIENTS_OPEN, TARGET_RATE["search"]),
     ]
-    results = {"index": str(folder), "papers": len(index), "workers": args.workers, "phases": {}}
+    workers = args.workers or default_workers()
+    results = {"index": str(folder), "papers": len(index), "workers": workers, "phases": {}}
     with tempfile.TemporaryDirectory() as scratch:
         served = Path(scratch) / "index"
         shutil.copytree(folder, served)
         log = Path(scratch) / "server.log"
-        with api_server(served, ("--workers", args.workers), stderr=open(log, "w")) as (url, process):
+        with api_server(served, ("--workers", str(workers)), stderr=open(log, "w")) as (url, process):
             server = psutil.Process(process.pid)
             results["memory_after_start"] = _memory(server)
             for name, requests, clients, rate in phases:
                 results["phases"][name] = asyncio.run(_drive(url, requests, clients, rate)) | _memory(server)
             rebuild = _rebuild_under_load(url, served, corpus, ids, TARGET_RATE["similar"], rng)
             results["phases"]["similar at 300/s, rebuilding"] = rebuild | _memory(server)
-        results["server_log_errors"] = [line for line in log.read_text().splitlines() if "ERROR" in line]
+        lines = log.read_text().splitlines()
+        results["server_log_errors"] = [line for line in lines if "ERROR" in line or "Traceback" in line]
+        results["server_log_switches"] = [line for line in lines if "serving" in line]
     rows = [
         [name, phase["requests"], phase["failed"], phase.get("requests_per_s", ""), phase.get("p50_ms", ""),
          phase["p99_ms"], phase["rss_mb"], phase["private_mb"]]
         for name, phase in results["phases"].items()
     ]  # fmt: skip
     print(
-        f"{results['papers']:,} papers, {args.workers} worker(s); rebuild: build exit {rebuild['build_exit']}, "
+        f"{results['papers']:,} papers, {workers} worker(s); rebuild: build exit {rebuild['build_exit']}, "
         f"answers by generation {list(rebuild['generations'].values())}; server log errors: "
         f"{len(results['server_log_errors'])}"
     )

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse
 
+from paperscope.files import mapped_array
 from paperscope.index.terms import english_stop_words, phrases, words
 
 SETTINGS = {"terms": "paperscope.index.terms", "phrase_sizes": [1, 2], "sublinear_tf": True}
@@ -213,10 +214,7 @@ class KeywordIndex:
         shape = tuple(stored["shape"])
 
         def matrix(layout: str, kind):
-            data, indices, indptr = (
-                np.load(folder / f"{prefix}.{layout}.{array}.npy", mmap_mode="r", allow_pickle=False)
-                for array in ARRAYS
-            )
+            data, indices, indptr = (mapped_array(folder / f"{prefix}.{layout}.{array}.npy") for array in ARRAYS)
             return kind((data, indices, indptr), shape=shape, copy=False)
 
         index = cls(

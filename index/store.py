@@ -39,7 +39,7 @@ import pandas as pd
 from filelock import FileLock, Timeout
 
 from paperscope.errors import UserError
-from paperscope.files import TEMPORARY_PREFIX, atomic_path, file_digest
+from paperscope.files import TEMPORARY_PREFIX, atomic_path, file_digest, mapped_array
 from paperscope.index.checkpoints import checkpoint
 from paperscope.index.keyword import KeywordIndex
 
@@ -244,14 +244,14 @@ def read_generation(folder: str | Path, mapped: bool = True) -> Generation:
 
     source, manifest, hint = _source(Path(folder))
     try:
-        vectors = np.load(source / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
+        vectors = mapped_array(source / VECTORS_FILE)
         faiss_index = faiss.read_index(str(source / FAISS_FILE), faiss.IO_FLAG_MMAP_IFC if mapped else 0)
         papers = _map_papers(source / PAPERS_FILE)
         clusters = _read_table(source / CLUSTERS_FILE)
         keyword = KeywordIndex.load(source, KEYWORD_PREFIX, KEYWORD_TERMS_FILE)
         smoothed = None
         if SMOOTHED_FILE in manifest["files"]:
-            smoothed = np.load(source / SMOOTHED_FILE, mmap_mode="r", allow_pickle=False)
+            smoothed = mapped_array(source / SMOOTHED_FILE)
     except (OSError, ValueError, RuntimeError, KeyError) as exc:  # faiss raises RuntimeError
         raise UserError(
             f"{source}: unreadable ({str(exc).splitlines()[0][:120]}); rebuild the index ({hint})"

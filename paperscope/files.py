@@ -62,3 +62,12 @@ def reserved_array(path: Path, shape: tuple[int, ...], dtype="float32"):
     with open(path, "r+b") as handle:
         os.posix_fallocate(handle.fileno(), 0, os.path.getsize(path))
     return array
+
+
+def mapped_array(path: Path):
+    """The ``.npy`` array at ``path``, memory-mapped read-only, as a plain ndarray view (the pages
+    stay mapped: its base is the memmap): numpy.memmap's Python-level ``__getitem__`` cost 50 µs a
+    lookup, 0.2 ms of a 1.9 ms similar-papers request (IJCAI)."""
+    import numpy as np
+
+    return np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)

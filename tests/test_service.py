@@ -224,11 +224,14 @@ def test_a_rebuild_switches_the_answers_without_a_failed_request(sample_index_di
     assert "now serving" in log.read_text() and "Traceback" not in log.read_text()
 
 
-def test_several_workers_answer_together(sample_index_dir, sample_index):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_requests_at_once_each_get_their_answer(sample_index_dir, sample_index, workers):
     ids = sample_index.papers["id"].tolist()
-    with api_server(sample_index_dir, ("--workers", "2"), stderr=subprocess.DEVNULL) as (url, process):
-        workers = [child for child in psutil.Process(process.pid).children() if "python" in child.name()]
-        assert len(workers) >= 2
+    with api_server(sample_index_dir, ("--workers", str(workers)), stderr=subprocess.DEVNULL) as (url, process):
+        children = psutil.Process(process.pid).children()
+        assert (
+            len([child for child in children if "spawn_main" in " ".join(child.cmdline())]) == (workers > 1) * workers
+        )
         answers = [None] * 20
 
         def ask(i):

@@ -479,7 +479,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     serve.add_argument(
-        "--workers", type=int, default=1, help="processes answering requests, up to one per core (default 1)"
+        "--workers", type=int, help="processes answering requests (default: one per core, at most 8; ~250 MB each)"
     )
     serve.add_argument("--access-log", action="store_true", help="log every request")
     serve.set_defaults(run=cmd_serve)
@@ -512,13 +512,18 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+def log_to_stderr() -> None:
+    """Print the ``paperscope`` logger's lines (INFO and up) on stderr, as bare messages."""
     if not logger.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    log_to_stderr()
     try:
         args = make_parser().parse_args(argv)
         args.run(args)

@@ -31,6 +31,9 @@ def json_rows(table) -> list[dict]:
     rows = table.to_pylist()
     for row in rows:
         for key, value in row.items():
-            if not (value is None or isinstance(value, (str, int, bool))):
+            if type(value) is float:
+                if value != value:
+                    row[key] = None
+            elif not (value is None or type(value) in (str, int, bool)):
                 row[key] = jsonable(value)
     return rows

@@ -8,8 +8,8 @@ every error is a JSON object ``{"error": one sentence, "status": code}``, never 
 
 Lookups by id run on the event loop: they take about 2 ms, and running them in threads cost more
 in hand-offs of the interpreter lock than it saved (server CPU per request 6.2 ms in threads,
-3.6 ms on the loop, IJCAI index). Text searches, which spend most of their time in ONNX Runtime,
-and the topic overview run in threads. ``--workers`` runs several processes, one per core.
+3.6 ms on the loop, IJCAI index); so do text searches, the topic overview in a thread. Several
+worker processes (one per core by default) share the cores.
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ MAX_BODY_BYTES = 256 * 1024  # a longest query (20,000 characters, each escaped 
 WATCH_SECONDS = 0.5  # how often the folder's CURRENT generation is checked
 GENERATION_HEADER = "X-Paperscope-Generation"
 INDEX_VARIABLE = "PAPERSCOPE_SERVE_INDEX"  # the index folder, for worker processes
+# One worker a core by default (benchmarks/serve_load.py, IJCAI, 2 cores: one worker answered
+# 310 similar requests/s at most, two 666); each holds its own query model, ~250 MB.
+MAX_DEFAULT_WORKERS = 8
 logger = logging.getLogger("paperscope")
 
 Mode = Literal[MODES]
@@ -308,25 +311,48 @@ def _one_thread_each() -> None:
 def app_from_environment() -> FastAPI:
     """The app over the index named by ``$PAPERSCOPE_SERVE_INDEX``: what each of several uvicorn
     worker processes calls."""
+    from paperscope.ui.cli import log_to_stderr
+
+    log_to_stderr()
     _one_thread_each()
     return create_app(os.environ[INDEX_VARIABLE])
 
 
-def serve(folder: Path, host: str, port: int, workers: int = 1, access_log: bool = False) -> None:
+def default_workers() -> int:
+    """One worker process per core this process may use, at most ``MAX_DEFAULT_WORKERS``."""
+    return max(
+        1,
+        min(
+            len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
+            MAX_DEFAULT_WORKERS,
+        ),
+    )
+
+
+def serve(folder: Path, host: str, port: int, workers: int | None = None, access_log: bool = False) -> None:
     """Load the index in ``folder`` and answer requests on ``host``:``port`` until stopped, in
-    ``workers`` processes (each loads the index: its files are shared, memory-mapped)."""
+    ``workers`` processes (default: :func:`default_workers`; each loads the index, whose files
+    they share, memory-mapped, and its own query model, about 250 MB each)."""
     import uvicorn
 
+    workers = default_workers() if workers is None else workers
     if workers < 1:
         raise UserError(f"--workers must be at least 1, got {workers}")
     _one_thread_each()
-    app = create_app(folder)  # a user error stops here, in one line, before any worker starts
-    served = app.state.live.current
-    logger.info("serving %s (%d papers) on http://%s:%d; API docs at /docs", folder, len(served.index), host, port)
+    address = f"http://{host}:{port}"
     if workers == 1:
+        app = create_app(folder)  # a user error stops here, in one line
+        logger.info(
+            "serving %s (%d papers) on %s; API docs at /docs", folder, len(app.state.live.current.index), address
+        )
         uvicorn.run(app, host=host, port=port, access_log=access_log)
         return
-    del app, served
+    index = PaperIndex.load(folder)  # the index and (below) its query model are checked before any worker starts
+    model = index.encoder.name  # found and fingerprinted, not loaded: each worker loads its own
+    logger.info(
+        "serving %s (%d papers, %s) on %s in %d workers; API docs at /docs", folder, len(index), model, address, workers
+    )
+    del index
     os.environ[INDEX_VARIABLE] = str(Path(folder).resolve())
     uvicorn.run(
         f"{__name__}:app_from_environment", factory=True, host=host, port=port, workers=workers, access_log=access_log
