@@ -245,3 +245,24 @@ def test_requests_at_once_each_get_their_answer(sample_index_dir, sample_index, 
     for i, (status, results, _) in enumerate(answers):
         assert status == 200
         assert [r["id"] for r in results] == sample_index.similar(ids[i], k=4, mode="dense")["id"].tolist()
+
+
+def test_a_generation_that_does_not_load_is_logged_and_the_old_one_served(sample_index_dir, tmp_path):
+    folder = tmp_path / "index"
+    shutil.copytree(sample_index_dir, folder)
+    before = store.current_generation_name(folder)
+    log = tmp_path / "server.log"
+    with open(log, "w") as stream, api_server(folder, ("--workers", "1"), stderr=stream) as (url, _):
+        broken = folder / "gen-broken"
+        shutil.copytree(folder / before, broken)
+        (broken / store.VECTORS_FILE).write_bytes(b"\x93NUMPY")  # truncated: its size disagrees with the manifest
+        (folder / store.POINTER_FILE).write_text("gen-broken\n")
+        while "still serving" not in log.read_text():  # the watcher has tried it
+            status, health, _ = call(url, "GET", "/healthz")
+            assert status == 200 and health["generation"] == before
+        status, results, headers = call(
+            url, "GET", f"/papers/{call(url, 'GET', '/topics')[1][0]['central_ids'][0]}/similar"
+        )
+        assert status == 200 and len(results) == 10 and headers["x-paperscope-generation"] == before
+    said = [line for line in log.read_text().splitlines() if "still serving" in line]
+    assert len(said) == 1 and "gen-broken" in said[0] and "Traceback" not in log.read_text()
