@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import threading
 from functools import cached_property
@@ -17,7 +18,7 @@ from paperscope.embed.text import normalise_text
 from paperscope.errors import UnknownPaper, UserError
 from paperscope.index import locations, store
 from paperscope.index.topics import place_on_map
-from paperscope.options import FEEDBACK, MODES, check_choice
+from paperscope.options import FEEDBACK, LEVELS, MODES, check_choice
 
 MAX_QUERY_CHARS = 20_000
 QUERY_MEMORY = 64
@@ -183,12 +184,12 @@ class PaperIndex:
             paper_id for paper_id, row in zip(paper_ids, self._id_index.get_indexer(paper_ids), strict=True) if row >= 0
         ]
 
-    def where(self, years=None, topics=None, venues=None, category=None) -> np.ndarray | None:
+    def where(self, years=None, topics=None, venues=None, category=None, level: str | None = None) -> np.ndarray | None:
         """The papers that pass every filter given, as a boolean mask over rows (None when none is
         given), for the ``within`` argument of :meth:`similar` and :meth:`search`: ``years`` a
-        (low, high) pair, inclusive; ``topics`` names of coarse topics or fine clusters; ``venues``
-        venue names; ``category`` text the paper's categories contain, in any case. A field the
-        papers lack, or a topic the index lacks, is a UserError."""
+        (low, high) pair, inclusive; ``topics`` names of topics of ``level`` ("coarse" or "fine";
+        None: of either); ``venues`` venue names; ``category`` text the paper's categories
+        contain, in any case. A field the papers lack, or a topic the index lacks, is a UserError."""
         conditions = []
         if years is not None:
             if not (isinstance(years, (list, tuple)) and len(years) == 2 and all(_is_whole(year) for year in years)):
@@ -197,12 +198,15 @@ class PaperIndex:
             conditions.append(pc.and_(pc.greater_equal(column, years[0]), pc.less_equal(column, years[1])))
         if topics is not None:
             names = pa.array(self._names("topics", topics), pa.string())
-            columns = [self.table.column(level) for level in ("coarse_name", "cluster_name")]
+            levels = {"coarse": ["coarse_name"], "fine": ["cluster_name"], None: ["coarse_name", "cluster_name"]}
+            if level not in levels:
+                raise UserError(f"unknown topic level '{level}'; choose one of {', '.join(LEVELS)}")
+            columns = [self.table.column(name) for name in levels[level]]
             known = set().union(*(pc.unique(column).to_pylist() for column in columns))
             for name in names.to_pylist():
                 if name not in known:
                     raise UserError(f"no topic named '{name}' in {self.folder}; `paperscope topics` lists them")
-            conditions.append(pc.or_(*(pc.is_in(column, names) for column in columns)))
+            conditions.append(functools.reduce(pc.or_, (pc.is_in(column, value_set=names) for column in columns)))
         if venues is not None:
             conditions.append(
                 pc.is_in(self._filter_column("venue"), pa.array(self._names("venues", venues), pa.string()))

@@ -191,7 +191,7 @@ def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> 
                           help="coarse: merged clusters, a few per field; fine: the clusters themselves")  # fmt: skip
     column = "coarse_name" if level == "coarse" else "cluster_name"
     # The arguments of PaperIndex.where: only those a user narrowed (None: no filter)
-    filters = {"topics": sidebar.multiselect("Topics", sorted(set(papers[column]))) or None}
+    filters = {"topics": sidebar.multiselect("Topics", sorted(set(papers[column]))) or None, "level": level}
     if "year" in papers and papers["year"].notna().any():
         low, high = int(papers["year"].min()), int(papers["year"].max())
         if low < high:

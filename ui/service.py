@@ -27,6 +27,7 @@ from typing import Annotated, Literal
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
@@ -80,6 +81,30 @@ class SimilarRequest(BaseModel):
     k: int = Field(10, ge=1, le=MAX_K)
     mode: Mode | None = None
     filters: Filters | None = None
+
+
+class Result(BaseModel):
+    """One result: as `paperscope similar --json` prints it, then the paper's other metadata fields."""
+
+    model_config = ConfigDict(extra="allow")
+    rank: int
+    id: str
+    title: str
+    score: float = Field(description="the ranking score: cosine (dense), keyword cosine, or their blend (hybrid)")
+    cosine: float | None = Field(None, description="hybrid mode: the cosine similarity of the vectors")
+    keyword_score: float | None = Field(None, description="hybrid and keyword modes: the TF-IDF cosine")
+    abstract: str
+
+
+class ApiError(BaseModel):
+    """Every error: one sentence and the HTTP status."""
+
+    error: str
+    status: int
+
+
+ERRORS = {code: {"model": ApiError} for code in (404, 413, 415, 422)}
+RESULTS = {200: {"model": list[Result]}, **ERRORS}
 
 
 class Served:
@@ -213,7 +238,7 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
         yield
         live.stop()
 
-    app = FastAPI(
+    app = FastAPIOffline(  # FastAPI, its /docs page's script and style served from the package, not a CDN
         title="paperscope",
         version=version("paperscope"),
         description="Nearest-paper lookup over one paperscope index. Results carry the fields of "
@@ -257,7 +282,7 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
         logger.error("%s %s failed", request.method, request.url.path, exc_info=exc)
         return _error(500, "internal error; the server's log has the details")
 
-    @app.get("/healthz", summary="Whether the service answers, and what it serves")
+    @app.get("/healthz", summary="Whether the service answers, and what it serves", responses=ERRORS)
     async def healthz():
         served = live.current
         health = {"status": "ok", "papers": len(served.index), "generation": served.generation}
@@ -266,15 +291,15 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
             lambda index: health | {"model": index.manifest["model"]["name"], "built": index.manifest["created"]},
         )
 
-    @app.get("/papers/{paper_id:path}/similar", summary="The papers most similar to one paper")
+    @app.get("/papers/{paper_id:path}/similar", summary="The papers most similar to one paper", responses=RESULTS)
     async def similar_to_one(paper_id: str, k: Annotated[int, Query(ge=1, le=MAX_K)] = 10, mode: Mode | None = None):
         return ranked(lambda index, within: index.similar_rows(paper_id, k=k, mode=mode), None)
 
-    @app.get("/papers/{paper_id:path}", summary="One paper's metadata")
+    @app.get("/papers/{paper_id:path}", summary="One paper's metadata", responses=ERRORS)
     async def paper(paper_id: str):
         return answer(live.current, lambda index: json_rows(index.take([index.row(paper_id)]))[0])
 
-    @app.post("/similar", summary="The papers most like several papers and least like others")
+    @app.post("/similar", summary="The papers most like several papers and least like others", responses=RESULTS)
     async def similar(request: SimilarRequest):
         return ranked(
             lambda index, within: index.similar_rows(
@@ -283,14 +308,14 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
             request.filters,
         )
 
-    @app.post("/search", summary="The papers most similar to free text")
+    @app.post("/search", summary="The papers most similar to free text", responses=RESULTS)
     async def search(request: SearchRequest):
         return ranked(
             lambda index, within: index.search_rows(request.text, k=request.k, mode=request.mode, within=within),
             request.filters,
         )
 
-    @app.get("/topics", summary="Every topic: size, share, map trust, central papers, terms")
+    @app.get("/topics", summary="Every topic: size, share, map trust, central papers, terms", responses=ERRORS)
     def topics(level: Level = "coarse"):
         served = live.current
         return answer(served, lambda index: served.topics[level])
