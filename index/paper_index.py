@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import inspect
 import re
 import threading
 from functools import cached_property
@@ -61,6 +62,20 @@ def clean_query(text) -> str:
             f"the query has {len(text):,} characters; the limit is {MAX_QUERY_CHARS:,} (about ten abstracts)"
         )
     return text
+
+
+def _as_frame(find, doc: str):
+    """A method returning what the method ``find`` returns (rows, score columns) as the DataFrame
+    of results, with ``find``'s arguments."""
+
+    @functools.wraps(find)
+    def method(self, *args, **kwargs) -> pd.DataFrame:
+        return self._frame(*find(self, *args, **kwargs))
+
+    method.__doc__ = doc
+    method.__name__ = method.__qualname__ = find.__name__.removesuffix("_rows")
+    method.__signature__ = inspect.signature(find).replace(return_annotation=pd.DataFrame)
+    return method
 
 
 class PaperIndex:
@@ -414,22 +429,6 @@ class PaperIndex:
         scores, rows = self.faiss_index.search(query, min(k, len(self)))
         return place_on_map(scores[0], rows[0], self.coordinates)
 
-    def similar(
-        self,
-        paper_ids: str | list[str],
-        k: int = 10,
-        mode: str | None = None,
-        negative: list[str] = (),
-        hybrid_weight: float | None = None,
-        within: np.ndarray | None = None,
-    ) -> pd.DataFrame:
-        """The ``k`` papers most similar to one paper, or to several ("more like these"), and least
-        like the ``negative`` ones (Rocchio: mean of the positives minus half the mean of the
-        negatives). The given papers are excluded. ``mode``: dense, keyword or hybrid (default:
-        the index's, chosen by benchmarks/quality.py). ``within``: only the papers of this mask
-        (:meth:`where` makes one from filters)."""
-        return self._frame(*self.similar_rows(paper_ids, k, mode, negative, hybrid_weight, within))
-
     def similar_rows(
         self,
         paper_ids: str | list[str],
@@ -439,8 +438,12 @@ class PaperIndex:
         hybrid_weight: float | None = None,
         within: np.ndarray | None = None,
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """What :meth:`similar` finds as arrays: the rows, best first, and their score columns
-        (``results`` makes the table; a service skips the DataFrame)."""
+        """The ``k`` papers most similar to one paper, or to several ("more like these"), and least
+        like the ``negative`` ones (Rocchio: mean of the positives minus half the mean of the
+        negatives), as arrays: rows best first and their score columns (:meth:`similar` gives the
+        DataFrame, :meth:`results` the Arrow table). The given papers are excluded. ``mode``:
+        dense, keyword or hybrid (default: the index's, chosen by benchmarks/quality.py).
+        ``within``: only the papers of this mask (:meth:`where` makes one from filters)."""
         k = check_k(k)
         mode = mode or self.manifest["search"]["similar_mode"]
         positive = self.rows([paper_ids] if isinstance(paper_ids, str) else list(paper_ids)).tolist()
@@ -456,23 +459,6 @@ class PaperIndex:
         vector = _rocchio(self.smoothed, positive, negative) if self.smoothed is not None and mode == "hybrid" else raw
         return self._ranked(vector, keyword_query, k, mode, positive + negative, hybrid_weight, (), raw, within)
 
-    def search(
-        self,
-        text: str,
-        k: int = 10,
-        mode: str | None = None,
-        hybrid_weight: float | None = None,
-        feedback: bool | None = None,
-        within: np.ndarray | None = None,
-    ) -> pd.DataFrame:
-        """The ``k`` papers most similar to free ``text`` (``mode`` as in :meth:`similar`; the
-        hybrid weight of text queries is the index's ``search_weight``, tuned on text queries).
-        ``feedback``: for a short query (``FEEDBACK["max_words"]`` words or fewer), pseudo-relevance
-        feedback: the query vector plus ``FEEDBACK["weight"]`` x the mean of its first
-        ``FEEDBACK["results"]`` results, ranked again (default: ``FEEDBACK["on"]``). ``within``:
-        only the papers of this mask, as in :meth:`similar`."""
-        return self._frame(*self.search_rows(text, k, mode, hybrid_weight, feedback, within))
-
     def search_rows(
         self,
         text: str,
@@ -482,7 +468,12 @@ class PaperIndex:
         feedback: bool | None = None,
         within: np.ndarray | None = None,
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """What :meth:`search` finds as arrays: the rows, best first, and their score columns."""
+        """The ``k`` papers most similar to free ``text``, as arrays like :meth:`similar_rows` (and
+        :meth:`search` as a DataFrame). ``mode`` as in :meth:`similar_rows`; the hybrid weight of
+        text queries is the index's ``search_weight``, tuned on text queries. ``feedback``: for a
+        short query (``FEEDBACK["max_words"]`` words or fewer), pseudo-relevance feedback: the
+        query vector plus ``FEEDBACK["weight"]`` x the mean of its first ``FEEDBACK["results"]``
+        results, ranked again (default: ``FEEDBACK["on"]``). ``within``: as in :meth:`similar_rows`."""
         k = check_k(k)
         search = self.manifest["search"]
         mode = mode or search["search_mode"]
@@ -501,6 +492,9 @@ class PaperIndex:
                 vector = vector + FEEDBACK["weight"] * documents[np.sort(top)].mean(axis=0)
             vector = vector / max(np.linalg.norm(vector), 1e-12)
         return self._ranked(vector, keyword_query, k, mode, (), hybrid_weight, first, None, within)
+
+    similar = _as_frame(similar_rows, "The papers :meth:`similar_rows` finds, as a results DataFrame.")
+    search = _as_frame(search_rows, "The papers :meth:`search_rows` finds, as a results DataFrame.")
 
     def acronym_matches(self, text: str) -> np.ndarray:
         """Rows of the papers that use every acronym of the query ("GRPO", "DiT", "T2I"; plural "s" allowed).
