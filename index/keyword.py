@@ -161,21 +161,26 @@ class KeywordIndex:
     def _entries(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the term entries of the papers at ``rows`` lie in the memory-mapped matrix (one run
         per row: start, start + 1, … start + length - 1), and each row's number of entries."""
-        starts, lengths = self.matrix.indptr[rows], np.diff(self.matrix.indptr)[rows]
+        starts = self.matrix.indptr[rows]
+        lengths = self.matrix.indptr[rows + 1] - starts  # not np.diff of all rows: a million papers
         return np.arange(lengths.sum()) + np.repeat(starts - np.cumsum(lengths) + lengths, lengths), lengths
 
     def row_scores(self, rows: np.ndarray, query: scipy.sparse.csr_matrix) -> np.ndarray:
         """Exact scores of the papers at ``rows`` (as :meth:`scores` gives them), their entries read
-        straight from the memory-mapped matrix (a sparse product costs 4x more on 350 rows)."""
+        straight from the memory-mapped matrix, summed row by row (each row's entries are one run)."""
         query = scipy.sparse.csr_matrix(query)
         rows = np.asarray(rows, dtype=np.int64)
+        scores = np.zeros(len(rows), dtype=np.float32)
         if query.shape[1] == 0 or not len(rows):
-            return np.zeros(len(rows), dtype=np.float32)
+            return scores
         weights = np.zeros(query.shape[1], dtype=np.float32)
         weights[query.indices] = query.data
         positions, lengths = self._entries(rows)
         products = np.asarray(self.matrix.data[positions]) * weights[self.matrix.indices[positions]]
-        return np.bincount(np.repeat(np.arange(len(rows)), lengths), products, minlength=len(rows)).astype(np.float32)
+        used = lengths > 0  # reduceat would give an empty run the next run's first value
+        if used.any():
+            scores[used] = np.add.reduceat(products, (np.cumsum(lengths) - lengths)[used])
+        return scores
 
     def weighted_rows(self, rows: list[int], weights: list[float]) -> scipy.sparse.csr_matrix:
         """The 1-row sum of the papers' term rows at ``rows``, each times its weight."""

@@ -501,6 +501,8 @@ class PaperIndex:
 
         The keyword index narrows the candidates to papers with the word; the exact, case-sensitive
         check runs on those alone (on all papers only for an acronym the vocabulary lacks)."""
+        if not ACRONYM.search(text):
+            return np.zeros(0, dtype=np.int64)
         found = np.arange(len(self))
         for acronym in ACRONYM.findall(text):
             if acronym.endswith("s") and acronym[-2].isupper():
@@ -515,7 +517,7 @@ class PaperIndex:
             texts = self.take(rows, ["title", "abstract"])
             uses = pc.or_(*(pc.match_substring_regex(texts.column(name), pattern) for name in ("title", "abstract")))
             found = np.asarray(rows, dtype=np.int64)[uses.fill_null(False).to_numpy(zero_copy_only=False)]
-        return found if ACRONYM.search(text) else np.zeros(0, dtype=np.int64)
+        return found
 
     def topics(self, level: str = "coarse") -> pd.DataFrame:
         """Every topic of ``level`` ("coarse" or "fine") with its size, share, map trust and three

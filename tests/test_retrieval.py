@@ -192,3 +192,32 @@ def test_text_queries_use_their_own_weight_and_feedback_only_when_short(sample_i
     assert plain["id"][0] in expanded["id"].tolist()
     long = " ".join(sample_index.papers["abstract"][0].split()[:40])  # over FEEDBACK["max_words"]: no feedback
     assert sample_index.search(long, k=5).equals(sample_index.search(long, k=5, feedback=False))
+
+
+def test_exact_keyword_scores_equal_the_sparse_product_even_for_papers_without_terms():
+    import scipy.sparse
+
+    from paperscope.index.keyword import KeywordIndex
+
+    texts = ["graph neural networks on molecules", "the of and", "graph transformers for proteins", "a an the"]
+    keyword = KeywordIndex.fit(texts * 3)
+    query = keyword.transform(["graph neural proteins"])
+    rows = np.array([1, 0, 3, 2, 5, 11])
+    expected = np.asarray((keyword.matrix[rows] @ query.T).todense()).ravel()
+    assert np.allclose(keyword.row_scores(rows, query), expected) and expected[0] == 0 and expected[1] > 0
+    mean = keyword.weighted_rows([0, 2, 1], [0.5, 0.5, -0.25])
+    assert (
+        abs(mean - scipy.sparse.csr_matrix(0.5 * keyword.matrix[[0, 2]].sum(axis=0) - 0.25 * keyword.matrix[1])).max()
+        < 1e-6
+    )
+
+
+def test_hybrid_returns_k_papers_when_k_exceeds_its_candidates(sample_index, monkeypatch):
+    from paperscope.index import paper_index
+
+    monkeypatch.setattr(paper_index, "CANDIDATES", 5)  # 5 of 38 papers, as 200 of a large corpus
+    first = sample_index.papers["id"][0]
+    assert len(sample_index.similar(first, k=30, mode="hybrid")) == 30  # not only the 5 + 5 candidates
+    within = sample_index.where(topics=[sample_index.topics("coarse")["name"][0]])
+    found = sample_index.search("learning", k=50, within=within)
+    assert len(found) == within.sum() and set(found["id"]) == set(sample_index.papers["id"][within])

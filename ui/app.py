@@ -175,7 +175,9 @@ def _topic_path(row) -> str:
     return f"{row.coarse_name} › {row.cluster_name}"
 
 
-def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> tuple[str, int, dict, str, bool]:
+def _sidebar(
+    index: PaperIndex, papers: pd.DataFrame, choices: dict[str, str], current_label: str
+) -> tuple[str, int, dict, str, bool]:
     sidebar = st.sidebar
     label = sidebar.selectbox("Index", list(choices), index=list(choices).index(current_label))
     manifest = index.manifest
@@ -186,7 +188,6 @@ def _sidebar(index: PaperIndex, choices: dict[str, str], current_label: str) -> 
     most = max(2, min(50, len(index) - 1))  # a slider needs two values; search clamps to the corpus anyway
     st.session_state["k"] = min(st.session_state.get("k", 10), most)
     k = sidebar.slider("Results (k)", 1, most, key="k")
-    papers = index.papers
     level = sidebar.radio("Topic level", LEVELS, horizontal=True, key="topic_level",
                           help="coarse: merged clusters, a few per field; fine: the clusters themselves")  # fmt: skip
     column = "coarse_name" if level == "coarse" else "cluster_name"
@@ -284,7 +285,7 @@ def map_points(folder: str, generation: str) -> dict:
     """The map's unchanging part (coordinates, titles, topic labels) once per index generation."""
     index = load_index(folder, generation)
     return map_payload(
-        index.papers,
+        paper_listing(folder, generation),
         index.clusters,
         index.coarse_clusters,
         key=f"{folder}@{generation}",
@@ -292,11 +293,18 @@ def map_points(folder: str, generation: str) -> dict:
     )
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def paper_listing(folder: str, generation: str) -> pd.DataFrame:
+    """Every paper's metadata but its abstract, decoded once per index generation: what the
+    sidebar, the picker and the map read (abstracts, most of the bytes, come with results)."""
+    return load_index(folder, generation).table.drop_columns(["abstract"]).to_pandas()
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
 def paper_lookup(folder: str, generation: str, what: str) -> dict[str, str]:
     """Paper id → its title ("title") or its topic's colour ("coarse colour", "fine colour"), built
     once per index generation: at 50,000 papers each costs tens of milliseconds a rerun."""
-    papers = load_index(folder, generation).papers
+    papers = paper_listing(folder, generation)
     if what == "title":
         return dict(zip(papers["id"], papers["title"], strict=True))
     column = "coarse_cluster" if what == "coarse colour" else "cluster"
@@ -308,9 +316,9 @@ def _take_map_events(index: PaperIndex) -> None:
     papers as the map selection. The map's events of this run are in its session state."""
     events = st.session_state.get("map") or {}
     if events.get("lasso") is not None:
-        st.session_state["lasso"] = index.papers["id"].iloc[events["lasso"]].tolist()
+        st.session_state["lasso"] = index.take(events["lasso"], ["id"]).column("id").to_pylist()
     if events.get("click") is not None:
-        clicked = index.papers["id"][events["click"]]
+        clicked = index.take([events["click"]], ["id"]).column("id")[0].as_py()
         st.session_state.update(papers=[clicked], not_papers=[], query="", like_set=[], lasso=[])
 
 
@@ -320,7 +328,7 @@ def _lasso_panel(index: PaperIndex, column: str) -> None:
     if not ids:
         return
     rows = [index.row(i) for i in ids]
-    chosen = index.papers.iloc[rows][["id", "title", column]].rename(columns={column: "topic"})
+    chosen = index.take(rows, ["id", "title", column]).to_pandas().rename(columns={column: "topic"})
     st.html(f"<div class='ps-meta'><b>{len(ids):,} papers selected on the map</b></div>")
     like, clear, download = st.columns([3, 2, 3])
     if like.button("More like these", key="more_like_lasso", type="primary"):
@@ -415,11 +423,11 @@ def main() -> None:
         st.stop()
     _read_url_state(index)
     _take_map_events(index)
-    chosen_label, k, filters, mode, explain = _sidebar(index, choices, label)
+    papers = paper_listing(folder, generation)
+    chosen_label, k, filters, mode, explain = _sidebar(index, papers, choices, label)
     if chosen_label != label:
         _switch(index_label=chosen_label, papers=[], not_papers=[], query="", like_set=[], lasso=[])
 
-    papers = index.papers
     titles = paper_lookup(folder, generation, "title")
     map_column, side_column = st.columns([17, 8], gap="small")
     side = side_column.container(key="side")
