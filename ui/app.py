@@ -327,8 +327,7 @@ def _lasso_panel(index: PaperIndex, column: str) -> None:
     ids = st.session_state.get("lasso") or []
     if not ids:
         return
-    rows = [index.row(i) for i in ids]
-    chosen = index.take(rows, ["id", "title", column]).to_pandas().rename(columns={column: "topic"})
+    chosen = index.take(index.rows(ids), ["id", "title", column]).to_pandas().rename(columns={column: "topic"})
     st.html(f"<div class='ps-meta'><b>{len(ids):,} papers selected on the map</b></div>")
     like, clear, download = st.columns([3, 2, 3])
     if like.button("More like these", key="more_like_lasso", type="primary"):

@@ -6,10 +6,10 @@ generation it started with (its files stay mapped even once the next build delet
 rebuild fails no request. Results carry the fields of the command line's ``--json`` output;
 every error is a JSON object ``{"error": one sentence, "status": code}``, never a traceback.
 
-Lookups by id run on the event loop: they take about 2 ms, and running them in threads cost more
+Lookups run on the event loop: one by id takes about 2 ms, and running them in threads cost more
 in hand-offs of the interpreter lock than it saved (server CPU per request 6.2 ms in threads,
-3.6 ms on the loop, IJCAI index); so do text searches, the topic overview in a thread. Several
-worker processes (one per core by default) share the cores.
+3.6 ms on the loop, IJCAI index). Only the topic overview, computed once per generation, runs
+in a thread. Worker processes (one per core by default) share the cores.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ WATCH_SECONDS = 0.5  # how often the folder's CURRENT generation is checked
 GENERATION_HEADER = "X-Paperscope-Generation"
 INDEX_VARIABLE = "PAPERSCOPE_SERVE_INDEX"  # the index folder, for worker processes
 # One worker a core by default (benchmarks/serve_load.py, IJCAI, 2 cores: one worker answered
-# 310 similar requests/s at most, two 666); each holds its own query model, ~250 MB.
+# 310 similar requests/s at most, two 624-666); each holds its own query model, ~250 MB.
 MAX_DEFAULT_WORKERS = 8
 logger = logging.getLogger("paperscope")
 
@@ -136,21 +136,20 @@ class LiveIndex:
         index.warm()
         return Served(generation, index)
 
-    def refresh(self) -> bool:
-        """Serve the folder's current generation if it is new; whether the index was replaced. A
-        generation that does not load is logged once and the old one served on."""
+    def refresh(self) -> None:
+        """Serve the folder's current generation if it is new. A generation that does not load is
+        logged once and the old one served on."""
         generation = current_generation_name(self.folder)
         if generation is None or generation in (self.current.generation, self._skipped):
-            return False
+            return
         try:
             served = self._load(generation)
         except UserError as exc:
             self._skipped = generation
             logger.warning("%s: still serving %s: %s", self.folder, self.current.generation, exc)
-            return False
+            return
         self.current = served  # one assignment: a request sees the old generation or the new one
         logger.info("%s: now serving %s (%d papers)", self.folder, generation, len(served.index))
-        return True
 
     def _watch(self) -> None:
         while not self._stop.wait(WATCH_SECONDS):
