@@ -6,9 +6,8 @@ import argparse
 import contextlib
 import json
 import subprocess
-import sys
 
-from paperscope.ui.server import free_port, wait_until_healthy
+from paperscope.ui.server import paperscope_server
 
 
 def report(header: list[str], rows: list[list], results, json_path: str) -> None:
@@ -31,16 +30,5 @@ def parser(doc: str, name: str) -> argparse.ArgumentParser:
 @contextlib.contextmanager
 def app_server(index_dir: str):
     """A fresh ``paperscope app`` server on ``index_dir``, healthy; yields its URL, stops it after."""
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "paperscope.ui.cli", "app", "--index", index_dir, "--port", str(port), "--headless"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        if not wait_until_healthy(f"http://127.0.0.1:{port}", server, timeout=120):
-            raise RuntimeError("the app did not start")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.wait()
+    with paperscope_server("app", index_dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as (url, _):
+        yield url

@@ -40,7 +40,7 @@ import psutil
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
-from paperscope.ui.server import api_server
+from paperscope.ui.server import paperscope_server
 
 SEED = 7
 TARGET_RATE = {"similar": 300, "search": 30}  # requests/s of the open-loop phases: the targets
@@ -188,7 +188,7 @@ def main() -> None:
         served = Path(scratch) / "index"
         shutil.copytree(folder, served)
         log = Path(scratch) / "server.log"
-        with api_server(served, ("--workers", str(workers)), stderr=open(log, "w")) as (url, process):
+        with paperscope_server("serve", served, ("--workers", str(workers)), stderr=open(log, "w")) as (url, process):
             server = psutil.Process(process.pid)
             results["memory_after_start"] = _memory(server)
             for name, requests, clients, rate in phases:

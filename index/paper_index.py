@@ -126,7 +126,7 @@ class PaperIndex:
         """Load now what lookups otherwise load on first use (the query model, the id hash, the
         record batches), so that a service's first requests are as quick as the ones after."""
         self.embed_query("warm up")
-        self.rows([str(self.table.column("id")[0])])
+        self.rows([self.table.column("id")[0].as_py()])
         self.take([0])
 
     def __len__(self) -> int:

@@ -4,17 +4,15 @@ Screenshots land in tests/artifacts/ for a person to look at.
 """
 
 import json
-import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from paperscope import PaperIndex
-from paperscope.ui.server import CHROMIUM, MAP_LABEL_LAYOUT, free_port, wait_until_healthy
+from paperscope.ui.server import CHROMIUM, MAP_LABEL_LAYOUT, paperscope_server
 from tests.conftest import ARTIFACTS
 
 pytestmark = [
@@ -26,30 +24,8 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def server(sample_index_dir):
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "paperscope.ui.cli",
-            "app",
-            "--index",
-            str(sample_index_dir),
-            "--port",
-            str(port),
-            "--headless",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=dict(os.environ),
-    )
-    url = f"http://127.0.0.1:{port}"
-    if not wait_until_healthy(url, process, timeout=60):
-        process.kill()
-        pytest.fail(process.stdout.read().decode())
-    yield url
-    process.terminate()
-    process.wait(timeout=20)
+    with paperscope_server("app", sample_index_dir, timeout=60) as (url, _):
+        yield url
 
 
 @pytest.fixture
@@ -250,16 +226,10 @@ def test_ten_users_at_once_get_their_own_results_and_an_upload_stays_private(sam
     import psutil
 
     log = tmp_path / "server.log"
-    port = free_port()
-    with open(log, "w") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "paperscope.ui.cli", "app", "--index", str(sample_index_dir),
-             "--port", str(port), "--headless"],
-            stdout=output, stderr=subprocess.STDOUT, env=dict(os.environ),
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        assert wait_until_healthy(url, process, timeout=60)
+    with (
+        open(log, "w") as output,
+        paperscope_server("app", sample_index_dir, stdout=output, stderr=subprocess.STDOUT) as (url, process),
+    ):
         index = PaperIndex.load(sample_index_dir)
         queries = [
             "speculative decoding for diffusion transformers", "graph neural networks", "robust reinforcement learning",
@@ -305,30 +275,22 @@ def test_ten_users_at_once_get_their_own_results_and_an_upload_stays_private(sam
         print(f"ten sessions: all answered in {elapsed:.1f} s, server CPU {server_seconds:.1f} s, RSS {memory:.0f} MB")
         for context in contexts:
             context.close()
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
     text = log.read_text()
     assert "Traceback" not in text and "Error" not in text, text[-2000:]
 
 
-def test_the_app_serves_a_read_only_index(read_only_index, browser, sample_index):
-    folder = read_only_index
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "paperscope.ui.cli", "app", "--index", str(folder), "--port", str(port), "--headless"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ),
-    )  # fmt: skip
-    try:
-        assert wait_until_healthy(f"http://127.0.0.1:{port}", process, timeout=60)
+def test_the_app_serves_a_read_only_index(read_only_index, browser, sample_index, tmp_path):
+    log = tmp_path / "server.log"
+    with (
+        open(log, "w") as output,
+        paperscope_server("app", read_only_index, timeout=60, stdout=output, stderr=subprocess.STDOUT) as (url, _),
+    ):
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         paper_id = sample_index.papers["id"][0]
-        page.goto(f"http://127.0.0.1:{port}/?paper={paper_id}")
+        page.goto(f"{url}/?paper={paper_id}")
         _wait_for_results(page, 10)
         shown = [title.split(". ", 1)[1] for title in _result_titles(page)]
         assert shown == sample_index.similar(paper_id, k=10)["title"].tolist()
         page.close()
-    finally:
-        process.terminate()
-        output = process.communicate(timeout=20)[0].decode()
+    output = log.read_text()
     assert "Traceback" not in output and "Error" not in output, output[-2000:]

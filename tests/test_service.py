@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from paperscope.index import store
-from paperscope.ui.server import api_server
+from paperscope.ui.server import paperscope_server
 from paperscope.ui.service import MAX_BODY_BYTES, MAX_K, default_workers
 from tests.test_add import NEW_PAPERS
 
@@ -43,7 +43,7 @@ def served(sample_index_dir, tmp_path_factory):
     folder = tmp_path_factory.mktemp("served") / "index"
     shutil.copytree(sample_index_dir, folder)
     log = folder.parent / "server.log"
-    with open(log, "w") as stream, api_server(folder, stderr=stream) as (url, process):
+    with open(log, "w") as stream, paperscope_server("serve", folder, stderr=stream) as (url, process):
         yield url, log, process
 
 
@@ -104,7 +104,7 @@ def test_a_paper_id_with_a_slash_is_found(tmp_path):
     ]
     corpus.write_text("\n".join(json.dumps(record) for record in records) + "\n")
     subprocess.run([PAPERSCOPE, "build", str(corpus), "-o", str(tmp_path / "index")], check=True, capture_output=True)
-    with api_server(tmp_path / "index", stderr=subprocess.DEVNULL) as (url, _):
+    with paperscope_server("serve", tmp_path / "index", stderr=subprocess.DEVNULL) as (url, _):
         status, paper, _ = call(url, "GET", "/papers/hep-th/9901003")
         assert status == 200 and paper["title"] == NEW_PAPERS[3][0]
         status, results, _ = call(url, "GET", "/papers/hep-th/9901003/similar?k=2")
@@ -198,7 +198,7 @@ def test_a_rebuild_switches_the_answers_without_a_failed_request(sample_index_di
     )
     before = store.current_generation_name(folder)
     log = tmp_path / "server.log"
-    with open(log, "w") as stream, api_server(folder, stderr=stream) as (url, _):
+    with open(log, "w") as stream, paperscope_server("serve", folder, stderr=stream) as (url, _):
         papers_seen, failures, stop = {}, [], threading.Event()
 
         def keep_asking():  # as fast as answers come: the papers each generation has, and new0's neighbours
@@ -230,7 +230,10 @@ def test_a_rebuild_switches_the_answers_without_a_failed_request(sample_index_di
 @pytest.mark.parametrize("workers", [1, 2])
 def test_requests_at_once_each_get_their_answer(sample_index_dir, sample_index, workers):
     ids = sample_index.papers["id"].tolist()
-    with api_server(sample_index_dir, ("--workers", str(workers)), stderr=subprocess.DEVNULL) as (url, process):
+    with paperscope_server("serve", sample_index_dir, ("--workers", str(workers)), stderr=subprocess.DEVNULL) as (
+        url,
+        process,
+    ):
         children = psutil.Process(process.pid).children()
         assert (
             len([child for child in children if "spawn_main" in " ".join(child.cmdline())]) == (workers > 1) * workers
@@ -255,7 +258,7 @@ def test_a_generation_that_does_not_load_is_logged_and_the_old_one_served(sample
     shutil.copytree(sample_index_dir, folder)
     before = store.current_generation_name(folder)
     log = tmp_path / "server.log"
-    with open(log, "w") as stream, api_server(folder, ("--workers", "1"), stderr=stream) as (url, _):
+    with open(log, "w") as stream, paperscope_server("serve", folder, ("--workers", "1"), stderr=stream) as (url, _):
         broken = folder / "gen-broken"
         shutil.copytree(folder / before, broken)
         (broken / store.VECTORS_FILE).write_bytes(b"\x93NUMPY")  # truncated: its size disagrees with the manifest

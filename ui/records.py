@@ -19,13 +19,6 @@ def jsonable(value):
     return str(value)
 
 
-def records(frame) -> list[dict]:
-    """The rows of a DataFrame as a list of JSON-ready dicts, in order; missing values (NaN, NA,
-    NaT) as null."""
-    frame = frame.astype(object).where(frame.notna(), None)
-    return [{key: jsonable(value) for key, value in row.items()} for row in frame.to_dict("records")]
-
-
 def json_rows(table) -> list[dict]:
     """The rows of an Arrow table as a list of JSON-ready dicts (NaN as null), in order."""
     rows = table.to_pylist()
@@ -37,3 +30,10 @@ def json_rows(table) -> list[dict]:
             elif not (value is None or type(value) in (str, int, bool)):
                 row[key] = jsonable(value)
     return rows
+
+
+def records(frame) -> list[dict]:
+    """The rows of a DataFrame as :func:`json_rows` gives them (missing values, NaN included, as null)."""
+    import pyarrow as pa
+
+    return json_rows(pa.Table.from_pandas(frame, preserve_index=False))

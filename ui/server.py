@@ -47,21 +47,25 @@ def wait_until_healthy(
     return False
 
 
+HEALTH_CHECKS = {"app": "/_stcore/health", "serve": "/healthz"}  # Streamlit's, and paperscope serve's
+
+
 @contextlib.contextmanager
-def api_server(
-    index_dir, arguments: tuple[str, ...] = (), timeout: float = 120.0, **popen
+def paperscope_server(
+    command: str, index_dir, arguments: tuple[str, ...] = (), timeout: float = 120.0, **popen
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """A ``paperscope serve`` process on ``index_dir`` and a free port, answering; yields its URL and
-    the process. ``arguments``: more options of ``paperscope serve``; ``popen``: arguments of
-    ``subprocess.Popen`` (where its log goes); stops it after."""
+    """``paperscope app`` (headless) or ``paperscope serve`` (``command``) on ``index_dir`` and a
+    free port, answering its health check; yields its URL and the process. ``arguments``: more
+    options; ``popen``: arguments of ``subprocess.Popen`` (where its output goes). Stops it after;
+    a server that does not answer within ``timeout`` seconds is a RuntimeError."""
     port = free_port()
-    command = [sys.executable, "-m", "paperscope.ui.cli", "serve", "--index", str(index_dir), "--port", str(port)]
-    command += arguments
-    process = subprocess.Popen(command, **popen)
+    headless = ("--headless",) if command == "app" else ()
+    command_line = [sys.executable, "-m", "paperscope.ui.cli", command, "--index", str(index_dir), "--port", str(port)]
+    process = subprocess.Popen([*command_line, *headless, *arguments], **popen)
     url = f"http://127.0.0.1:{port}"
     try:
-        if not wait_until_healthy(url, process, timeout, health="/healthz"):
-            raise RuntimeError(f"paperscope serve on {index_dir} did not answer within {timeout} s")
+        if not wait_until_healthy(url, process, timeout, health=HEALTH_CHECKS[command]):
+            raise RuntimeError(f"paperscope {command} on {index_dir} did not answer within {timeout} s")
         yield url, process
     finally:
         process.terminate()
