@@ -56,7 +56,7 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="paperscope-int8-"))
     encoder = Encoder(onnx_dir=folder)
     encoder.encode(["export the model"])
-    fp32 = folder / encoder.fingerprint / "model.onnx"
+    fp32 = encoder.export_folder / "model.onnx"
     abstracts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
     texts = [f"(copy {copy}) {abstract}" for copy in range(args.copies) for abstract in abstracts]
 

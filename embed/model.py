@@ -75,21 +75,31 @@ class Encoder:
     @property
     def vector_key(self) -> str:
         """Identifies the vectors this encoder makes: the weights' fingerprint, plus "-int8" when
-        quantized and "-w126" when windows are shorter than the model's."""
+        quantized (with the export recipe: int8 vectors depend on the graph) and "-w126" when
+        windows are shorter than the model's."""
+        from paperscope.embed.onnx_backend import EXPORT_VERSION
+
         return "-".join(
             [
                 self.fingerprint,
-                *([self.quantize] if self.quantize else []),
+                *([f"{self.quantize}-export{EXPORT_VERSION}"] if self.quantize else []),
                 *([f"w{self.window}"] if self.window else []),
             ]
         )
+
+    @property
+    def export_folder(self) -> Path:
+        """The folder of this model's ONNX export in ``onnx_dir``: one per weights and export recipe."""
+        from paperscope.embed.onnx_backend import EXPORT_VERSION
+
+        return self.onnx_dir / f"{self.fingerprint}-export{EXPORT_VERSION}"
 
     @cached_property
     def onnx_encoder(self):
         """The ONNX Runtime session, exporting (and quantizing) the model on first use."""
         from paperscope.embed.onnx_backend import OnnxEncoder, exported
 
-        onnx_file = exported(self.path, self.onnx_dir / self.fingerprint, self.quantize)
+        onnx_file = exported(self.path, self.export_folder, self.quantize)
         return OnnxEncoder(onnx_file, self.path / "tokenizer.json", self.max_tokens + 2, self.batch_size)
 
     def release(self) -> None:

@@ -1,9 +1,13 @@
 """ONNX Runtime backend: the model's transformer exported once, then run without torch.
 
-Export (needs torch, once per model fingerprint) writes ``model.onnx`` into a cache folder,
-never into site-packages, with its SHA-256 beside it (``model.onnx.sha256``): a truncated or
-corrupted export (or int8 model) is found when it is next loaded and made again. One process
-exports at a time (a file lock); a second first run waits and then uses that export.
+Export (once per model fingerprint) writes ``model.onnx`` into a cache folder, never into
+site-packages, with its SHA-256 beside it (``model.onnx.sha256``): a truncated or corrupted
+export (or int8 model) is found when it is next loaded and made again. One process exports at a
+time (a file lock); a second first run waits and then uses that export. A BERT model (the
+bundled all-MiniLM-L6-v2) is written as an ONNX graph straight from its safetensors weights:
+0.9 s and no torch, against 5.1 s for tracing it with ``torch.onnx`` (the import included), and
+its graph runs faster (fp32 24.2 against 17.1 texts/s, int8 91 against 69 on 300 IJCAI
+abstracts, same vectors: largest difference 1e-7 in fp32). Other architectures are traced.
 Running needs only ``onnxruntime`` and ``tokenizers``: ~0.3 s to load against ~6 s for
 sentence-transformers, with the same vectors (mean pooling, L2 norm).
 """
@@ -22,6 +26,9 @@ from paperscope.errors import UserError
 from paperscope.files import atomic_path, file_digest
 
 logger = logging.getLogger(__name__)
+# Names the export recipe in export folders and int8 vector keys. 2: BERT written from its
+# weights (its int8 vectors differ from the traced graph's by cosine ~0.996; fp32 by 1e-7).
+EXPORT_VERSION = 2
 
 
 def _intact(path: Path) -> bool:
@@ -79,7 +86,103 @@ def onnx_compatible(model_path: Path) -> bool:
 
 
 def export_onnx(model_path: Path, target: Path) -> Path:
-    """Export the transformer of ``model_path`` to ``target`` (atomically; imports torch)."""
+    """Export the transformer of ``model_path`` to ``target`` (atomically): BERT models written
+    directly from their weights, others traced with torch."""
+    if bert_weights(model_path):
+        return write_bert_graph(model_path, target)
+    return trace_with_torch(model_path, target)
+
+
+def bert_weights(model_path: Path) -> bool:
+    """Whether ``model_path`` holds a BERT encoder (absolute positions, exact GELU) in safetensors."""
+    try:
+        config = json.loads((model_path / "config.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return (
+        config.get("model_type") == "bert"
+        and config.get("position_embedding_type", "absolute") == "absolute"
+        and config.get("hidden_act") == "gelu"
+        and (model_path / "model.safetensors").is_file()
+    )
+
+
+def write_bert_graph(model_path: Path, target: Path) -> Path:
+    """Write the BERT encoder of ``model_path`` as an ONNX graph (opset 17) from its safetensors
+    weights, computing what ``transformers.BertModel`` computes: the last hidden state of
+    ``input_ids``, ``attention_mask`` and ``token_type_ids`` (atomically; no torch)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    from safetensors.numpy import load_file
+
+    config = json.loads((model_path / "config.json").read_text())
+    weights = {name.removeprefix("bert."): array for name, array in load_file(model_path / "model.safetensors").items()}
+    hidden, heads = config["hidden_size"], config["num_attention_heads"]
+    nodes, initializers = [], {}
+
+    def const(name: str, array) -> str:
+        initializers.setdefault(name, numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def op(kind: str, *inputs: str, node: str | None = None, **attributes) -> str:
+        output = node or f"{kind}_{len(nodes)}"
+        nodes.append(helper.make_node(kind, list(inputs), [output], name=output, **attributes))
+        return output
+
+    def linear(x: str, name: str) -> str:  # MatMul(x, W^T) named as torch.onnx names it
+        weight = const(f"{name}.weight", np.ascontiguousarray(weights[f"{name}.weight"].T))
+        product = op("MatMul", x, weight, node=f"/{name.replace('.', '/')}/MatMul")
+        return op("Add", product, const(f"{name}.bias", weights[f"{name}.bias"]))
+
+    def norm(x: str, name: str) -> str:
+        scale, bias = const(f"{name}.weight", weights[f"{name}.weight"]), const(f"{name}.bias", weights[f"{name}.bias"])
+        return op("LayerNormalization", x, scale, bias, axis=-1, epsilon=config["layer_norm_eps"])
+
+    def table(name: str) -> str:
+        return const(f"embeddings.{name}.weight", weights[f"embeddings.{name}.weight"])
+
+    one = const("one", np.array(1, np.int64))
+    positions = op("Range", const("zero", np.array(0, np.int64)), op("Gather", op("Shape", "input_ids"), one), one)
+    words = op("Gather", table("word_embeddings"), "input_ids")
+    x = op("Add", words, op("Gather", table("position_embeddings"), positions))
+    x = norm(op("Add", x, op("Gather", table("token_type_embeddings"), "token_type_ids")), "embeddings.LayerNorm")
+    # padding: (1 - mask) * the lowest float32 added to the attention scores, as BertModel does
+    padding = op("Sub", const("1.0", np.float32(1.0)), op("Cast", "attention_mask", to=TensorProto.FLOAT))
+    padding = op("Unsqueeze", op("Mul", padding, const("lowest", np.finfo(np.float32).min)), const("axes", [1, 2]))
+    split = const("split", np.array([0, 0, heads, hidden // heads], np.int64))
+    merge = const("merge", np.array([0, 0, hidden], np.int64))
+
+    def project(x: str, name: str, order: list[int]) -> str:  # to (batch, heads, tokens, head size), or key^T
+        return op("Transpose", op("Reshape", linear(x, name), split), perm=order)
+
+    for layer in range(config["num_hidden_layers"]):
+        name = f"encoder.layer.{layer}"
+        query = project(x, f"{name}.attention.self.query", [0, 2, 1, 3])
+        key = project(x, f"{name}.attention.self.key", [0, 2, 3, 1])
+        value = project(x, f"{name}.attention.self.value", [0, 2, 1, 3])
+        scores = op("Div", op("MatMul", query, key), const("sqrt head", np.float32(np.sqrt(hidden // heads))))
+        attended = op("MatMul", op("Softmax", op("Add", scores, padding), axis=-1), value)
+        context = op("Reshape", op("Transpose", attended, perm=[0, 2, 1, 3]), merge)
+        x = norm(op("Add", linear(context, f"{name}.attention.output.dense"), x), f"{name}.attention.output.LayerNorm")
+        inner = linear(x, f"{name}.intermediate.dense")  # exact GELU: x * (1 + erf(x / sqrt 2)) / 2
+        erf = op("Erf", op("Div", inner, const("sqrt 2", np.float32(np.sqrt(2.0)))))
+        gelu = op("Mul", op("Mul", inner, op("Add", erf, "1.0")), const("0.5", np.float32(0.5)))
+        x = norm(op("Add", linear(gelu, f"{name}.output.dense"), x), f"{name}.output.LayerNorm")
+    nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
+    inputs = [
+        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"])
+        for name in ("input_ids", "attention_mask", "token_type_ids")
+    ]
+    output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "tokens", hidden])
+    graph = helper.make_graph(nodes, "bert", inputs, [output], list(initializers.values()))
+    with atomic_path(target) as temporary:
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(temporary))
+    return target
+
+
+def trace_with_torch(model_path: Path, target: Path) -> Path:
+    """Export the transformer of ``model_path`` to ``target`` by tracing it with ``torch.onnx``
+    (atomically; imports torch)."""
     import warnings
 
     import torch
@@ -123,9 +226,12 @@ def quantize_int8(source: Path, target: Path) -> Path:
     37 texts/s; ONNX Runtime's defaults (per tensor, all ops) fall to 0.928 (min 0.897)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    root = logging.getLogger()
+    # quantize_dynamic logs advice to pre-process with logging.info(), which would also give the
+    # root logger a handler (every later line of the process printed twice): a quiet one instead.
+    root, quiet = logging.getLogger(), logging.NullHandler()
     level = root.level
-    root.setLevel(logging.ERROR)  # quantize_dynamic logs advice to pre-process on the root logger
+    root.setLevel(logging.ERROR)
+    root.addHandler(quiet)
     try:
         with atomic_path(target) as temporary:
             quantize_dynamic(
@@ -136,6 +242,7 @@ def quantize_int8(source: Path, target: Path) -> Path:
                 op_types_to_quantize=["MatMul"],
             )
     finally:
+        root.removeHandler(quiet)
         root.setLevel(level)
     return target
 

@@ -81,7 +81,7 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def quantization_fidelity(encoder, texts_of, vectors: np.ndarray, long_text: str, sample: int = 200) -> dict:
+def quantization_fidelity(encoder, texts_of, vectors: np.ndarray, long_text: str, sample: int = 100) -> dict:
     """How close the int8 vectors are to fp32 ones, on a sample of the corpus: cosine, and the
     overlap of each sampled paper's 10 nearest neighbours within the sample. ``texts_of(rows)``
     gives the embedded texts of rows."""

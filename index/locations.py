@@ -41,7 +41,7 @@ def cache_dir() -> Path:
 
 
 def onnx_dir() -> Path:
-    """Where models exported to ONNX are kept, one folder per model fingerprint."""
+    """Where models exported to ONNX are kept, one folder per model fingerprint and export recipe."""
     return data_home() / "onnx"
 
 

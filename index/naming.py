@@ -262,32 +262,35 @@ def _diverse(shortlist: list[str], similarity: np.ndarray, between: np.ndarray, 
     return [shortlist[i] for i in chosen]
 
 
-def topic_terms(texts: list[str], labels: np.ndarray, vectors: np.ndarray, encode, n_terms: int = 4):
-    """The 2–4 terms naming each topic (``labels``; -1 is no topic) of ``texts``, best first.
+def topic_terms(texts: list[str], levels: dict[str, np.ndarray], vectors: np.ndarray, encode, n_terms: int = 4):
+    """The 2–4 terms naming each topic of ``texts``, best first, for each labelling in ``levels``
+    ({level: labels}; -1 is no topic): {level: {label: terms}}.
 
     ``vectors`` are the texts' embeddings (the topic centroids come from them) and ``encode(terms)``
-    embeds candidate terms with the same model."""
+    embeds candidate terms with the same model, once for all levels."""
     stop_words = english_stop_words()
     shown = acronyms(texts, stop_words)
-    rng = np.random.default_rng(0)
-    shortlists = {}
-    for label, (scores, counts) in _class_terms(texts, labels, stop_words).items():
-        members = np.flatnonzero(labels == label)
-        read = rng.choice(members, min(CONTEXT_TEXTS, len(members)), replace=False)
-        joined = [f" {' '.join(words(texts[i]))} " for i in read]
-        shortlists[label] = _shortlist(scores, counts, shown, joined, stop_words)
-    everything = sorted({term for shortlist in shortlists.values() for term in shortlist})
+    shortlists = {level: {} for level in levels}
+    for level, labels in levels.items():
+        rng = np.random.default_rng(0)
+        for label, (scores, counts) in _class_terms(texts, labels, stop_words).items():
+            members = np.flatnonzero(labels == label)
+            read = rng.choice(members, min(CONTEXT_TEXTS, len(members)), replace=False)
+            joined = [f" {' '.join(words(texts[i]))} " for i in read]
+            shortlists[level][label] = _shortlist(scores, counts, shown, joined, stop_words)
+    everything = sorted({term for level in shortlists.values() for shortlist in level.values() for term in shortlist})
     embedded = dict(zip(everything, encode(everything), strict=True)) if everything else {}
-    terms = {}
-    for label, shortlist in shortlists.items():
-        if not shortlist:
-            terms[label] = []
-            continue
-        centroid = np.asarray(vectors[labels == label], dtype=np.float32).mean(axis=0)
-        term_vectors = np.stack([embedded[term] for term in shortlist])
-        similarity = term_vectors @ (centroid / max(np.linalg.norm(centroid), 1e-12))
-        similarity -= np.array([" " not in term for term in shortlist])  # a single word only after every phrase
-        terms[label] = _diverse(shortlist, similarity, term_vectors @ term_vectors.T, n_terms)
+    terms = {level: {} for level in levels}
+    for level, labels in levels.items():
+        for label, shortlist in shortlists[level].items():
+            if not shortlist:
+                terms[level][label] = []
+                continue
+            centroid = np.asarray(vectors[labels == label], dtype=np.float32).mean(axis=0)
+            term_vectors = np.stack([embedded[term] for term in shortlist])
+            similarity = term_vectors @ (centroid / max(np.linalg.norm(centroid), 1e-12))
+            similarity -= np.array([" " not in term for term in shortlist])  # a single word only after every phrase
+            terms[level][label] = _diverse(shortlist, similarity, term_vectors @ term_vectors.T, n_terms)
     return terms
 
 

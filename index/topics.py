@@ -9,11 +9,16 @@
 - Map trust: the share of each paper's 10 nearest neighbours in embedding space that are also
   among its 10 nearest on the map.
 
-umap and numba are imported here only, and only by a build.
+umap and numba are imported here only, and only by a build. umap compiles ~250 numba functions
+without numba's on-disk cache; ``_umap`` turns that cache on for them, so they are compiled once per
+installation, not once per build (a 300-paper map: 5.2 s the first time, 0.4 s after).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import sys
 import warnings
 from collections import Counter
 
@@ -50,9 +55,25 @@ def knn_graph(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return indices.astype(np.int64), np.clip(1.0 - similarities, 0.0, 2.0).astype(np.float32)
 
 
+@functools.cache
+def _cache_umap_compilations() -> None:
+    """Turn on numba's on-disk cache (beside the installed package, else in the user's cache
+    folder; ``NUMBA_CACHE_DIR`` overrides) for the compiled functions of umap and pynndescent."""
+    import umap  # noqa: F401  (imports the modules whose functions are cached)
+    from numba.core.registry import CPUDispatcher
+
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] in ("umap", "pynndescent") and module is not None:
+            for value in list(vars(module).values()):
+                if isinstance(value, CPUDispatcher):
+                    with contextlib.suppress(RuntimeError):  # no place to keep a cache: compiled each time
+                        value.enable_caching()
+
+
 def _umap(vectors, knn, n_components: int, min_dist: float) -> np.ndarray:
     import umap
 
+    _cache_umap_compilations()
     n_neighbors = min(15, len(vectors) - 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "n_jobs overridden by random_state": reproducibility wins
@@ -278,7 +299,7 @@ def topic_map(
     coarse = np.array([coarse_of.get(label, UNCLUSTERED) for label in labels], dtype=np.int64)
     texts = texts_of(sample)
     levels = {"fine": labels, "coarse": coarse}
-    terms = {level: topic_terms(texts, levels[level][sample], sample_vectors, encode) for level in levels}
+    terms = topic_terms(texts, {level: levels[level][sample] for level in levels}, sample_vectors, encode)
     names = {"coarse": topic_names(terms["coarse"])}
     names["fine"] = topic_names(
         terms["fine"], taken=set(names["coarse"].values()) - _single_child_names(coarse_of, names)

@@ -23,13 +23,11 @@ def onnx_home(tmp_path, data_home):
     """A copy of the session's exported model in a folder of its own (to damage freely)."""
     reference = Encoder(onnx_dir=data_home / "onnx")
     vectors = reference.encode(TEXTS)
-    target = tmp_path / "onnx"
-    target.mkdir()
-    source = data_home / "onnx" / reference.fingerprint
-    (target / reference.fingerprint).mkdir()
+    copy = Encoder(onnx_dir=tmp_path / "onnx").export_folder
+    copy.mkdir(parents=True)
     for name in ("model.onnx", "model.onnx.sha256"):
-        (target / reference.fingerprint / name).write_bytes((source / name).read_bytes())
-    return target / reference.fingerprint, vectors
+        (copy / name).write_bytes((reference.export_folder / name).read_bytes())
+    return copy, vectors
 
 
 @pytest.mark.slow
@@ -53,9 +51,10 @@ def test_a_damaged_onnx_export_is_made_again(onnx_home, damage, caplog):
 @pytest.mark.slow
 def test_two_first_runs_at_once_export_once_and_both_work(tmp_path):
     script = (
-        "import logging, sys; logging.basicConfig(level=logging.INFO, format='%(message)s');"
+        "import logging, sys; from paperscope.ui.cli import log_to_stderr; log_to_stderr();"
         "from paperscope.embed.model import Encoder;"
-        f"print(Encoder(onnx_dir=sys.argv[1]).encode({TEXTS!r}).shape)"
+        f"print(Encoder(onnx_dir=sys.argv[1], quantize='int8').encode({TEXTS!r}).shape);"
+        "logging.getLogger('paperscope').info('after the export')"
     )
     runs = [
         subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "onnx")], stdout=subprocess.PIPE,
@@ -65,7 +64,12 @@ def test_two_first_runs_at_once_export_once_and_both_work(tmp_path):
     outputs = [run.communicate(timeout=300) for run in runs]
     assert [run.returncode for run in runs] == [0, 0], outputs
     assert all(out.strip() == "(2, 384)" for out, _ in outputs)
-    assert sum(err.count("exporting the model to") for _, err in outputs) == 1
+    exports = [line for _, err in outputs for line in err.splitlines() if line.startswith("exporting the model to")]
+    assert [line.rsplit("/", 1)[1] for line in exports] == [
+        f"{name} (once per model)" for name in ("model.onnx", "model-int8.onnx")
+    ]
+    # the quantizer's logging must not give the root logger a handler: every line once
+    assert all(err.count("after the export") == 1 for _, err in outputs), outputs
 
 
 def _paperscope(*args, env=None):

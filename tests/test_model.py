@@ -72,6 +72,28 @@ def test_onnx_backend_gives_the_torch_vectors_on_the_sample(encoder, onnx_encode
     assert Encoder(onnx_dir=None).backend != "onnx"  # ONNX only where an export folder is given
 
 
+@pytest.mark.slow
+def test_bert_written_from_its_weights_runs_as_the_torch_trace(encoder, tmp_path):
+    import json
+
+    from paperscope.embed.corpus import read_corpus
+    from paperscope.embed.onnx_backend import OnnxEncoder, bert_weights, trace_with_torch, write_bert_graph
+    from paperscope.index import locations
+
+    abstracts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
+    tokenizer = encoder.path / "tokenizer.json"
+    written = OnnxEncoder(write_bert_graph(encoder.path, tmp_path / "written.onnx"), tokenizer, 258).embed(abstracts)
+    traced = OnnxEncoder(trace_with_torch(encoder.path, tmp_path / "traced.onnx"), tokenizer, 258).embed(abstracts)
+    np.testing.assert_allclose(written, traced, atol=1e-5)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "model.safetensors").symlink_to(encoder.path / "model.safetensors")
+    config = json.loads((encoder.path / "config.json").read_text())
+    for changed, written_directly in [({}, True), ({"model_type": "mpnet"}, False), ({"hidden_act": "relu"}, False)]:
+        (other / "config.json").write_text(json.dumps({**config, **changed}))
+        assert bert_weights(other) is written_directly  # other architectures are traced with torch
+
+
 def test_release_frees_the_model_and_the_next_encode_loads_it_again(data_home):
     from paperscope.index import locations
 

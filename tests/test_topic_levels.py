@@ -86,12 +86,13 @@ def test_topic_names_come_from_terms_many_members_share(encoder):
         + [f"Graph coloring heuristics, note {i}." for i in range(4)]
     )
     labels = np.array([0] * 6 + [1] * 6 + [-1] * 4)
-    terms = topic_terms(texts, labels, encoder.encode(texts), encoder.encode)
+    terms = topic_terms(texts, {"fine": labels}, encoder.encode(texts), encoder.encode)["fine"]
     assert set(terms) == {0, 1} and "protein folding" in terms[0] and "graph transformers" in terms[1]
     assert not any("banana" in term for term in terms[0])  # one paper repeating a word names nothing
     assert not any("protein" in term for term in terms[1])
     japanese = ["日本語の要約", "別の要約", "三つ目"]
-    assert topic_terms(japanese, np.zeros(3, int), encoder.encode(japanese), encoder.encode) == {0: []}
+    no_terms = topic_terms(japanese, {"fine": np.zeros(3, int)}, encoder.encode(japanese), encoder.encode)
+    assert no_terms == {"fine": {0: []}}
 
 
 PROTEINS = [

@@ -31,6 +31,21 @@ def test_a_rebuild_gives_the_same_coordinates(sample_index, tmp_path):
     assert again.papers["cluster"].tolist() == sample_index.papers["cluster"].tolist()
 
 
+def test_umap_compilations_are_loaded_from_disk_by_the_next_build(sample_index):
+    # umap compiles its numba functions without numba's cache (5.2 s of a 300-paper map); a build
+    # turns the cache on, so a later process loads them (the sample's build here saved them)
+    script = (
+        "import numpy as np, umap.umap_ as u, umap.layouts as l; from paperscope.index import topics;"
+        "v = np.random.default_rng(0).standard_normal((40, 384)).astype(np.float32);"
+        "v /= np.linalg.norm(v, axis=1, keepdims=True); topics.layout(v, topics.knn_graph(v, 16));"
+        "used = (u.smooth_knn_dist, u.compute_membership_strengths, l._nb_optimize_layout_euclidean_single_epoch);"
+        "print([(sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values())) for f in used])"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    counts = json.loads(result.stdout.replace("(", "[").replace(")", "]"))
+    assert all(hits >= 1 and misses == 0 for hits, misses in counts), counts
+
+
 def test_sample_clusters_and_their_central_papers(sample_index):
     clusters = sample_index.clusters
     assert 3 <= len(clusters) <= 8
