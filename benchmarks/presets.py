@@ -11,6 +11,8 @@ build against the notebook pipeline it replaces.
 3. First build with cold caches (a fresh data folder: ONNX export included) of the --sample
    abstracts, ``paperscope build --preset fast`` against a notebook doing sentence-transformers
    ``encode`` + a flat FAISS index + ``umap.UMAP().fit_transform``, alternating, --rounds times.
+   numba's on-disk cache of the installation is as setup leaves it, for both: pynndescent compiles
+   its functions into it on its first import, paperscope umap's on its first build.
 Run on an idle machine. Prints Markdown tables and writes JSON.
 """
 

@@ -73,11 +73,20 @@ def test_onnx_backend_gives_the_torch_vectors_on_the_sample(encoder, onnx_encode
 
 
 @pytest.mark.slow
-def test_bert_written_from_its_weights_runs_as_the_torch_trace(encoder, tmp_path):
+def test_bert_written_from_its_weights_runs_as_the_torch_trace_and_quantizes_as_onnx_runtime(encoder, tmp_path):
     import json
 
+    import onnx
+    from onnx import numpy_helper
+
     from paperscope.embed.corpus import read_corpus
-    from paperscope.embed.onnx_backend import OnnxEncoder, bert_weights, trace_with_torch, write_bert_graph
+    from paperscope.embed.onnx_backend import (
+        OnnxEncoder,
+        bert_weights,
+        quantize_int8,
+        trace_with_torch,
+        write_bert_graph,
+    )
     from paperscope.index import locations
 
     abstracts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
@@ -85,6 +94,16 @@ def test_bert_written_from_its_weights_runs_as_the_torch_trace(encoder, tmp_path
     written = OnnxEncoder(write_bert_graph(encoder.path, tmp_path / "written.onnx"), tokenizer, 258).embed(abstracts)
     traced = OnnxEncoder(trace_with_torch(encoder.path, tmp_path / "traced.onnx"), tokenizer, 258).embed(abstracts)
     np.testing.assert_allclose(written, traced, atol=1e-5)
+    # int8 written directly: ONNX Runtime's quantizer gives the same int8 weights and scales
+    direct = write_bert_graph(encoder.path, tmp_path / "direct-int8.onnx", int8=True)
+    quantized = quantize_int8(tmp_path / "written.onnx", tmp_path / "quantized-int8.onnx")
+    weights = [
+        {t.name: numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer} for path in (direct, quantized)
+    ]
+    assert weights[0].keys() == weights[1].keys()
+    assert all(np.array_equal(weights[0][name], weights[1][name]) for name in weights[0])
+    cosines = (OnnxEncoder(direct, tokenizer, 258).embed(abstracts) * written).sum(axis=1)
+    assert cosines.min() > 0.99
     other = tmp_path / "other"
     other.mkdir()
     (other / "model.safetensors").symlink_to(encoder.path / "model.safetensors")
