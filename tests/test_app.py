@@ -117,6 +117,9 @@ def test_topic_filter_keeps_only_that_topic_at_either_level(default_index):
 
 def test_topics_panel_lists_topics_their_years_and_the_papers_between_two(default_index, tmp_path):
     app = _app(q="graph neural networks").run()
+    assert not app.tabs and not app.dataframe  # drawn when opened: it weighs on every page
+    app.session_state["topics"] = True  # the panel opened
+    app.run()
     assert [tab.label for tab in app.tabs] == ["Topics", "Over time", "Between two topics"]
     listed = app.dataframe[0].value
     assert listed["topic"].tolist() == default_index.topics("coarse")["name"].tolist()
@@ -134,6 +137,7 @@ def test_topics_panel_lists_topics_their_years_and_the_papers_between_two(defaul
     build_index([dated], locations.indexes_dir() / "dated")
     app = _app(q="graph neural networks")
     app.session_state["index_label"] = "dated"
+    app.session_state["topics"] = True
     app.run()
     assert not app.exception and [element.type for element in app.tabs[1]][1:] == ["vega_lite_chart", "caption"]
     assert any(caption.value.startswith("Grew most:") for caption in app.caption)

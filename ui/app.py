@@ -300,15 +300,12 @@ def paper_listing(folder: str, generation: str) -> pd.DataFrame:
     return load_index(folder, generation).table.drop_columns(["abstract"]).to_pandas()
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def paper_lookup(folder: str, generation: str, what: str) -> dict[str, str]:
-    """Paper id → its title ("title") or its topic's colour ("coarse colour", "fine colour"), built
-    once per index generation: at 50,000 papers each costs tens of milliseconds a rerun."""
+@st.cache_resource(show_spinner=False, max_entries=8)
+def paper_titles(folder: str, generation: str) -> dict[str, str]:
+    """Paper id → title, built once per index generation (at 50,000 papers it costs tens of
+    milliseconds a rerun; at 1,000,000, 0.37 s once)."""
     papers = paper_listing(folder, generation)
-    if what == "title":
-        return dict(zip(papers["id"], papers["title"], strict=True))
-    column = "coarse_cluster" if what == "coarse colour" else "cluster"
-    return dict(zip(papers["id"], cluster_colours(papers[column]), strict=True))
+    return dict(zip(papers["id"].tolist(), papers["title"].tolist(), strict=True))
 
 
 def _take_map_events(index: PaperIndex) -> None:
@@ -370,9 +367,10 @@ def _search_inputs(papers: pd.DataFrame, titles: dict) -> None:
     )
 
 
-def _results_list(index: PaperIndex, results: pd.DataFrame, colours: dict, explain_with: dict | None) -> None:
-    """Result cards with exports; ``explain_with`` (other_id or query) fills in why each is similar,
-    when its card is opened (explaining ten results costs ~0.6 s a page; ten people at once, 6 s)."""
+def _results_list(index: PaperIndex, results: pd.DataFrame, level: str, explain_with: dict | None) -> None:
+    """Result cards (dots in the colour of their topic at ``level``) with exports; ``explain_with``
+    (other_id or query) fills in why each is similar, when its card is opened (explaining ten
+    results costs ~0.6 s a page; ten people at once, 6 s)."""
     exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
     download_csv, download_json = st.columns(2)
     download_csv.download_button("Results as CSV", exports.to_csv(index=False), "paperscope-results.csv", "text/csv")
@@ -385,9 +383,10 @@ def _results_list(index: PaperIndex, results: pd.DataFrame, colours: dict, expla
     if results.empty:
         st.warning("No paper passes the filters.")
     placeholders = []
+    colours = cluster_colours(results["coarse_cluster" if level == "coarse" else "cluster"])
     with st.container(key="results"):
-        for row in results.itertuples():
-            st.html(_result_header(row, colours[row.id]))
+        for row, colour in zip(results.itertuples(), colours, strict=True):
+            st.html(_result_header(row, colour))
             card = st.expander("Abstract and why similar", key=f"why-{row.id}", on_change="rerun")
             with card:
                 if card.open:
@@ -427,7 +426,7 @@ def main() -> None:
     if chosen_label != label:
         _switch(index_label=chosen_label, papers=[], not_papers=[], query="", like_set=[], lasso=[])
 
-    titles = paper_lookup(folder, generation, "title")
+    titles = paper_titles(folder, generation)
     map_column, side_column = st.columns([17, 8], gap="small")
     side = side_column.container(key="side")
     with side:
@@ -485,9 +484,8 @@ def main() -> None:
             count = f"<b>{len(chosen):,} papers</b>"
             st.html(f"<div class='ps-meta ps-selected'>Most similar to the {count} you selected</div>")
         if results is not None:
-            colours = paper_lookup(folder, generation, f"{level} colour")
             explain_with = {"other_id": chosen[0] if chosen else None, "query": None if chosen else query}
-            _results_list(index, results, colours, explain_with if explain else None)
+            _results_list(index, results, level, explain_with if explain else None)
     with map_column:
         topic_map(map_points(folder, generation), focus)
         st.caption(
@@ -495,8 +493,11 @@ def main() -> None:
             "a set. Coarse topics are named when zoomed out, fine ones as you zoom in; grey points belong to no "
             "topic. Map trust: the share of a paper's 10 nearest neighbours that are also near it on the map."
         )
-        with st.expander("Topics: overview, over time, between two topics"):
-            topics_panel(index, level, filters["topics"] or [])
+        # on demand: at a million papers it costs 2 s a run, and its table and chart weigh on every page
+        panel = st.expander("Topics: overview, over time, between two topics", key="topics", on_change="rerun")
+        with panel:
+            if panel.open:
+                topics_panel(index, level, filters["topics"] or [])
 
 
 if __name__ == "__main__":
