@@ -179,8 +179,10 @@ def cli_similar(folder: Path, paper_id: str, runs: int = 3) -> float:
 def add_new(folder: Path, base_corpus: Path, count: int, work: Path) -> dict:
     """`add` of ``count`` new papers in a fresh process: wall time, and the part spent embedding."""
     from benchmarks.scale import synthetic_corpus
+    from paperscope.index.paper_index import PaperIndex
 
-    (path,) = synthetic_corpus(base_corpus, count, 3, work / "new", files=1)
+    seed = len(PaperIndex.load(folder))  # papers no earlier run has added
+    (path,) = synthetic_corpus(base_corpus, count, 3, work / "new", files=1, seed=seed)
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "paperscope.ui.cli", "add", str(path), "--index", str(folder), "--no-cache"],
@@ -189,10 +191,11 @@ def add_new(folder: Path, base_corpus: Path, count: int, work: Path) -> dict:
         check=True,
     )
     wall = time.perf_counter() - start
+    if f"added {count} papers" not in done.stderr:
+        raise RuntimeError(f"the add did not add {count} papers: {done.stderr[-500:]}")
     from paperscope.embed.corpus import embedding_texts, read_corpus
     from paperscope.embed.model import Encoder
     from paperscope.index import locations
-    from paperscope.index.paper_index import PaperIndex
 
     manifest = PaperIndex.load(folder).manifest
     encoder = Encoder(

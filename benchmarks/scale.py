@@ -31,8 +31,11 @@ from benchmarks.common import report
 EVALDATA = Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "ijcai2021_2024_area.jsonl"
 
 
-def synthetic_corpus(source: Path, count: int, sentences: int, folder: Path, files: int = 8) -> list[Path]:
-    """``count`` unique abstracts of ``sentences`` random sentences of ``source``, in ``files`` JSONL shards."""
+def synthetic_corpus(
+    source: Path, count: int, sentences: int, folder: Path, files: int = 8, seed: int = 0
+) -> list[Path]:
+    """``count`` unique abstracts of ``sentences`` random sentences of ``source``, in ``files`` JSONL
+    shards; another ``seed`` gives other abstracts and ids."""
     from paperscope.embed.text import split_sentences
 
     pool = [
@@ -41,7 +44,7 @@ def synthetic_corpus(source: Path, count: int, sentences: int, folder: Path, fil
         for s in split_sentences(json.loads(line)["abstract"])
         if 8 <= len(s.split()) <= 60
     ]
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(pool), (count, sentences))
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"part-{i}.jsonl" for i in range(files)]
@@ -49,7 +52,7 @@ def synthetic_corpus(source: Path, count: int, sentences: int, folder: Path, fil
         handles = [stack.enter_context(open(path, "w")) for path in paths]
         for row, chosen in enumerate(picks):
             text = " ".join(pool[i] for i in chosen)
-            handles[row % files].write(json.dumps({"id": f"syn{row}", "abstract": text}) + "\n")
+            handles[row % files].write(json.dumps({"id": f"syn{seed}-{row}", "abstract": text}) + "\n")
     return paths
 
 

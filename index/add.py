@@ -22,13 +22,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import scipy.sparse
 
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.corpus import Admission, abstract_key, admitted_papers, embedding_texts
 from paperscope.errors import UserError, write_error
 from paperscope.index import locations, store, topics
-from paperscope.index.keyword import KeywordIndex
 from paperscope.index.paper_index import PaperIndex
 from paperscope.index.smoothing import smooth
 from paperscope.options import UNCLUSTERED_NAME
@@ -152,12 +150,7 @@ def _grown(index: PaperIndex, new: pd.DataFrame, vectors: np.ndarray, texts: lis
         new_smoothed = smooth(vectors, index.vectors, index.faiss_index, settings["k"], settings["weight"])
         smoothed = np.concatenate([np.asarray(index.smoothed), new_smoothed])
     index.faiss_index.add(np.ascontiguousarray(vectors, dtype=np.float32))
-    keyword = KeywordIndex(
-        scipy.sparse.vstack([index.keyword.matrix, index.keyword.transform(texts)], format="csr", dtype=np.float32),
-        index.keyword.terms,
-        index.keyword.idf,
-        sorted(index.keyword.stop_words),
-    )
+    keyword = index.keyword.appended(index.keyword.transform(texts))
     count = len(index) + len(new)
     fine = np.concatenate([index.table.column("cluster").to_numpy(), new["cluster"].to_numpy()])
     coarse = np.concatenate([index.table.column("coarse_cluster").to_numpy(), new["coarse_cluster"].to_numpy()])

@@ -212,6 +212,21 @@ def test_exact_keyword_scores_equal_the_sparse_product_even_for_papers_without_t
     )
 
 
+def test_added_rows_are_merged_into_the_postings_as_a_fresh_index_orders_them():
+    from paperscope.embed.corpus import read_corpus
+    from paperscope.index import locations
+    from paperscope.index.keyword import KeywordIndex
+
+    texts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
+    whole = KeywordIndex.fit(texts + texts[:4])  # the last four repeat earlier papers: weights tie
+    first = KeywordIndex(whole.matrix[:30], whole.terms, whole.idf, sorted(whole.stop_words))
+    grown = first.appended(whole.matrix[30:]).appended(whole.matrix[:0])  # and an empty step
+    expected = KeywordIndex(whole.matrix, whole.terms, whole.idf, []).by_term
+    for array in ("data", "indices", "indptr"):
+        assert np.array_equal(getattr(grown.by_term, array), getattr(expected, array)), array
+    assert (grown.matrix != whole.matrix).nnz == 0
+
+
 def test_hybrid_returns_k_papers_when_k_exceeds_its_candidates(sample_index, monkeypatch):
     from paperscope.index import paper_index
 
