@@ -371,9 +371,11 @@ def _search_inputs(index: PaperIndex) -> None:
     )
     if len(index) <= PICKER_LIMIT:
         ids, label = index.table.column("id").to_pylist(), "…or pick papers (several: more like these)"
-    else:  # the papers in view: those picked and the last results
+    else:  # the papers in view: those picked and the last results (of this index: another's may linger)
         state = st.session_state
-        ids = list(dict.fromkeys([*state.get("papers", []), *state.get("not_papers", []), *state.get("shown", [])]))
+        ids = index.known(
+            list(dict.fromkeys([*state.get("papers", []), *state.get("not_papers", []), *state.get("shown", [])]))
+        )
         label = "…or pick from the results (several: more like these)"
     st.multiselect(
         label,
