@@ -143,23 +143,26 @@ def write_bert_graph(model_path: Path, target: Path, int8: bool = False) -> Path
         nodes.append(helper.make_node(kind, list(inputs), [output], name=output, **attributes))
         return output
 
-    def linear(x: str, name: str) -> str:  # MatMul(x, W^T) named as torch.onnx names it
+    def int8_product(x: str, weight: np.ndarray, name: str, node: str) -> str:  # x @ weight in int8
+        if x not in quantized_inputs:  # one DynamicQuantizeLinear per input (query, key, value share it)
+            outputs = [f"{x}_quantized", f"{x}_scale", f"{x}_zero_point"]
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [x], outputs, name=f"{x}_quantize"))
+            quantized_inputs[x] = outputs
+        x_quantized, x_scale, x_zero = quantized_inputs[x]
+        scale = (np.abs(weight).max(axis=0) / np.float32(127)).astype(np.float32)
+        scale[scale == 0] = 1.0  # a channel of zeros: any scale, as ONNX Runtime's quantizer takes
+        integers = np.clip(np.round(weight / scale), -127, 127).astype(np.int8)
+        zeros = const(f"{name}.weight_zero_point", np.zeros(weight.shape[1], np.int8))
+        product = op("MatMulInteger", x_quantized, const(f"{name}.weight_quantized", integers), x_zero, zeros)
+        scales = op("Mul", x_scale, const(f"{name}.weight_scale", scale))
+        return op("Mul", op("Cast", product, to=TensorProto.FLOAT), scales, node=node)
+
+    def linear(x: str, name: str) -> str:  # x @ W^T + b, its product named as torch.onnx names it
         weight, node = np.ascontiguousarray(weights[f"{name}.weight"].T), f"/{name.replace('.', '/')}/MatMul"
-        if not int8:
-            product = op("MatMul", x, const(f"{name}.weight", weight), node=node)
+        if int8:
+            product = int8_product(x, weight, name, node)
         else:
-            if x not in quantized_inputs:  # one DynamicQuantizeLinear per input (query, key, value share it)
-                outputs = [f"{x}_quantized", f"{x}_scale", f"{x}_zero_point"]
-                nodes.append(helper.make_node("DynamicQuantizeLinear", [x], outputs, name=f"{x}_quantize"))
-                quantized_inputs[x] = outputs
-            x_quantized, x_scale, x_zero = quantized_inputs[x]
-            scale = (np.abs(weight).max(axis=0) / np.float32(127)).astype(np.float32)
-            scale[scale == 0] = 1.0  # a channel of zeros: any scale, as ONNX Runtime's quantizer takes
-            integers = np.clip(np.round(weight / scale), -127, 127).astype(np.int8)
-            zeros = const(f"{name}.weight_zero_point", np.zeros(weight.shape[1], np.int8))
-            product = op("MatMulInteger", x_quantized, const(f"{name}.weight_quantized", integers), x_zero, zeros)
-            scales = op("Mul", x_scale, const(f"{name}.weight_scale", scale))
-            product = op("Mul", op("Cast", product, to=TensorProto.FLOAT), scales, node=node)
+            product = op("MatMul", x, const(f"{name}.weight", weight), node=node)
         return op("Add", product, const(f"{name}.bias", weights[f"{name}.bias"]))
 
     def norm(x: str, name: str) -> str:

@@ -212,7 +212,9 @@ def _finish(
     # int8's fidelity is measured (fp32 on a sample) while the map is laid out, mostly on one core:
     # a 300-paper first build 11.2 -> 10.7 s on two cores (medians of 3)
     with ThreadPoolExecutor(max_workers=1) as background, _stage(seconds, "map and clusters"):
-        measuring = quantize and background.submit(quantization_fidelity, encoder, papers.texts_of, vectors, long_text)
+        measuring = (
+            background.submit(quantization_fidelity, encoder, papers.texts_of, vectors, long_text) if quantize else None
+        )
         encode = functools.partial(encoder.encode, long_text=long_text)  # embeds candidate topic names
         per_paper, clusters, map_manifest = topics.topic_map(vectors, papers.texts_of, ids, encode)
         encoder.release()

@@ -39,8 +39,18 @@ def analyzer(stop_words: frozenset[str]):
     return lambda text: phrases(words(text), SETTINGS["phrase_sizes"], stop_words.__contains__)
 
 
+def _by_term(matrix: scipy.sparse.csr_matrix) -> scipy.sparse.csc_matrix:
+    """``matrix`` by term (column), each term's rows in order of decreasing weight, ties by row."""
+    by_term = matrix.tocsc()
+    columns = np.repeat(np.arange(by_term.shape[1]), np.diff(by_term.indptr))
+    order = np.lexsort((-by_term.data, columns))
+    by_term.data, by_term.indices = by_term.data[order], by_term.indices[order]
+    by_term.has_sorted_indices = False
+    return by_term
+
+
 def _posting_keys(by_term: scipy.sparse.csc_matrix) -> np.ndarray:
-    """One integer per posting that orders postings as ``KeywordIndex.by_term`` does: by term, then
+    """One integer per posting that orders postings as ``_by_term`` does: by term, then
     by weight, heaviest first (positive float32 weights order as their bits do)."""
     keys = np.repeat(np.arange(by_term.shape[1], dtype=np.uint64), np.diff(by_term.indptr))
     keys <<= np.uint64(32)
@@ -87,12 +97,7 @@ class KeywordIndex:
     def by_term(self) -> scipy.sparse.csc_matrix:
         """The same matrix by term, each term's papers in order of decreasing weight (impact-ordered
         postings: a term's most telling papers come first); as stored, or made once after a fit."""
-        by_term = self.matrix.tocsc()
-        columns = np.repeat(np.arange(by_term.shape[1]), np.diff(by_term.indptr))
-        order = np.lexsort((-by_term.data, columns))
-        by_term.data, by_term.indices = by_term.data[order], by_term.indices[order]
-        by_term.has_sorted_indices = False
-        return by_term
+        return _by_term(self.matrix)
 
     def appended(self, rows: scipy.sparse.csr_matrix) -> KeywordIndex:
         """This index with ``rows`` (TF-IDF rows of new papers, from :meth:`transform`) after its
@@ -104,7 +109,7 @@ class KeywordIndex:
             self.idf,
             sorted(self.stop_words),
         )
-        old, new = self.by_term, KeywordIndex(rows, self.terms, self.idf, []).by_term
+        old, new = self.by_term, _by_term(rows)
         at = np.searchsorted(_posting_keys(old), _posting_keys(new), side="right") + np.arange(new.nnz)
         is_new = np.zeros(old.nnz + new.nnz, dtype=bool)
         is_new[at] = True

@@ -62,6 +62,9 @@ def _names(topics: pd.DataFrame) -> list[str]:
     return names
 
 
+MAP_COLUMNS = ["title", "x", "y", "cluster", "coarse_cluster", "map_trust"]  # what map_payload reads of each paper
+
+
 def map_payload(
     papers: pd.DataFrame,
     fine_topics: pd.DataFrame,
@@ -70,13 +73,17 @@ def map_payload(
     knn: np.ndarray | None = None,
     with_titles: bool = True,
 ) -> dict:
-    """What ``map.js`` draws, as JSON: coordinates and topic numbers as base64 arrays, titles for
-    hover (unless ``with_titles`` is False: the hover then names the topic only), both levels of
-    topic labels (centre and size). ``key`` changes when the points do: the browser keeps its zoom
-    otherwise. ``knn`` (papers × k rows, nearest first) lets a click in the standalone map list a
-    paper's neighbours. ``map_focus`` adds what is selected."""
-    titles = [title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…" for title in papers["title"]]
-    titles = titles if with_titles else None
+    """What ``map.js`` draws, as JSON, from the ``MAP_COLUMNS`` of ``papers``: coordinates and
+    topic numbers as base64 arrays, titles for hover (unless ``with_titles`` is False: the hover
+    then names the topic only), both levels of topic labels (centre and size). ``key`` changes
+    when the points do: the browser keeps its zoom otherwise. ``knn`` (papers × k rows, nearest
+    first) lets a click in the standalone map list a paper's neighbours. ``map_focus`` adds what
+    is selected."""
+    titles = (
+        [title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…" for title in papers["title"]]
+        if with_titles
+        else None
+    )
     labels = [
         {"text": str(row.name), "x": float(row.x), "y": float(row.y), "size": int(row.size), "level": level}
         for level, topics in (("coarse", coarse_topics), ("fine", fine_topics))

@@ -344,13 +344,8 @@ def app_from_environment() -> FastAPI:
 
 def default_workers() -> int:
     """One worker process per core this process may use, at most ``MAX_DEFAULT_WORKERS``."""
-    return max(
-        1,
-        min(
-            len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
-            MAX_DEFAULT_WORKERS,
-        ),
-    )
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(usable, MAX_DEFAULT_WORKERS))
 
 
 def serve(folder: Path, host: str, port: int, workers: int | None = None, access_log: bool = False) -> None:
