@@ -32,11 +32,11 @@ def main() -> None:
     from bertopic import BERTopic
     from sentence_transformers import SentenceTransformer
 
-    from paperscope import PaperIndex
+    from paperscope import PaperIndex, locations
     from paperscope.embed.corpus import embedding_texts
     from paperscope.embed.model import Encoder, bundled_model_path
-    from paperscope.index import locations, topics
-    from paperscope.index.keyword import KeywordIndex
+    from paperscope.index.build.keyword_fit import fit_keyword_index
+    from paperscope.index.topics import topic_map
 
     inputs = [args.corpus] if args.corpus else [str(p) for p in locations.bundled_corpus()]
     folder = Path(tempfile.mkdtemp(prefix="paperscope-peer-")) / "index"
@@ -62,8 +62,8 @@ def main() -> None:
     peer_from_vectors = time.perf_counter() - start
     start = time.perf_counter()
     encode = Encoder(onnx_dir=locations.onnx_dir()).encode
-    topics.topic_map(vectors, lambda rows: [docs[i] for i in rows], index.papers["id"].tolist(), encode)
-    KeywordIndex.fit(docs)
+    topic_map.topic_map(vectors, lambda rows: [docs[i] for i in rows], index.papers["id"].tolist(), encode)
+    fit_keyword_index(docs)
     ours_from_vectors = time.perf_counter() - start
 
     ours = index.manifest["map"]["clusters"]

@@ -48,11 +48,13 @@ def synthetic_build(source: Path, count: int, folder: Path, texts_per_s: float) 
     """Every stage after embedding on ``count`` replicated papers; embedding estimated."""
     import pandas as pd
 
-    from paperscope import PaperIndex
+    from paperscope import PaperIndex, locations
     from paperscope.embed.corpus import embedding_texts
     from paperscope.embed.model import Encoder
-    from paperscope.index import ann, locations, store, topics
-    from paperscope.index.keyword import KeywordIndex
+    from paperscope.index.build import ann
+    from paperscope.index.build.keyword_fit import fit_keyword_index
+    from paperscope.index.store import generations
+    from paperscope.index.topics import topic_map
 
     base = PaperIndex.load(source)
     rng = np.random.default_rng(0)
@@ -64,22 +66,22 @@ def synthetic_build(source: Path, count: int, folder: Path, texts_per_s: float) 
     seconds = {"read": None, "embed": round(count / texts_per_s, 1)}
     start = time.perf_counter()
     encode = Encoder(onnx_dir=locations.onnx_dir()).encode  # names the topics, as a build does
-    per_paper, clusters, _ = topics.topic_map(
+    per_paper, clusters, _ = topic_map.topic_map(
         vectors, lambda rows: [texts[i] for i in rows], papers["id"].tolist(), encode
     )
     seconds["map and clusters"] = time.perf_counter() - start
     start = time.perf_counter()
-    keyword = KeywordIndex.fit(texts)
+    keyword = fit_keyword_index(texts)
     seconds["keyword index"] = time.perf_counter() - start
     start = time.perf_counter()  # FAISS last, as in index.build._finish
     index = ann.build_ann(vectors, ann.choose_factory(count))
     seconds["index"] = time.perf_counter() - start
     start = time.perf_counter()
     papers = pd.concat([papers.drop(columns=per_paper.columns), per_paper], axis=1)
-    with store.build_lock(folder):
-        store.write_generation(
+    with generations.build_lock(folder):
+        generations.write_generation(
             folder,
-            store.Generation(
+            generations.Generation(
                 {"count": count, "dimension": int(vectors.shape[1])}, vectors, index, papers, clusters, keyword
             ),
         )
@@ -98,7 +100,7 @@ def main() -> None:
     parser.add_argument("--corpus", help="a real corpus file (e.g. ../shared/evaldata/ijcai2021_2024_area.jsonl)")
     parser.add_argument("--synthetic", type=int, default=50_000, help="papers in the synthetic build (0: none)")
     args = parser.parse_args()
-    from paperscope.index import locations
+    from paperscope import locations
 
     work = Path(tempfile.mkdtemp(prefix="paperscope-build-"))
     runs = {"bundled sample": real_build([str(p) for p in locations.bundled_corpus()], work / "sample")}

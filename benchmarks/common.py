@@ -7,7 +7,7 @@ import contextlib
 import json
 import subprocess
 
-from paperscope.ui.server import paperscope_server
+from tests.servers import paperscope_server
 
 
 def report(header: list[str], rows: list[list], results, json_path: str) -> None:

@@ -15,12 +15,12 @@ import numpy as np
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
-from paperscope.index.evaluation import edited_versions
+from paperscope.index.analysis.evaluation import edited_versions
 
 
 def max_distinct_pair(index) -> float:
     """Highest cosine similarity between two different papers of an index."""
-    scores, rows = index.faiss_index.search(np.ascontiguousarray(index.vectors, dtype=np.float32), 2)
+    scores, rows = index.ranker.faiss_index.search(np.ascontiguousarray(index.vectors, dtype=np.float32), 2)
     own = np.arange(len(index))
     return float(np.where(rows[:, 0] == own, scores[:, 1], scores[:, 0]).max())
 
@@ -31,8 +31,7 @@ def main() -> None:
     parser.add_argument("--index", help="index of the sample (default: the bundled sample's)")
     parser.add_argument("--other-index", help="a larger index for the different-papers side")
     args = parser.parse_args()
-    from paperscope import PaperIndex
-    from paperscope.index import locations
+    from paperscope import PaperIndex, locations
 
     index = PaperIndex.load(args.index or locations.default_index_dir())
     by_edit: dict[str, list[float]] = {}
@@ -42,7 +41,7 @@ def main() -> None:
     different = {"sample": max_distinct_pair(index)}
     if args.other_index:
         different["other index"] = max_distinct_pair(PaperIndex.load(args.other_index))
-    from paperscope.options import DUPLICATE_THRESHOLD
+    from paperscope.settings import DUPLICATE_THRESHOLD
 
     rows = [
         [

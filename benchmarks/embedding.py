@@ -21,10 +21,10 @@ def main() -> None:
     parser = common_parser(__doc__, "embedding")
     parser.add_argument("--copies", type=int, default=3)
     args = parser.parse_args()
-    from paperscope.embed.corpus import read_corpus
+    from paperscope import locations
     from paperscope.embed.model import Encoder
-    from paperscope.index import locations
-    from paperscope.index.ann import neighbour_overlap
+    from paperscope.index.build.ann import neighbour_overlap
+    from tests.corpora import read_corpus
 
     abstracts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
     texts = [f"{abstract} (copy {copy})" for copy in range(args.copies) for abstract in abstracts]

@@ -18,8 +18,8 @@ import scipy.sparse
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
-from paperscope.index import keyword as keyword_module
-from paperscope.index import paper_index
+from paperscope.index.search import keyword as keyword_module
+from paperscope.index.search.ranking import Query
 
 SETTINGS = [(50, 12), (100, 12), (200, 8), (200, 12), (200, 24), (400, 12)]
 
@@ -27,8 +27,8 @@ SETTINGS = [(50, 12), (100, 12), (200, 8), (200, 12), (200, 24), (400, 12)]
 def full_blend(index, vector, keyword_query, exclude: list[int], k: int = 10) -> list[int]:
     """Top-k rows of the blend over every paper (the ranking before candidates)."""
     weight = index.manifest["search"]["hybrid_weight"]
-    documents = index.vectors if index.smoothed is None else index.smoothed
-    scores = weight * (documents @ vector) + (1 - weight) * index.keyword.scores(keyword_query)
+    documents = index.vectors if index.ranker.smoothed is None else index.ranker.smoothed
+    scores = weight * (documents @ vector) + (1 - weight) * index.ranker.keyword.scores(keyword_query)
     scores[exclude] = -np.inf
     return np.argsort(-scores, kind="stable")[:k].tolist()
 
@@ -44,13 +44,15 @@ def main() -> None:
     index = PaperIndex.load(args.index)
     rows = np.random.default_rng(0).permutation(len(index))[: args.queries]
     titles = index._take(rows, ["title"])["title"].tolist()
-    documents = index.vectors if index.smoothed is None else index.smoothed  # what similar() queries with
+    documents = index.vectors if index.ranker.smoothed is None else index.ranker.smoothed  # what similar() queries with
     queries = {
         "similar (paper)": [
-            (documents[row], scipy.sparse.csr_matrix(index.keyword.matrix[row]), [int(row)], index.vectors[row])
+            (documents[row], scipy.sparse.csr_matrix(index.ranker.keyword.matrix[row]), [int(row)], index.vectors[row])
             for row in rows
         ],
-        "search (title)": [(index.embed_query(title), index.keyword.transform([title]), [], None) for title in titles],
+        "search (title)": [
+            (index.embed_query(title), index.ranker.keyword.transform([title]), [], None) for title in titles
+        ],
     }
     reference = {
         kind: [full_blend(index, vector, query, exclude) for vector, query, exclude, _ in items]
@@ -58,14 +60,16 @@ def main() -> None:
     }
     table, results = [], {}
     for candidates, terms in SETTINGS:
-        paper_index.CANDIDATES, keyword_module.CANDIDATE_TERMS = candidates, terms
+        keyword_module.CANDIDATE_TERMS = terms
         for kind, items in queries.items():
             agreement, times = [], []
             for (vector, query, exclude, raw), expected in zip(items, reference[kind], strict=True):
                 start = time.perf_counter()
-                found = index.rank(vector, query, 10, "hybrid", exclude, raw_vector=raw)
+                asked = Query(vector, query, raw_vector=raw, exclude=np.asarray(exclude, dtype=np.int64))
+                weight = index.manifest["search"]["hybrid_weight"]
+                found = index.ranker.rank(asked, 10, "hybrid", weight=weight, candidates=candidates)
                 times.append((time.perf_counter() - start) * 1000)
-                rows_found = index.rows(found["id"].tolist()).tolist()
+                rows_found = found.rows.tolist()
                 agreement.append(len(set(rows_found) & set(expected)) / len(expected))
             name = f"N={candidates}, {terms} terms, {kind}"
             results[name] = {"agreement": float(np.mean(agreement)), "p50_ms": statistics.median(times)}

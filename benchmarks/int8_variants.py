@@ -46,11 +46,11 @@ def main() -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from paperscope.embed.corpus import read_corpus
+    from paperscope import locations
     from paperscope.embed.model import Encoder
     from paperscope.embed.onnx_backend import OnnxEncoder
-    from paperscope.index import locations
-    from paperscope.index.ann import neighbour_overlap
+    from paperscope.index.build.ann import neighbour_overlap
+    from tests.corpora import read_corpus
 
     logging.getLogger().setLevel(logging.ERROR)  # quantize_dynamic's advice to pre-process
     folder = Path(tempfile.mkdtemp(prefix="paperscope-int8-"))

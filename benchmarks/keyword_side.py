@@ -5,7 +5,7 @@
 DIR is an index of the labelled corpus. Every paper is scored against every other (exactly, no
 candidates) so that only the keyword side and the fusion differ:
 - keyword sides: the index's TF-IDF rows (cosine), and BM25 (k1 1.5, b 0.75, Lucene's IDF) over
-  the same terms (``paperscope.index.terms``: words and two-word phrases), counted here; the BM25
+  the same terms (``paperscope.embed.terms``: words and two-word phrases), counted here; the BM25
   score of a paper for a query is the sum over the query's distinct terms, divided by the query's
   best score so that it blends with a cosine;
 - fusion: ``w x dense + (1 - w) x keyword`` for several w, and reciprocal-rank fusion (1 / (60 + rank)
@@ -23,7 +23,7 @@ import scipy.sparse
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
 from benchmarks.scale import EVALDATA
-from paperscope.index.evaluation import labels_by_id
+from paperscope.index.analysis.evaluation import labels_by_id
 
 K1, B, RRF_K = 1.5, 0.75, 60
 WEIGHTS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -33,9 +33,9 @@ def bm25_matrix(texts: list[str], index) -> scipy.sparse.csr_matrix:
     """BM25 weight of each (paper, term) over the index's vocabulary and terms."""
     from sklearn.feature_extraction.text import CountVectorizer
 
-    from paperscope.index.keyword import analyzer
+    from paperscope.index.search.keyword import analyzer
 
-    counts = CountVectorizer(analyzer=analyzer(index.keyword.stop_words), vocabulary=index.keyword.terms)
+    counts = CountVectorizer(analyzer=analyzer(index.ranker.keyword.stop_words), vocabulary=index.ranker.keyword.terms)
     tf = counts.transform(texts).tocsr().astype(np.float64)
     lengths = np.asarray(tf.sum(axis=1)).ravel()
     df = np.bincount(tf.indices, minlength=tf.shape[1])
@@ -79,17 +79,17 @@ def main() -> None:
     args = parser.parse_args()
     from paperscope import PaperIndex
     from paperscope.embed.corpus import embedding_texts
-    from paperscope.index.keyword import analyzer
+    from paperscope.index.search.keyword import analyzer
 
     index = PaperIndex.load(args.index)
     label_of = labels_by_id(args.corpus)
     labels = np.array([label_of[i] for i in index.papers["id"]])
     texts = embedding_texts(index.papers)
-    documents = np.asarray(index.smoothed if index.smoothed is not None else index.vectors)
-    tfidf = index.keyword.matrix
+    documents = np.asarray(index.ranker.smoothed if index.ranker.smoothed is not None else index.vectors)
+    tfidf = index.ranker.keyword.matrix
     bm25 = bm25_matrix(texts, index)
-    terms_of = analyzer(index.keyword.stop_words)
-    column = {term: i for i, term in enumerate(index.keyword.terms)}
+    terms_of = analyzer(index.ranker.keyword.stop_words)
+    column = {term: i for i, term in enumerate(index.ranker.keyword.terms)}
 
     def bm25_scores(queries: list[str]) -> np.ndarray:
         rows = [sorted({column[t] for t in terms_of(text) if t in column}) for text in queries]
@@ -110,7 +110,7 @@ def main() -> None:
         ),
         "titles as queries (search)": (
             index.encoder.encode(titles, long_text=index.manifest["long_text"]["strategy"]) @ documents.T,
-            {"tf-idf": (index.keyword.transform(titles) @ tfidf.T).toarray(), "bm25": bm25_scores(titles)},
+            {"tf-idf": (index.ranker.keyword.transform(titles) @ tfidf.T).toarray(), "bm25": bm25_scores(titles)},
         ),
     }
     results, table = {}, []

@@ -27,8 +27,9 @@ import psutil
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
-from paperscope.index import locations
-from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, free_port, paperscope_server, wait_until_healthy
+from paperscope import locations
+from paperscope.ui.launch import wait_until_healthy
+from tests.servers import CHROMIUM, CHROMIUM_FLAGS, free_port, paperscope_server
 
 FLOOR_PAGE = """
 import streamlit as st

@@ -25,8 +25,7 @@ from benchmarks.common import report
 
 
 def _vectors(index_dir: str | None, count: int) -> np.ndarray:
-    from paperscope import PaperIndex
-    from paperscope.index import locations
+    from paperscope import PaperIndex, locations
 
     index = PaperIndex.load(index_dir or locations.default_index_dir())
     base = np.asarray(index.vectors, dtype=np.float32)
@@ -39,7 +38,7 @@ def _fit(vectors: np.ndarray, precomputed: bool) -> float:
     """Seconds for one 2-D UMAP fit, FAISS graph included when ``precomputed``."""
     import umap
 
-    from paperscope.index.topics import SEED, knn_graph
+    from paperscope.index.topics.topic_map import SEED, knn_graph
 
     start = time.perf_counter()
     knn = None

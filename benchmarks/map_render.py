@@ -24,7 +24,7 @@ import pandas as pd
 
 from benchmarks.common import app_server, report
 from benchmarks.common import parser as common_parser
-from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, MAP_LABEL_LAYOUT
+from tests.servers import CHROMIUM, CHROMIUM_FLAGS, MAP_LABEL_LAYOUT
 
 MAP = "document.querySelector('.ps-map').parentElement.__paperscopeMap"
 

@@ -46,9 +46,10 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
     import scipy.sparse
 
     from paperscope import PaperIndex
-    from paperscope.index import ann, store
-    from paperscope.index.keyword import KeywordIndex
-    from paperscope.options import PRESETS
+    from paperscope.index.build import ann
+    from paperscope.index.search.keyword import KeywordIndex
+    from paperscope.index.store import generations
+    from paperscope.settings import PRESETS
 
     base = PaperIndex.load(base_dir)
     rng = np.random.default_rng(0)
@@ -59,7 +60,7 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
     for start in range(0, count, 100_000):
         part = rows[start : start + 100_000]
         noise = rng.normal(0, 0.02, (len(part), shape[1])).astype(np.float32)
-        for copy, source in ((vectors, base.vectors), (smoothed, base.smoothed)):
+        for copy, source in ((vectors, base.vectors), (smoothed, base.ranker.smoothed)):
             block = np.asarray(source)[part] + noise
             copy[start : start + len(part)] = block / np.linalg.norm(block, axis=1, keepdims=True)
     table = base.table.take(pa.array(rows))
@@ -77,8 +78,8 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
         else:
             table = table.append_column(name, values)
     keyword = KeywordIndex(
-        scipy.sparse.csr_matrix(base.keyword.matrix)[rows], base.keyword.terms, base.keyword.idf,
-        sorted(base.keyword.stop_words),
+        scipy.sparse.csr_matrix(base.ranker.keyword.matrix)[rows], base.ranker.keyword.terms, base.ranker.keyword.idf,
+        sorted(base.ranker.keyword.stop_words),
     )  # fmt: skip
     start = time.perf_counter()
     factory = ann.choose_factory(count)
@@ -91,7 +92,7 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
         central = [[new_id[i] for i in ids] for ids in topics["central_ids"]]
         return topics.assign(size=topics["size"] * count // len(base), central_ids=central)
 
-    clusters, coarse = scaled(base.clusters), scaled(base.coarse_clusters)
+    clusters, coarse = scaled(base.topic_table("fine")), scaled(base.topic_table("coarse"))
     import pandas as pd
 
     manifest = {key: value for key, value in base.manifest.items() if key != "files"}
@@ -99,11 +100,13 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
     manifest["corpus"] = {**manifest["corpus"], "sources": ["synthetic arXiv-style records"]}
     fast = PRESETS["fast"]  # what a build of this size chooses: `add` embeds the way it would
     manifest["preset"] = {"name": "fast", "how": "chosen by size", **fast}
-    manifest["model"] = {**manifest["model"], "quantize": fast["quantize"], "window": fast["window"]}
-    manifest["long_text"] = {**manifest["long_text"], "strategy": fast["long_text"], "max_tokens": fast["window"]}
-    store.write_generation(
+    manifest["model"] = {**manifest["model"], "quantize": fast.quantize, "window": fast.window}
+    manifest["long_text"] = {**manifest["long_text"], "strategy": fast.long_text, "max_tokens": fast.window}
+    generations.write_generation(
         target,
-        store.Generation(manifest, vectors, faiss_index, [table], pd.concat([clusters, coarse]), keyword, smoothed),
+        generations.Generation(
+            manifest, vectors, faiss_index, [table], pd.concat([clusters, coarse]), keyword, smoothed
+        ),
     )
     for name in ("vectors.tmp.npy", "smoothed.tmp.npy"):
         (target.parent / name).unlink()
@@ -120,7 +123,7 @@ def memory(field):  # this process's own figures (ru_maxrss would carry the pare
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
 rss_load = {"private": memory("RssAnon"), "file pages": memory("RssFile")}
-ids = [index.table.column("id")[i].as_py() for i in range(0, len(index), len(index) // 200)][:200]
+ids = [index.ids()[i] for i in range(0, len(index), len(index) // 200)][:200]
 queries = json.loads(sys.argv[2])
 for query in queries:
     index.search(query)  # the query vectors are then cached: timings below exclude embedding
@@ -193,9 +196,10 @@ def add_new(folder: Path, base_corpus: Path, count: int, work: Path) -> dict:
     wall = time.perf_counter() - start
     if f"added {count} papers" not in done.stderr:
         raise RuntimeError(f"the add did not add {count} papers: {done.stderr[-500:]}")
-    from paperscope.embed.corpus import embedding_texts, read_corpus
+    from paperscope import locations
+    from paperscope.embed.corpus import embedding_texts
     from paperscope.embed.model import Encoder
-    from paperscope.index import locations
+    from tests.corpora import read_corpus
 
     manifest = PaperIndex.load(folder).manifest
     encoder = Encoder(
@@ -245,7 +249,7 @@ def app_first_results(folder: Path, runs: int = 3) -> dict:
     from playwright.sync_api import sync_playwright
 
     from benchmarks.app_start import one_run
-    from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS
+    from tests.servers import CHROMIUM, CHROMIUM_FLAGS
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)

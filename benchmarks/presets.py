@@ -49,29 +49,29 @@ print(index.ntotal, coords.shape)
 
 def throughput(texts: list[str]) -> dict[str, float]:
     """Texts per second of each preset's encoder on ``texts``."""
+    from paperscope import locations
     from paperscope.embed.model import Encoder
-    from paperscope.index import locations
-    from paperscope.options import PRESETS
+    from paperscope.settings import PRESETS
 
     speeds = {}
     for name, settings in PRESETS.items():
-        encoder = Encoder(onnx_dir=locations.onnx_dir(), quantize=settings["quantize"], window=settings["window"])
-        encoder.encode(texts[:16], long_text=settings["long_text"])  # load and warm up
+        encoder = Encoder(onnx_dir=locations.onnx_dir(), quantize=settings.quantize, window=settings.window)
+        encoder.encode(texts[:16], long_text=settings.long_text)  # load and warm up
         start = time.perf_counter()
-        encoder.encode(texts, long_text=settings["long_text"])
+        encoder.encode(texts, long_text=settings.long_text)
         speeds[name] = len(texts) / (time.perf_counter() - start)
     return speeds
 
 
 def retrieval(corpus: Path, work: Path) -> dict[str, dict]:
     """P@1 / P@10 / macro P@10 of each preset's index, in its default ranking and dense."""
-    from paperscope import PaperIndex, build_index
-    from paperscope.index.evaluation import evaluate, labels_by_id
-    from paperscope.options import PRESETS
+    from paperscope import BuildSettings, PaperIndex, build_index
+    from paperscope.index.analysis.evaluation import evaluate, labels_by_id
+    from paperscope.settings import PRESETS
 
     results = {}
     for name in PRESETS:
-        build_index([corpus], work / name, preset=name)
+        build_index([corpus], work / name, BuildSettings(preset=name))
         index = PaperIndex.load(work / name)
         index.papers["label"] = index.papers["id"].map(labels_by_id(str(corpus)))
         results[f"{name}, similar (hybrid default)"] = evaluate(index, index.manifest["search"]["similar_mode"])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
-from paperscope.index.evaluation import evaluate, labels_by_id
+from paperscope.index.analysis.evaluation import evaluate, labels_by_id
 
 HYBRID_WEIGHTS = (0.5, 0.7, 0.8, 0.9)
 
@@ -28,13 +28,13 @@ def main() -> None:
     parser.add_argument("corpus")
     parser.add_argument("--work", help="folder for the indexes (default: a temporary folder)")
     args = parser.parse_args()
-    from paperscope import PaperIndex, build_index
+    from paperscope import BuildSettings, PaperIndex, build_index
 
     work = Path(args.work or tempfile.mkdtemp(prefix="paperscope-quality-"))
     rows = {}
     for strategy in ("mean", "truncate"):
         folder = work / f"index-{strategy}"
-        build_index([args.corpus], folder, long_text=strategy, fields={"id": None, "title": None, "abstract": None})
+        build_index([args.corpus], folder, BuildSettings(long_text=strategy))
         index = PaperIndex.load(folder)
         index.papers["label"] = index.papers["id"].map(labels_by_id(args.corpus))
         if strategy == "mean":

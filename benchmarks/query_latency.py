@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[5_000, 100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
-    from paperscope.index import ann
+    from paperscope.index.build import ann
 
     results = []
     for size in args.sizes:

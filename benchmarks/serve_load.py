@@ -40,7 +40,7 @@ import psutil
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
-from paperscope.ui.server import paperscope_server
+from tests.servers import paperscope_server
 
 SEED = 7
 TARGET_RATE = {"similar": 300, "search": 30}  # requests/s of the open-loop phases: the targets
@@ -158,15 +158,14 @@ def main() -> None:
     parser.add_argument("--search", type=int, default=2_000, help="search requests, closed loop")
     parser.add_argument("--seconds", type=int, default=20, help="length of each open-loop phase")
     args = parser.parse_args()
-    from paperscope import PaperIndex, sample_index
-    from paperscope.index import locations
+    from paperscope import PaperIndex, locations, sample_index
     from paperscope.ui.service import default_workers
 
     folder = Path(args.index or sample_index())
     corpus = args.corpus or [str(path) for path in locations.bundled_corpus()]
     index = PaperIndex.load(folder)
-    ids = index.table.column("id").to_pylist()
-    abstracts = index.table.column("abstract").to_pylist()
+    ids = index.ids()
+    abstracts = index.metadata(["abstract"])["abstract"].tolist()
     rng = random.Random(SEED)
     search_count = args.search + TARGET_RATE["search"] * args.seconds
     search_requests = _search_requests(abstracts, search_count, rng)

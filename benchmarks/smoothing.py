@@ -15,8 +15,8 @@ import numpy as np
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
 from benchmarks.scale import EVALDATA
-from paperscope.index.evaluation import evaluate, labels_by_id
-from paperscope.index.smoothing import smooth
+from paperscope.index.analysis.evaluation import evaluate, labels_by_id
+from paperscope.index.build.smoothing import smooth
 
 GRID = [(1, 0.5), (2, 0.5), (3, 0.25), (3, 0.5), (3, 1.0), (5, 0.5), (5, 1.0), (10, 0.5), (10, 1.0)]
 
@@ -33,10 +33,10 @@ def main() -> None:
     index.papers["label"] = index.papers["id"].map(labels_by_id(args.corpus))
     vectors = np.asarray(index.vectors)
     results = {"dense, raw vectors": evaluate(index, "dense")}
-    index.smoothed = None
+    index.ranker.smoothed = None
     results["hybrid, raw vectors"] = evaluate(index, "hybrid")
     for k, weight in GRID:
-        index.smoothed = smooth(vectors, vectors, index.faiss_index, k, weight, np.arange(len(vectors)))
+        index.ranker.smoothed = smooth(vectors, vectors, index.ranker.faiss_index, k, weight, np.arange(len(vectors)))
         results[f"hybrid, smoothed k={k} weight={weight}"] = evaluate(index, "hybrid")
     report(
         [f"{len(index)} papers", "P@1", "P@10", "macro P@10"],

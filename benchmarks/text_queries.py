@@ -107,7 +107,7 @@ def main() -> None:
         for line in filter(str.strip, handle):
             record = json.loads(line)
             records[record["id"]] = record
-    ids = index.table.column("id").to_pylist()
+    ids = index.ids()
     sample = [ids[i] for i in np.random.default_rng(0).choice(len(ids), min(args.sample, len(ids)), replace=False)]
     results = {name: measure(index, records, sample, settings) for name, settings in variants().items()}
     names = ["title MRR@10", "title self first", "title P@10", "keywords P@10", "judged P@10", "judged MRR"]

@@ -20,7 +20,7 @@ import pandas as pd
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
-from paperscope.index.evaluation import labels_by_id
+from paperscope.index.analysis.evaluation import labels_by_id
 
 
 def purity(predicted: np.ndarray, truth: np.ndarray) -> float:
@@ -66,7 +66,7 @@ def main() -> None:
     clusters = sorted(set(fine[inside]))
     centroids = np.stack([np.asarray(index.vectors[fine == c], dtype=np.float64).mean(axis=0) for c in clusters])
     unit = centroids / np.linalg.norm(centroids, axis=1, keepdims=True)
-    chosen = len(index.coarse_clusters)
+    chosen = len(index.topic_table("coarse"))
     merge_rows = []
     for method, merges in (("average (cosine)", linkage(centroids, "average", metric="cosine")),
                            ("ward (unit vectors)", linkage(unit, "ward"))):  # fmt: skip

@@ -1,9 +1,10 @@
 """Redraw docs/app.png, the README's screenshot: the app on the bundled sample, a typed query.
 
-    .venv/bin/python docs/make_screenshot.py [--index DIR --query TEXT -o docs/app-ijcai.png]
+    .venv/bin/python -m docs.make_screenshot [--index DIR --query TEXT -o docs/app-ijcai.png]
 
 Starts ``paperscope app`` on the default index (built on first use) or on --index and photographs
-it in headless Chromium at 1440 x 900, once the results and the map are drawn.
+it in headless Chromium at 1440 x 900, once the results and the map are drawn. Run it from the
+repository's root: it uses the test tools of ``tests/servers.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS, free_port, wait_until_healthy
+from paperscope.ui.launch import wait_until_healthy
+from tests.servers import CHROMIUM, CHROMIUM_FLAGS, free_port
 
 QUERY = "speculative decoding to accelerate diffusion transformers"
 

@@ -1,4 +1,4 @@
-"""Read corpus files into one table of papers: normalised text, stable ids, display titles.
+"""Read corpus files into papers: normalised text, stable ids, display titles.
 
 Supported inputs (optionally ``.gz``-compressed): the plain-text sample format (an optional
 heading line naming the collection, then abstracts separated by blank lines), CSV, TSV,
@@ -405,22 +405,3 @@ def admitted_papers(
 def filled_fields(papers: pd.DataFrame) -> set[str]:
     """The optional fields at least one of ``papers`` has a value for (the others are left out)."""
     return {name for name in OPTIONAL_FIELDS if (papers[name].dropna().astype(str) != "").any()}
-
-
-def read_corpus(
-    paths: list[str | Path], overrides: dict[str, str | None] | None = None
-) -> tuple[pd.DataFrame, ReadReport]:
-    """Read several corpus files into one DataFrame of papers, one row each, deduplicated.
-
-    Columns: ``id``, ``title``, ``title_derived`` (True when made from the abstract),
-    ``abstract``, ``source`` (file:line), plus whichever of year, authors, venue, url,
-    categories the files carry. Raises :class:`UserError` for unreadable input.
-    """
-    admission = Admission()
-    frame = pd.DataFrame(list(admitted_papers(paths, overrides, admission)))
-    admission.check_found(paths)
-    filled = filled_fields(frame)
-    frame = frame.drop(columns=[name for name in OPTIONAL_FIELDS if name not in filled])
-    if "year" in frame:
-        frame["year"] = frame["year"].astype("Int64")
-    return frame, admission.report

@@ -18,7 +18,7 @@ import numpy as np
 
 from paperscope.embed.text import split_sentences
 from paperscope.errors import UserError
-from paperscope.options import LONG_TEXT_STRATEGIES, QUANTIZE_CHOICES, check_choice
+from paperscope.settings import LONG_TEXT_STRATEGIES, QUANTIZE_CHOICES, check_choice
 
 BUNDLED_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.onnx")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from paperscope.embed.acronyms import BRACKETED, long_form
 from paperscope.embed.text import split_sentences
 
 MAX_TITLE_CHARS = 90
@@ -49,7 +50,6 @@ _COPULA = re.compile(r"(?<!\bthat)(?<!\bwhich)(?<!\bwho)\s+(?:is|are|was|were|ha
 _BOUNDARY = re.compile(
     r"\s+(?=(?:that|which|by|to|using|via|through|and|with|for|in|into|on|from|based|where|under|across|without|as)\s)"
 )
-_ACRONYM = re.compile(r"\((?P<acronym>[A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*)\)")
 _FILLER = re.compile(
     r"^(?:(?:the|a|an)\s+)?(?:(?:novel|new|simple|general|critical|and)\s+|,\s*)*"
     r"(?:(?:problem|question|task) of\s+)?(?:(?:empirical|theoretical)\s+)?(?:(?:evidence|proof) that\s+)?",
@@ -139,34 +139,16 @@ def title_phrase(text: str, max_chars: int) -> str:
     return " ".join(words).rstrip(",;:—-( ")
 
 
-def long_form(acronym: str, before: str) -> str | None:
-    """The words just before "(ACRONYM)" that it abbreviates, or None (Schwartz & Hearst's matching)."""
-    letters = [c.lower() for c in acronym if c.isalnum()]
-    position = len(before) - 1
-    for index in range(len(letters) - 1, -1, -1):
-        while position >= 0 and (
-            before[position].lower() != letters[index]
-            or (index == 0 and position > 0 and before[position - 1].isalnum())
-        ):
-            position -= 1
-        if position < 0:
-            return None
-        position -= 1
-    start = before.rfind(" ", 0, position + 1) + 1
-    found = before[start:].strip()
-    return found if len(found.split()) <= len(letters) + 3 else None
-
-
 def _named_method(sentence: str, max_chars: int) -> str | None:
     match = _NAMED.search(sentence)
     if match:
         name = match.group("name")
         return f"{name}: {title_phrase(match.group('descr'), max_chars - len(name) - 2)}"
     match = _OBJECT.search(sentence)
-    acronym = _ACRONYM.search(match.group("object")) if match else None
+    acronym = BRACKETED.search(match.group("object")) if match else None
     if acronym:
         before = _FILLER.sub("", match.group("object")[: acronym.start()]).strip()
-        expansion = long_form(acronym.group("acronym"), before)
+        expansion = long_form(acronym.group("acronym"), before, extra_words=3)
         extra = before[: len(before) - len(expansion)].split() if expansion else ["-"] * 9
         if len(extra) <= 3 and not _STOPWORDS.intersection(w.lower() for w in extra):
             return f"{acronym.group('acronym')}: {expansion}"

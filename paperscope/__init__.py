@@ -12,11 +12,16 @@ from importlib import import_module
 
 _PUBLIC = {
     "PaperIndex": "paperscope.index.paper_index",
-    "build_index": "paperscope.index.build",
-    "sample_index": "paperscope.index.build",
-    "near_duplicates": "paperscope.index.analysis",
-    "outliers": "paperscope.index.analysis",
+    "build_index": "paperscope.index.build.pipeline",
+    "sample_index": "paperscope.index.build.pipeline",
+    "near_duplicates": "paperscope.index.analysis.corpus",
+    "outliers": "paperscope.index.analysis.corpus",
     "UserError": "paperscope.errors",
+    "BuildSettings": "paperscope.settings",
+    "QuerySettings": "paperscope.settings",
+    "Fields": "paperscope.settings",
+    "Smoothing": "paperscope.settings",
+    "Feedback": "paperscope.settings",
 }
 __all__ = sorted(_PUBLIC)
 

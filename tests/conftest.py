@@ -29,8 +29,7 @@ def encoder():
 @pytest.fixture(scope="session")
 def sample_index_dir(tmp_path_factory, data_home) -> Path:
     """An index of the bundled NeurIPS 2025 sample, built once with the real model."""
-    from paperscope import build_index
-    from paperscope.index import locations
+    from paperscope import build_index, locations
 
     folder = tmp_path_factory.mktemp("sample") / "index"
     build_index(locations.bundled_corpus(), folder)
@@ -50,7 +49,7 @@ def browser():
     """Debian's Chromium, headless, driven by Playwright."""
     from playwright.sync_api import sync_playwright
 
-    from paperscope.ui.server import CHROMIUM, CHROMIUM_FLAGS
+    from tests.servers import CHROMIUM, CHROMIUM_FLAGS
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)

@@ -1,6 +1,5 @@
 """`paperscope add`: new papers join an index without a rebuild, and a killed add changes nothing."""
 
-import os
 import shutil
 import subprocess
 import sys
@@ -8,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from paperscope import PaperIndex, build_index
-from paperscope.index import locations, store
-from paperscope.index.add import add_papers
-from paperscope.index.checkpoints import HALT_VARIABLE
+from paperscope import PaperIndex, build_index, locations
+from paperscope.index.build.add import add_papers
+from paperscope.index.store import generations
+
+HALT_BUILD = Path(__file__).with_name("halt_build.py")  # runs the command line, halted at a build stage
 
 NEW_PAPERS = [
     (
@@ -55,7 +55,7 @@ def test_added_papers_are_found_and_match_a_full_rebuild(sample_index_dir, new_p
     shutil.copytree(sample_index_dir, folder)
     report = add_papers([new_papers], folder)
     assert (report.added, report.skipped, report.count) == (5, 0, 43)
-    store.verify(folder)
+    generations.verify(folder)
     added = PaperIndex.load(folder)
     assert len(added) == 43
     for i, (title, text) in enumerate(NEW_PAPERS):
@@ -82,9 +82,9 @@ def test_added_papers_are_found_and_match_a_full_rebuild(sample_index_dir, new_p
 def test_a_killed_add_leaves_the_index_answering(sample_index_dir, new_papers, tmp_path):
     folder = tmp_path / "index"
     shutil.copytree(sample_index_dir, folder)
-    before = store.current_generation_name(folder)
-    command = [str(Path(sys.executable).parent / "paperscope"), "add", str(new_papers), "--index", str(folder)]
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**os.environ, HALT_VARIABLE: "commit"})
+    before = generations.current_generation_name(folder)
+    command = [sys.executable, str(HALT_BUILD), "commit", "add", str(new_papers), "--index", str(folder)]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     said = []
     for line in process.stderr:  # until the hook says the new generation is written but not current
         said.append(line)
@@ -94,9 +94,9 @@ def test_a_killed_add_leaves_the_index_answering(sample_index_dir, new_papers, t
         pytest.fail("add never reached the commit:\n" + "".join(said))
     process.kill()
     process.wait()
-    assert store.current_generation_name(folder) == before
+    assert generations.current_generation_name(folder) == before
     index = PaperIndex.load(folder)
     assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3)) == 3
     assert add_papers([new_papers], folder).count == 43  # the next add takes the lock and clears the leftovers
-    leftovers = sorted(path.name for path in folder.iterdir() if path.name != store.LOCK_FILE)
-    assert leftovers == [store.POINTER_FILE, store.current_generation_name(folder)]
+    leftovers = sorted(path.name for path in folder.iterdir() if path.name != generations.LOCK_FILE)
+    assert leftovers == [generations.POINTER_FILE, generations.current_generation_name(folder)]

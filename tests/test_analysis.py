@@ -6,13 +6,12 @@ import sys
 
 import pytest
 
-from paperscope import PaperIndex, UserError, build_index, near_duplicates, outliers
-from paperscope.embed.corpus import read_corpus
-from paperscope.index import locations
-from paperscope.index.evaluation import edited_versions
-from paperscope.index.explain import shared_terms
-from paperscope.index.terms import singular
-from paperscope.options import DUPLICATE_THRESHOLD
+from paperscope import PaperIndex, UserError, build_index, locations, near_duplicates, outliers
+from paperscope.embed.terms import singular
+from paperscope.index.analysis.evaluation import edited_versions
+from paperscope.index.search.explain import shared_terms
+from paperscope.settings import DUPLICATE_THRESHOLD
+from tests.corpora import read_corpus
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from paperscope import build_index
-from paperscope.index import locations
+from paperscope import build_index, locations
 
 LONG_ID = "3f2a9c1d" + "0" * 28 + "9c1d"  # ICLR-style: 40 hexadecimal characters
 APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
@@ -103,8 +102,8 @@ def test_ranking_switch_changes_the_mode(default_index):
 def test_topic_filter_keeps_only_that_topic_at_either_level(default_index):
     papers = default_index.papers
     for level, table, column in (
-        ("coarse", default_index.coarse_clusters, "coarse_cluster"),
-        ("fine", default_index.clusters, "cluster"),
+        ("coarse", default_index.topic_table("coarse"), "coarse_cluster"),
+        ("fine", default_index.topic_table("fine"), "cluster"),
     ):
         topic = table.sort_values("size").iloc[-1]
         app = _app(q="neural networks for images and video").run()
@@ -200,7 +199,7 @@ def test_first_run_builds_the_sample_index_with_progress(default_index, tmp_path
     assert len(app.get("progress")) == 1
     assert any("read 38 papers" in line.value for line in app.markdown)
     assert app.sidebar.caption[0].value.startswith("38 papers")
-    from paperscope.index.store import is_current_format
+    from paperscope.index.store.generations import is_current_format
 
     assert is_current_format(locations.default_index_dir())
 

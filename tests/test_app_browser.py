@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from paperscope import PaperIndex
-from paperscope.ui.server import CHROMIUM, MAP_LABEL_LAYOUT, paperscope_server
 from tests.conftest import ARTIFACTS
+from tests.servers import CHROMIUM, MAP_LABEL_LAYOUT, paperscope_server
 
 pytestmark = [
     pytest.mark.browser,
@@ -81,13 +81,13 @@ def test_the_map_takes_most_of_the_page_and_its_labels_never_collide(server, bro
     page.wait_for_selector(".ps-map[data-ready='1']", timeout=60_000)
     layout = page.evaluate(MAP_LABEL_LAYOUT)
     assert layout["share"] >= 0.6
-    assert layout["level"] == "coarse" and len(layout["labels"]) == len(sample_index.coarse_clusters)
+    assert layout["level"] == "coarse" and len(layout["labels"]) == len(sample_index.topic_table("coarse"))
     assert layout["overlaps"] == [] and layout["outside"] == []
     fonts = {label["text"].replace("\n", " "): label["font"] for label in layout["labels"]}
-    by_size = sample_index.coarse_clusters.sort_values("size")["name"].tolist()
+    by_size = sample_index.topic_table("coarse").sort_values("size")["name"].tolist()
     assert [fonts[name] for name in by_size] == sorted(fonts.values())  # label size follows topic size
     _shot(page, f"map-{width}.png")
-    topic = sample_index.clusters.sort_values("size").iloc[-1]  # zoom in on the largest fine topic
+    topic = sample_index.topic_table("fine").sort_values("size").iloc[-1]  # zoom in on the largest fine topic
     page.mouse.move(*_map_point(page, sample_index.papers.index[sample_index.papers["cluster"] == topic["cluster"]][0]))
     for _ in range(6):
         page.mouse.wheel(0, -120)
@@ -138,7 +138,7 @@ def test_a_typed_query_is_starred_on_the_map_with_lines_to_its_results(server, p
 def test_a_box_selection_lists_the_papers_and_finds_more_like_them(server, page, sample_index):
     page.goto(server)
     page.wait_for_selector(".ps-map[data-ready='1']", timeout=60_000)
-    topic = sample_index.coarse_clusters.sort_values("size").iloc[-1]
+    topic = sample_index.topic_table("coarse").sort_values("size").iloc[-1]
     members = sample_index.papers.index[sample_index.papers["coarse_cluster"] == topic["cluster"]].tolist()
     points = [_map_point(page, row) for row in members]
     left, top = min(p[0] for p in points) - 3, min(p[1] for p in points) - 3

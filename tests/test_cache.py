@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paperscope import PaperIndex, build_index
+from paperscope import PaperIndex, build_index, locations
 from paperscope.embed import cache as cache_module
 from paperscope.embed.cache import EmbeddingCache, text_key
-from paperscope.index import locations, store
+from paperscope.index.store import generations
 
 
 def _vectors(count: int, seed: int) -> np.ndarray:
@@ -69,7 +69,7 @@ def test_a_damaged_cache_is_detected_and_its_texts_embedded_again(
     assert len(warnings) == 1 and str(shard) in warnings[0] and "embedded again" in warnings[0]
     rebuilt = PaperIndex.load(tmp_path / "second")
     assert np.allclose(np.asarray(rebuilt.vectors), np.asarray(sample_index.vectors), atol=1e-5)
-    assert rebuilt.table.column("id").equals(sample_index.table.column("id"))
+    assert rebuilt.ids() == sample_index.ids()
 
 
 @pytest.mark.slow
@@ -84,7 +84,7 @@ def test_two_builds_sharing_one_cache_at_once_both_succeed(fresh_home, tmp_path)
     for build in builds:
         assert build.wait(timeout=300) == 0, build.stderr.read()
     for name in ("a", "b"):
-        store.verify(tmp_path / name)
+        generations.verify(tmp_path / name)
         assert len(PaperIndex.load(tmp_path / name)) == 38
     (folder,) = locations.cache_dir().iterdir()
     shards = EmbeddingCache(folder.parent, *folder.name.rsplit("-", 1)).shards

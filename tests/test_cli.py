@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from paperscope.index import store
-from paperscope.ui.server import free_port, wait_until_healthy
+from paperscope.index.store import generations
+from paperscope.ui.launch import wait_until_healthy
+from tests.servers import free_port
 
 PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
 
@@ -64,7 +65,7 @@ def _bad_inputs(tmp_path):
 
 
 def test_bad_input_is_one_line_non_zero_and_leaves_the_index(sample_index_dir, tmp_path):
-    generation = store.current_generation_name(sample_index_dir)
+    generation = generations.current_generation_name(sample_index_dir)
     expected = {
         "missing": "missing.csv: no such file",
         "empty": "empty.txt: the file is empty",
@@ -78,7 +79,7 @@ def test_bad_input_is_one_line_non_zero_and_leaves_the_index(sample_index_dir, t
         assert result.returncode == 2, name
         assert result.stderr.count("\n") == 1 and expected[name] in result.stderr, (name, result.stderr)
         assert "Traceback" not in result.stderr
-    assert store.current_generation_name(sample_index_dir) == generation
+    assert generations.current_generation_name(sample_index_dir) == generation
 
 
 @pytest.mark.parametrize(
@@ -131,6 +132,6 @@ def test_setup_builds_the_sample_so_the_app_answers_at_once(tmp_path):
     setup = Path(__file__).resolve().parents[1] / ".ci" / "setup"
     done = subprocess.run(["bash", str(setup)], capture_output=True, text=True, env=env, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert store.is_current_format(home / "indexes" / "neurips2025-sample")
+    assert generations.is_current_format(home / "indexes" / "neurips2025-sample")
     lookup = run("search", "speculative decoding", "-k", "1", home=home)
     assert "first run" not in lookup.stderr and lookup.stdout.strip()

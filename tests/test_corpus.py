@@ -8,11 +8,11 @@ import re
 import pandas as pd
 import pytest
 
-from paperscope import UserError
-from paperscope.embed.corpus import read_corpus, text_id
+from paperscope import UserError, locations
+from paperscope.embed.corpus import text_id
 from paperscope.embed.text import split_sentences
 from paperscope.embed.titles import derive_title
-from paperscope.index import locations
+from tests.corpora import read_corpus
 
 ABSTRACT_A = "We study  graph neural networks\non heterophilic graphs. Results improve accuracy."
 ABSTRACT_B = "Diffusion models generate video. We make them faster with sparse attention."

@@ -12,7 +12,7 @@ import pytest
 
 from paperscope import PaperIndex
 from paperscope.embed.model import Encoder
-from paperscope.index import store
+from paperscope.index.store import generations
 from tests.conftest import mount
 
 TEXTS = ["Graph neural networks for molecules.", "Diffusion transformers generate images."]
@@ -94,7 +94,7 @@ def test_a_full_disk_stops_a_rebuild_with_one_line_and_the_index_answers(sample_
     assert done.stderr.strip().splitlines()[-1].startswith(f"paperscope: error: {small / 'index'}: stopped: no space")
     assert "Traceback" not in done.stderr
     assert not [path.name for path in (small / "index").iterdir() if path.name.startswith(".tmp-")]
-    store.verify(small / "index")
+    generations.verify(small / "index")
     index = PaperIndex.load(small / "index")
     assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3)) == 3
 

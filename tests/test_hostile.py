@@ -2,12 +2,12 @@
 
 import gzip
 import json
-import os
 import shutil
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,11 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paperscope import PaperIndex, UserError, build_index
-from paperscope.embed.corpus import read_corpus
-from paperscope.index import locations, store
-from paperscope.index.checkpoints import HALT_VARIABLE, STAGES
+from paperscope import PaperIndex, UserError, build_index, locations
+from paperscope.index.store import generations
+from tests.corpora import read_corpus
+from tests.halt_build import STAGES
 
+HALT_BUILD = Path(__file__).with_name("halt_build.py")  # runs the command line, halted at a build stage
 SUFFIXES = [".txt", ".csv", ".tsv", ".json", ".jsonl", ".parquet", ".csv.gz", ".jsonl.gz", ""]
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -124,18 +125,21 @@ def test_parquet_with_nested_and_null_columns(tmp_path):
     assert papers["authors"].tolist() == ["A; B", ""] and papers["year"].tolist() == [2024, 2025]
 
 
+def _build_arguments(corpora, folder):
+    return ["build", *map(str, corpora), "-o", str(folder)]
+
+
 def _build_command(corpora, folder):
-    return [sys.executable, "-m", "paperscope.ui.cli", "build", *map(str, corpora), "-o", str(folder)]
+    return [sys.executable, "-m", "paperscope.ui.cli", *_build_arguments(corpora, folder)]
 
 
 def _build_halted_at(stage, corpora, folder):
     """A build started with the test hook that halts it at ``stage``; returns once it is there."""
     process = subprocess.Popen(
-        _build_command(corpora, folder),
+        [sys.executable, str(HALT_BUILD), stage, *_build_arguments(corpora, folder)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, HALT_VARIABLE: stage},
     )
     said = []
     for line in process.stderr:  # every line the build logs, until the hook's
@@ -151,17 +155,17 @@ def _build_halted_at(stage, corpora, folder):
 def test_a_build_killed_at_any_stage_leaves_the_previous_index_answering(stage, sample_index_dir, tmp_path):
     folder = tmp_path / "index"
     shutil.copytree(sample_index_dir, folder)
-    before = store.current_generation_name(folder)
+    before = generations.current_generation_name(folder)
     process = _build_halted_at(stage, locations.bundled_corpus()[:1], folder)
     process.kill()
     process.wait()
-    assert store.current_generation_name(folder) == before
-    store.verify(folder)  # the previous generation, whole
+    assert generations.current_generation_name(folder) == before
+    generations.verify(folder)  # the previous generation, whole
     index = PaperIndex.load(folder)
     assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3)) == 3
     build_index(locations.bundled_corpus()[:1], folder)  # the next build clears what the killed one left
-    leftovers = sorted(path.name for path in folder.iterdir() if path.name != store.LOCK_FILE)
-    assert leftovers == [store.POINTER_FILE, store.current_generation_name(folder)]
+    leftovers = sorted(path.name for path in folder.iterdir() if path.name != generations.LOCK_FILE)
+    assert leftovers == [generations.POINTER_FILE, generations.current_generation_name(folder)]
     assert len(PaperIndex.load(folder)) == 19
 
 

@@ -1,5 +1,6 @@
 """The index folder: build, load, lookups, cache, atomic writes, integrity checks."""
 
+import dataclasses
 import json
 import os
 import shutil
@@ -8,16 +9,17 @@ import threading
 import numpy as np
 import pytest
 
-from paperscope import PaperIndex, UserError, build_index
-from paperscope.embed.corpus import read_corpus
-from paperscope.index import locations, shards, store
-from paperscope.options import SMOOTHING
+from paperscope import BuildSettings, PaperIndex, UserError, build_index, locations, settings
+from paperscope.index.build import shards
+from paperscope.index.store import generations
+from paperscope.settings import Smoothing
 from paperscope.ui import cli
+from tests.corpora import read_corpus
 
 
 def test_folder_holds_vectors_faiss_metadata_and_manifest(sample_index_dir, sample_index):
     manifest = sample_index.manifest
-    assert manifest["format_version"] == store.FORMAT_VERSION and manifest["count"] == 38
+    assert manifest["format_version"] == generations.FORMAT_VERSION and manifest["count"] == 38
     assert manifest["dimension"] == 384
     assert manifest["model"]["name"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert len(manifest["model"]["fingerprint"]) == 16
@@ -96,7 +98,6 @@ def test_rebuild_with_five_new_abstracts_embeds_exactly_five(tmp_path):
 
 
 def test_a_build_in_many_shards_equals_a_build_in_one(sample_index, tmp_path, monkeypatch):
-    from paperscope.index import shards
 
     monkeypatch.setattr(shards, "SHARD_ROWS", 10)  # 38 papers: four shards instead of one
     progress = []
@@ -106,7 +107,7 @@ def test_a_build_in_many_shards_equals_a_build_in_one(sample_index, tmp_path, mo
     sharded = PaperIndex.load(tmp_path / "sharded")
     assert sharded.papers.equals(sample_index.papers)
     np.testing.assert_array_equal(sharded.vectors, sample_index.vectors)
-    assert (sharded.keyword.matrix != sample_index.keyword.matrix).nnz == 0
+    assert (sharded.ranker.keyword.matrix != sample_index.ranker.keyword.matrix).nnz == 0
     assert sharded.manifest["corpus"]["fingerprint"] == sample_index.manifest["corpus"]["fingerprint"]
     assert progress == sorted(progress) and progress[-1] == 1.0
     assert not [p for p in (tmp_path / "sharded").iterdir() if p.name.startswith(".tmp")]  # the shards are gone
@@ -130,7 +131,7 @@ def test_a_build_reads_each_file_once_with_progress_on_bytes(tmp_path):
 def _copy(folder, tmp_path):
     target = tmp_path / "copy"
     shutil.copytree(folder, target)
-    return target, target / store.current_generation_name(target)
+    return target, target / generations.current_generation_name(target)
 
 
 def test_a_failed_rebuild_leaves_the_previous_index_answering(sample_index_dir, tmp_path):
@@ -140,16 +141,16 @@ def test_a_failed_rebuild_leaves_the_previous_index_answering(sample_index_dir, 
         build_index([tmp_path / "empty.csv"], folder)
     (folder / ".tmp-deadbeef").mkdir()  # what a killed build leaves behind
     (folder / "gen-killed").mkdir()
-    assert store.current_generation_name(folder) == generation.name
+    assert generations.current_generation_name(folder) == generation.name
     assert len(PaperIndex.load(folder).similar(PaperIndex.load(folder).papers["id"][0], k=3)) == 3
     build_index(locations.bundled_corpus(), folder)
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith(("gen-", ".tmp-"))) == [
-        store.current_generation_name(folder)
+        generations.current_generation_name(folder)
     ]
 
 
 def test_a_second_build_into_the_same_folder_fails_clearly(tmp_path):
-    with store.build_lock(tmp_path / "busy"), pytest.raises(UserError, match="another build is writing"):
+    with generations.build_lock(tmp_path / "busy"), pytest.raises(UserError, match="another build is writing"):
         build_index(locations.bundled_corpus(), tmp_path / "busy")
 
 
@@ -205,11 +206,13 @@ def _memory_mapped(array) -> bool:
 
 def test_a_loaded_index_reads_its_arrays_memory_mapped(sample_index_dir):
     sample_index = PaperIndex.load(sample_index_dir)
-    sample_index.similar(sample_index.table.column("id")[0].as_py())
+    sample_index.similar(sample_index.ids()[0])
     sample_index.search("diffusion transformers")
     assert _memory_mapped(sample_index.vectors)
-    assert all(_memory_mapped(getattr(sample_index.keyword.matrix, name)) for name in ("data", "indices", "indptr"))
-    assert _memory_mapped(sample_index.keyword.by_term.indices)
+    assert all(
+        _memory_mapped(getattr(sample_index.ranker.keyword.matrix, name)) for name in ("data", "indices", "indptr")
+    )
+    assert _memory_mapped(sample_index.ranker.keyword.by_term.indices)
     assert "papers" not in sample_index.__dict__  # the DataFrame is decoded only when asked for
 
 
@@ -246,13 +249,13 @@ def test_a_100000_character_abstract_is_embedded_whole(tmp_path, caplog):
 def test_any_local_model_folder_is_accepted_and_recorded(tmp_path, encoder):
     model_copy = tmp_path / "my-model"
     shutil.copytree(encoder.path, model_copy)
-    build_index(locations.bundled_corpus()[:1], tmp_path / "index", model_path=model_copy)
+    build_index(locations.bundled_corpus()[:1], tmp_path / "index", BuildSettings(model_path=model_copy))
     index = PaperIndex.load(tmp_path / "index")
     assert index.manifest["model"]["path"] == str(model_copy) and index.manifest["model"]["name"] == "my-model"
     assert index.manifest["model"]["fingerprint"] == encoder.fingerprint  # same weights, same fingerprint
     assert len(index.search("diffusion", k=2)) == 2
     with pytest.raises(UserError, match="not a sentence-transformers model folder"):
-        build_index(locations.bundled_corpus(), tmp_path / "other", model_path=tmp_path)
+        build_index(locations.bundled_corpus(), tmp_path / "other", BuildSettings(model_path=tmp_path))
 
 
 def test_a_failed_first_build_leaves_no_folder(tmp_path):
@@ -263,25 +266,25 @@ def test_a_failed_first_build_leaves_no_folder(tmp_path):
 
 
 def test_faiss_index_is_chosen_by_size_and_approximate_recall_is_measured(tmp_path):
-    from paperscope.index.ann import EXACT_LIMIT, choose_factory
+    from paperscope.index.build.ann import EXACT_LIMIT, choose_factory
 
     assert choose_factory(EXACT_LIMIT) == "Flat" and choose_factory(EXACT_LIMIT + 1) == "HNSW32,Flat"
     assert choose_factory(10, "IVF4,Flat") == "IVF4,Flat"
-    build_index(locations.bundled_corpus(), tmp_path / "hnsw", faiss_factory="HNSW32,Flat")
+    build_index(locations.bundled_corpus(), tmp_path / "hnsw", BuildSettings(faiss_factory="HNSW32,Flat"))
     index = PaperIndex.load(tmp_path / "hnsw")
     search = index.manifest["search"]
     assert search["faiss"] == "HNSW32,Flat" and search["recall_at_10"] >= 0.95 and search["ef_search"] >= 32
     paper_id = index.papers["id"][0]
     assert len(index.similar(paper_id, k=5, mode="dense")) == 5
     with pytest.raises(UserError, match="not a FAISS index_factory string"):
-        build_index(locations.bundled_corpus(), tmp_path / "bad", faiss_factory="Nonsense99")
+        build_index(locations.bundled_corpus(), tmp_path / "bad", BuildSettings(faiss_factory="Nonsense99"))
     with pytest.raises(UserError, match="cannot be trained on 38 papers"):
-        build_index(locations.bundled_corpus(), tmp_path / "bad", faiss_factory="IVF256,Flat")
+        build_index(locations.bundled_corpus(), tmp_path / "bad", BuildSettings(faiss_factory="IVF256,Flat"))
 
 
 @pytest.mark.slow
 def test_int8_build_records_its_fidelity_and_queries_with_the_same_model(tmp_path, sample_index):
-    build_index(locations.bundled_corpus(), tmp_path / "int8", quantize="int8")
+    build_index(locations.bundled_corpus(), tmp_path / "int8", BuildSettings(quantize="int8"))
     index = PaperIndex.load(tmp_path / "int8")
     model = index.manifest["model"]
     assert model["quantize"] == "int8" and model["backend"] == "onnx"
@@ -294,7 +297,7 @@ def test_int8_build_records_its_fidelity_and_queries_with_the_same_model(tmp_pat
 
 
 def test_the_fast_preset_embeds_the_first_126_word_pieces_with_int8_and_queries_alike(tmp_path, encoder):
-    build_index(locations.bundled_corpus(), tmp_path / "fast", preset="fast")
+    build_index(locations.bundled_corpus(), tmp_path / "fast", BuildSettings(preset="fast"))
     index = PaperIndex.load(tmp_path / "fast")
     assert index.manifest["preset"] == {
         "name": "fast", "how": "asked for", "quantize": "int8", "long_text": "truncate", "window": 126
@@ -309,28 +312,31 @@ def test_the_fast_preset_embeds_the_first_126_word_pieces_with_int8_and_queries_
 
 
 def test_a_large_corpus_takes_the_fast_preset_unless_exact_is_asked_for(tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr(shards, "AUTO_FAST_PAPERS", 30)  # the sample's 38 papers count as large here
+    monkeypatch.setattr(settings, "AUTO_FAST_PAPERS", 30)  # the sample's 38 papers count as large here
     with caplog.at_level("INFO", logger="paperscope"):
         build_index(locations.bundled_corpus(), tmp_path / "auto")
     assert PaperIndex.load(tmp_path / "auto").manifest["preset"]["how"] == "chosen by size: fast from 30 papers"
     assert any("embedding with the fast preset" in r.getMessage() for r in caplog.records)
-    build_index(locations.bundled_corpus(), tmp_path / "exact", preset="exact")
+    build_index(locations.bundled_corpus(), tmp_path / "exact", BuildSettings(preset="exact"))
     assert PaperIndex.load(tmp_path / "exact").manifest["preset"]["name"] == "exact"
     with pytest.raises(UserError, match="--preset sets --long-text"):
-        build_index(locations.bundled_corpus(), tmp_path / "both", preset="fast", quantize="int8")
+        build_index(locations.bundled_corpus(), tmp_path / "both", BuildSettings(preset="fast", quantize="int8"))
 
 
 def test_hybrid_ranks_on_smoothed_vectors_and_dense_on_raw_ones(sample_index_dir, tmp_path):
     smoothed = PaperIndex.load(sample_index_dir)
-    assert smoothed.manifest["search"]["smoothing"] == SMOOTHING and smoothed.smoothed is not None
-    norms = np.linalg.norm(np.asarray(smoothed.smoothed), axis=1)
-    assert np.allclose(norms, 1, atol=1e-5) and not np.allclose(smoothed.smoothed, smoothed.vectors)
-    build_index(locations.bundled_corpus(), tmp_path / "raw", smoothing=None)
+    assert (
+        smoothed.manifest["search"]["smoothing"] == dataclasses.asdict(Smoothing())
+        and smoothed.ranker.smoothed is not None
+    )
+    norms = np.linalg.norm(np.asarray(smoothed.ranker.smoothed), axis=1)
+    assert np.allclose(norms, 1, atol=1e-5) and not np.allclose(smoothed.ranker.smoothed, smoothed.vectors)
+    build_index(locations.bundled_corpus(), tmp_path / "raw", BuildSettings(smoothing=None))
     raw = PaperIndex.load(tmp_path / "raw")
     assert (
-        raw.smoothed is None
-        and not (tmp_path / "raw" / store.current_generation_name(tmp_path / "raw"))
-        .joinpath(store.SMOOTHED_FILE)
+        raw.ranker.smoothed is None
+        and not (tmp_path / "raw" / generations.current_generation_name(tmp_path / "raw"))
+        .joinpath(generations.SMOOTHED_FILE)
         .exists()
     )
     paper_id = raw.papers["id"][0]

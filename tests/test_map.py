@@ -15,8 +15,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Annotation, Text
 
 from paperscope.ui.mapplot import map_payload, save_html, save_png
-from paperscope.ui.server import CHROMIUM, MAP_LABEL_LAYOUT
 from tests.conftest import ARTIFACTS
+from tests.servers import CHROMIUM, MAP_LABEL_LAYOUT
 
 WORDS = """graph neural networks,large language models (LLMs),reinforcement learning,federated learning,
 diffusion models,knowledge graphs,multi-agent systems,causal inference,object detection,speech recognition,
@@ -171,7 +171,7 @@ def test_a_hostile_title_stays_text_in_the_html_map(browser, field, tmp_path):
 @pytest.mark.parametrize("corpus", ["synthetic", "sample"])
 def test_the_png_places_labels_that_never_overlap(field, sample_index, corpus):
     papers, fine, coarse = field if corpus == "synthetic" else (
-        sample_index.papers, sample_index.clusters, sample_index.coarse_clusters)  # fmt: skip
+        sample_index.papers, sample_index.topic_table("fine"), sample_index.topic_table("coarse"))  # fmt: skip
     path = ARTIFACTS / f"map-{corpus}.png"
     figure = save_png(papers, fine, path, f"{len(papers)} papers")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -9,7 +9,7 @@ from paperscope.embed.model import Encoder
 
 @pytest.fixture(scope="module")
 def onnx_encoder(data_home):
-    from paperscope.index import locations
+    from paperscope import locations
 
     return Encoder(onnx_dir=locations.onnx_dir())
 
@@ -63,8 +63,8 @@ def test_unknown_strategy_and_bad_model_folder_are_user_errors(encoder, tmp_path
 
 @pytest.mark.slow
 def test_onnx_backend_gives_the_torch_vectors_on_the_sample(encoder, onnx_encoder):
-    from paperscope.embed.corpus import read_corpus
-    from paperscope.index import locations
+    from paperscope import locations
+    from tests.corpora import read_corpus
 
     abstracts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
     cosines = (encoder.encode(abstracts) * onnx_encoder.encode(abstracts)).sum(axis=1)
@@ -79,7 +79,7 @@ def test_bert_written_from_its_weights_runs_as_the_torch_trace_and_quantizes_as_
     import onnx
     from onnx import numpy_helper
 
-    from paperscope.embed.corpus import read_corpus
+    from paperscope import locations
     from paperscope.embed.onnx_backend import (
         OnnxEncoder,
         bert_weights,
@@ -87,7 +87,7 @@ def test_bert_written_from_its_weights_runs_as_the_torch_trace_and_quantizes_as_
         trace_with_torch,
         write_bert_graph,
     )
-    from paperscope.index import locations
+    from tests.corpora import read_corpus
 
     abstracts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
     tokenizer = encoder.path / "tokenizer.json"
@@ -114,7 +114,7 @@ def test_bert_written_from_its_weights_runs_as_the_torch_trace_and_quantizes_as_
 
 
 def test_release_frees_the_model_and_the_next_encode_loads_it_again(data_home):
-    from paperscope.index import locations
+    from paperscope import locations
 
     fresh = Encoder(onnx_dir=locations.onnx_dir())
     first = fresh.encode(["Graph neural networks for molecules."])

@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from paperscope.embed.corpus import read_corpus
-from paperscope.index import locations
+from paperscope import locations
+from tests.corpora import read_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
+# Names of test and benchmark tools (tests/servers.py, tests/halt_build.py, tests/corpora.py) that
+# the installed package must not hold
+TEST_ONLY = ("CHROMIUM", "free_port", "paperscope_server", "MAP_LABEL_LAYOUT", "HALT", "halted at", "read_corpus")
 
 
 @pytest.mark.slow
@@ -38,9 +41,14 @@ def test_the_wheel_installs_alone_and_runs_outside_the_repository(sample_index_d
         "paperscope/data/neurips2025_part1.txt",
         "paperscope/data/neurips2025_part2.txt",
         "paperscope/ui/app.py",
-        "paperscope/index/build.py",
+        "paperscope/index/build/pipeline.py",
         "paperscope/embed/model.py",
     } <= set(names)
+    with zipfile.ZipFile(wheel) as archive:  # the product only: the test and benchmark tools stay in tests/
+        installed = {name: archive.read(name).decode() for name in names if name.endswith(".py")}
+    found = {word: sorted(name for name, code in installed.items() if word in code) for word in TEST_ONLY}
+    assert not {word: where for word, where in found.items() if where}, "test-only code in the wheel"
+    assert not {"paperscope/ui/server.py", "paperscope/index/checkpoints.py"} & set(names)
 
     # A fresh environment that sees the dependencies already installed here, and the wheel, not editable.
     venv = tmp_path / "venv"
@@ -78,7 +86,7 @@ def test_the_wheel_installs_alone_and_runs_outside_the_repository(sample_index_d
         python,
         "-c",
         "import paperscope; from paperscope import PaperIndex; "
-        "from paperscope.index import locations; print(paperscope.__file__); "
+        "from paperscope import locations; print(paperscope.__file__); "
         "print(locations.bundled_corpus()[0])",
     ).split()
     assert all(Path(path).is_relative_to(site / "paperscope") for path in where)

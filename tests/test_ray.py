@@ -8,21 +8,20 @@ import sys
 import numpy as np
 import pytest
 
-from paperscope import PaperIndex, UserError, build_index
-from paperscope.index import locations
+from paperscope import BuildSettings, PaperIndex, UserError, build_index, locations
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def ray_index_dir(tmp_path_factory):
-    from paperscope.index import ray_engine, shards
+    from paperscope.index.build import ray_engine, shards
 
     folder = tmp_path_factory.mktemp("ray") / "index"
     with pytest.MonkeyPatch.context() as patch:  # small batches and shards, as a large corpus has many
         patch.setattr(ray_engine, "EMBED_BATCH", 8)
         patch.setattr(shards, "SHARD_ROWS", 16)
-        build_index(locations.bundled_corpus(), folder, engine="ray", workers=2)
+        build_index(locations.bundled_corpus(), folder, BuildSettings(engine="ray", workers=2))
     return folder
 
 
@@ -56,7 +55,7 @@ def test_ray_engine_deduplicates_like_the_local_engine(tmp_path, caplog):
     copy = tmp_path / "again.txt"
     copy.write_text(first.read_text())  # every abstract of part 1 again, after part 2
     with caplog.at_level("INFO", logger="paperscope"):
-        build_index([first, second, copy], tmp_path / "ray", engine="ray", workers=2)
+        build_index([first, second, copy], tmp_path / "ray", BuildSettings(engine="ray", workers=2))
     assert PaperIndex.load(tmp_path / "ray").manifest["count"] == 38
     assert any("duplicate abstracts kept once" in line and "again.txt" in line for line in caplog.messages)
 
@@ -65,7 +64,7 @@ def test_ray_engine_reports_bad_input_in_one_line_and_writes_nothing(tmp_path):
     broken = tmp_path / "broken.csv"
     broken.write_text('id,abstract\n1,"an unfinished quote\n')
     with pytest.raises(UserError, match=r"broken.csv:2: malformed CSV"):
-        build_index([broken], tmp_path / "index", engine="ray", workers=2)
+        build_index([broken], tmp_path / "index", BuildSettings(engine="ray", workers=2))
     assert not (tmp_path / "index").exists()
     result = subprocess.run(
         [
@@ -87,4 +86,4 @@ def test_ray_engine_reports_bad_input_in_one_line_and_writes_nothing(tmp_path):
         and result.stderr.strip() == f"paperscope: error: {tmp_path / 'missing.jsonl'}: no such file"
     )
     with pytest.raises(UserError, match="go with --engine ray"):
-        build_index(locations.bundled_corpus(), tmp_path / "index", workers=2)
+        build_index(locations.bundled_corpus(), tmp_path / "index", BuildSettings(workers=2))

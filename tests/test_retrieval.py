@@ -1,12 +1,13 @@
 """Hybrid keyword + vector search, acronyms, more-like-these, and the quality benchmark's arithmetic."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 
-from paperscope import PaperIndex, UserError, build_index
-from paperscope.index.evaluation import evaluate, label_agreement, labels_by_id
+from paperscope import Feedback, PaperIndex, QuerySettings, UserError, build_index
+from paperscope.index.analysis.evaluation import evaluate, label_agreement, labels_by_id
 
 
 def test_label_agreement_matches_a_hand_computed_case():
@@ -50,7 +51,9 @@ def test_benchmark_runs_through_the_index_on_a_labelled_fixture(tmp_path):
 
 def test_acronym_queries_return_the_papers_using_them_first(sample_index):
     for acronym in ("ATSP", "DiT", "RLVR", "VBench"):
-        users = set(sample_index.acronym_matches(acronym))
+        uses = re.compile(rf"(?<![\w-]){re.escape(acronym)}s?(?![\w-])")  # as a whole word, in any field
+        papers = sample_index.papers
+        users = {row for row, text in enumerate(papers["title"] + " " + papers["abstract"]) if uses.search(text)}
         assert users, acronym
         results = sample_index.search(acronym, k=len(users) + 3)
         top = [sample_index.row(i) for i in results["id"][: len(users)]]
@@ -91,7 +94,7 @@ def test_hybrid_blends_the_two_scores_with_the_manifest_weight(sample_index):
     weight = sample_index.manifest["search"]["hybrid_weight"]
     results = sample_index.similar(sample_index.papers["id"][3], k=5, mode="hybrid")
     rows = sample_index.rows(results["id"].tolist())
-    smoothed = np.asarray(sample_index.smoothed)  # the dense side of hybrid: neighbour-smoothed vectors
+    smoothed = np.asarray(sample_index.ranker.smoothed)  # the dense side of hybrid: neighbour-smoothed vectors
     np.testing.assert_allclose(
         results["score"], weight * (smoothed[rows] @ smoothed[3]) + (1 - weight) * results["keyword_score"], atol=1e-5
     )
@@ -150,16 +153,16 @@ def test_cli_more_like_these_and_modes(sample_index_dir, sample_index):
 def test_query_rows_match_scikit_learns_tfidf_and_queries_never_import_it(sample_index_dir, sample_index):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from paperscope.index.keyword import analyzer
+    from paperscope.index.search.keyword import analyzer
 
     texts = sample_index.papers["abstract"].tolist()
     fitted = TfidfVectorizer(
-        analyzer=analyzer(sample_index.keyword.stop_words), sublinear_tf=True, dtype=np.float32
+        analyzer=analyzer(sample_index.ranker.keyword.stop_words), sublinear_tf=True, dtype=np.float32
     ).fit(texts)
     queries = [*texts[:5], "Making diffusion transformers faster with DiT caching", "graph graph graph networks"]
     expected = fitted.transform(queries).toarray()
-    assert sample_index.keyword.terms == fitted.get_feature_names_out().tolist()
-    np.testing.assert_allclose(sample_index.keyword.transform(queries).toarray(), expected, atol=1e-5)
+    assert sample_index.ranker.keyword.terms == fitted.get_feature_names_out().tolist()
+    np.testing.assert_allclose(sample_index.ranker.keyword.transform(queries).toarray(), expected, atol=1e-5)
     ids = sample_index.papers["id"]
     script = (
         f"import sys; from paperscope import PaperIndex; ix = PaperIndex.load({str(sample_index_dir)!r}); "
@@ -180,10 +183,10 @@ def test_text_queries_use_their_own_weight_and_feedback_only_when_short(sample_i
     search = sample_index.manifest["search"]
     assert search["search_weight"] != search["hybrid_weight"]  # tuned apart, on text queries
     short = "diffusion transformers"
-    plain = sample_index.search(short, k=5, feedback=False)
+    plain = sample_index.search(short, k=5, settings=QuerySettings(feedback=Feedback(on=False)))
     rows = sample_index.rows(plain["id"].tolist())
     vector = sample_index.embed_query(short)
-    expected = search["search_weight"] * (np.asarray(sample_index.smoothed)[rows] @ vector)
+    expected = search["search_weight"] * (np.asarray(sample_index.ranker.smoothed)[rows] @ vector)
     np.testing.assert_allclose(
         plain["score"], expected + (1 - search["search_weight"]) * plain["keyword_score"], atol=1e-5
     )
@@ -191,16 +194,18 @@ def test_text_queries_use_their_own_weight_and_feedback_only_when_short(sample_i
     assert not np.allclose(expanded["score"], plain["score"])
     assert plain["id"][0] in expanded["id"].tolist()
     long = " ".join(sample_index.papers["abstract"][0].split()[:40])  # over FEEDBACK["max_words"]: no feedback
-    assert sample_index.search(long, k=5).equals(sample_index.search(long, k=5, feedback=False))
+    assert sample_index.search(long, k=5).equals(
+        sample_index.search(long, k=5, settings=QuerySettings(feedback=Feedback(on=False)))
+    )
 
 
 def test_exact_keyword_scores_equal_the_sparse_product_even_for_papers_without_terms():
     import scipy.sparse
 
-    from paperscope.index.keyword import KeywordIndex
+    from paperscope.index.build.keyword_fit import fit_keyword_index
 
     texts = ["graph neural networks on molecules", "the of and", "graph transformers for proteins", "a an the"]
-    keyword = KeywordIndex.fit(texts * 3)
+    keyword = fit_keyword_index(texts * 3)
     query = keyword.transform(["graph neural proteins"])
     rows = np.array([1, 0, 3, 2, 5, 11])
     expected = np.asarray((keyword.matrix[rows] @ query.T).todense()).ravel()
@@ -213,12 +218,13 @@ def test_exact_keyword_scores_equal_the_sparse_product_even_for_papers_without_t
 
 
 def test_added_rows_are_merged_into_the_postings_as_a_fresh_index_orders_them():
-    from paperscope.embed.corpus import read_corpus
-    from paperscope.index import locations
-    from paperscope.index.keyword import KeywordIndex
+    from paperscope import locations
+    from paperscope.index.build.keyword_fit import fit_keyword_index
+    from paperscope.index.search.keyword import KeywordIndex
+    from tests.corpora import read_corpus
 
     texts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
-    whole = KeywordIndex.fit(texts + texts[:4])  # the last four repeat earlier papers: weights tie
+    whole = fit_keyword_index(texts + texts[:4])  # the last four repeat earlier papers: weights tie
     first = KeywordIndex(whole.matrix[:30], whole.terms, whole.idf, sorted(whole.stop_words))
     grown = first.appended(whole.matrix[30:]).appended(whole.matrix[:0])  # and an empty step
     expected = KeywordIndex(whole.matrix, whole.terms, whole.idf, []).by_term
@@ -227,12 +233,10 @@ def test_added_rows_are_merged_into_the_postings_as_a_fresh_index_orders_them():
     assert (grown.matrix != whole.matrix).nnz == 0
 
 
-def test_hybrid_returns_k_papers_when_k_exceeds_its_candidates(sample_index, monkeypatch):
-    from paperscope.index import paper_index
-
-    monkeypatch.setattr(paper_index, "CANDIDATES", 5)  # 5 of 38 papers, as 200 of a large corpus
+def test_hybrid_returns_k_papers_when_k_exceeds_its_candidates(sample_index):
+    few = QuerySettings(mode="hybrid", candidates=5)  # 5 of 38 papers, as 200 of a large corpus
     first = sample_index.papers["id"][0]
-    assert len(sample_index.similar(first, k=30, mode="hybrid")) == 30  # not only the 5 + 5 candidates
+    assert len(sample_index.similar(first, k=30, settings=few)) == 30  # not only the 5 + 5 candidates
     within = sample_index.where(topics=[sample_index.topics("coarse")["name"][0]])
-    found = sample_index.search("learning", k=50, within=within)
+    found = sample_index.search("learning", k=50, within=within, settings=few)
     assert len(found) == within.sum() and set(found["id"]) == set(sample_index.papers["id"][within])

@@ -16,9 +16,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from paperscope.index import store
-from paperscope.ui.server import paperscope_server
+from paperscope.index.store import generations
 from paperscope.ui.service import MAX_BODY_BYTES, MAX_K, default_workers
+from tests.servers import paperscope_server
 from tests.test_add import NEW_PAPERS
 
 PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
@@ -56,7 +56,7 @@ def test_lookups_answer_as_the_command_line_does(served, sample_index, sample_in
     url, _, _ = served
     ids = sample_index.papers["id"].tolist()
     status, health, headers = call(url, "GET", "/healthz")
-    generation = store.current_generation_name(sample_index_dir)
+    generation = generations.current_generation_name(sample_index_dir)
     assert status == 200 and health["papers"] == 38 and health["generation"] == generation
     assert headers["x-paperscope-generation"] == generation
 
@@ -196,7 +196,7 @@ def test_a_rebuild_switches_the_answers_without_a_failed_request(sample_index_di
     new.write_text(
         "\n".join(json.dumps({"id": f"new{i}", "title": t, "abstract": a}) for i, (t, a) in enumerate(NEW_PAPERS))
     )
-    before = store.current_generation_name(folder)
+    before = generations.current_generation_name(folder)
     log = tmp_path / "server.log"
     with open(log, "w") as stream, paperscope_server("serve", folder, stderr=stream) as (url, _):
         papers_seen, failures, stop = {}, [], threading.Event()
@@ -213,7 +213,7 @@ def test_a_rebuild_switches_the_answers_without_a_failed_request(sample_index_di
         asker = threading.Thread(target=keep_asking)
         asker.start()
         added = subprocess.run([PAPERSCOPE, "add", str(new), "--index", str(folder)], capture_output=True, text=True)
-        after = store.current_generation_name(folder)
+        after = generations.current_generation_name(folder)
         deadline = time.monotonic() + 120
         while log.read_text().count("now serving") < default_workers() and time.monotonic() < deadline:
             stop.wait(0.05)  # until every worker says it serves the new generation
@@ -256,13 +256,13 @@ def test_requests_at_once_each_get_their_answer(sample_index_dir, sample_index, 
 def test_a_generation_that_does_not_load_is_logged_and_the_old_one_served(sample_index_dir, tmp_path):
     folder = tmp_path / "index"
     shutil.copytree(sample_index_dir, folder)
-    before = store.current_generation_name(folder)
+    before = generations.current_generation_name(folder)
     log = tmp_path / "server.log"
     with open(log, "w") as stream, paperscope_server("serve", folder, ("--workers", "1"), stderr=stream) as (url, _):
         broken = folder / "gen-broken"
         shutil.copytree(folder / before, broken)
-        (broken / store.VECTORS_FILE).write_bytes(b"\x93NUMPY")  # truncated: its size disagrees with the manifest
-        (folder / store.POINTER_FILE).write_text("gen-broken\n")
+        (broken / generations.VECTORS_FILE).write_bytes(b"\x93NUMPY")  # truncated: its size disagrees with the manifest
+        (folder / generations.POINTER_FILE).write_text("gen-broken\n")
         while "still serving" not in log.read_text():  # the watcher has tried it
             status, health, _ = call(url, "GET", "/healthz")
             assert status == 200 and health["generation"] == before

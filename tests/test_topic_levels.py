@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paperscope import PaperIndex, UserError, build_index
-from paperscope.index.naming import RESIDUE, topic_terms
-from paperscope.index.terms import words
+from paperscope import BuildSettings, PaperIndex, UserError, build_index
+from paperscope.embed.terms import words
+from paperscope.index.topics.naming import RESIDUE, topic_terms
 
 IJCAI = Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "ijcai2021_2024_area.jsonl"
 
@@ -23,8 +23,8 @@ def check_names(index) -> None:
     """The naming rules, at both levels; prints every name for a person to read (pytest -s)."""
     texts = (index.papers["title"] + " " + index.papers["abstract"]).tolist()
     for level, table, column in (
-        ("coarse", index.coarse_clusters, "coarse_cluster"),
-        ("fine", index.clusters, "cluster"),
+        ("coarse", index.topic_table("coarse"), "coarse_cluster"),
+        ("fine", index.topic_table("fine"), "cluster"),
     ):
         assert table["name"].is_unique, level
         for row in table.itertuples():
@@ -57,16 +57,18 @@ def test_sample_topic_names_follow_the_rules(sample_index):
 @pytest.mark.slow
 @pytest.mark.skipif(not IJCAI.is_file(), reason="needs ../shared/evaldata (the labelled IJCAI corpus)")
 def test_ijcai_topic_names_follow_the_rules(tmp_path):
-    build_index([IJCAI], tmp_path / "ijcai", preset="fast")
+    build_index([IJCAI], tmp_path / "ijcai", BuildSettings(preset="fast"))
     index = PaperIndex.load(tmp_path / "ijcai")
     check_names(index)
-    assert 5 <= len(index.coarse_clusters) <= 12
-    single_words = [t for name in index.clusters["name"] for t in name.split(", ") if " " not in t and "-" not in t]
-    assert len(single_words) <= len(index.clusters) // 5  # names are phrases, a lone word is the exception
+    assert 5 <= len(index.topic_table("coarse")) <= 12
+    single_words = [
+        t for name in index.topic_table("fine")["name"] for t in name.split(", ") if " " not in t and "-" not in t
+    ]
+    assert len(single_words) <= len(index.topic_table("fine")) // 5  # names are phrases, a lone word is the exception
 
 
 def test_two_levels_nest(sample_index):
-    fine, coarse, papers = sample_index.clusters, sample_index.coarse_clusters, sample_index.papers
+    fine, coarse, papers = sample_index.topic_table("fine"), sample_index.topic_table("coarse"), sample_index.papers
     assert 2 <= len(coarse) < len(fine)
     assert set(fine["parent"]) == set(coarse["cluster"])
     for topic in coarse.itertuples():
@@ -158,13 +160,13 @@ def test_bridges_are_the_papers_split_between_two_topics(known_index):
     for _, _, table in found:
         assert (table["in_a"] > 0).all() and (table["in_b"] > 0).all() and table["balance"].is_monotonic_decreasing
     a = known_index.papers.loc[known_index.papers["id"] == "protein0", "coarse_cluster"].iloc[0]
-    name = known_index.coarse_clusters.set_index("cluster")["name"][a]
-    other = known_index.coarse_clusters["cluster"][known_index.coarse_clusters["cluster"] != a].iloc[0]
+    name = known_index.topic_table("coarse").set_index("cluster")["name"][a]
+    other = known_index.topic_table("coarse")["cluster"][known_index.topic_table("coarse")["cluster"] != a].iloc[0]
     assert known_index.bridges(name, str(other))["id"].tolist() == known_index.bridges(a, other)["id"].tolist()
 
 
 def test_topics_over_time_follow_the_years(known_index):
-    from paperscope.index.analysis import topics_by_year
+    from paperscope.index.analysis.topics import topics_by_year
 
     shares = topics_by_year(known_index, "coarse").set_index("cluster")
     assert [c for c in shares.columns if isinstance(c, int)] == [2021, 2022, 2024]
@@ -182,7 +184,7 @@ def test_cli_topics_bridges_and_a_corpus_without_years(known_index, sample_index
     assert all(len(topic["central_titles"]) == min(3, topic["size"]) and 0 < topic["share"] <= 1 for topic in listed)
     shown = subprocess.run([*paperscope, "topics", "--level", "fine", "--index", str(known_index.folder)],
                            capture_output=True, text=True, check=True).stdout  # fmt: skip
-    assert all(name in shown for name in known_index.clusters["name"])
+    assert all(name in shown for name in known_index.topic_table("fine")["name"])
     a, b, expected = next(found for found in _between_proteins_and_traffic(known_index) if len(found[2]))
     bridges = subprocess.run([*paperscope, "bridges", str(a), str(b), "--index", str(known_index.folder)],
                              capture_output=True, text=True, check=True).stdout  # fmt: skip

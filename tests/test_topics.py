@@ -8,9 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from paperscope import PaperIndex, build_index
-from paperscope.index import locations
-from paperscope.index.terms import words
+from paperscope import PaperIndex, build_index, locations
+from paperscope.embed.terms import words
 
 
 def test_layout_is_stored_per_paper_and_read_back(sample_index):
@@ -37,7 +36,7 @@ def test_umap_compilations_are_loaded_from_disk_by_the_next_build(sample_index):
     script = (
         "import numpy as np, umap.umap_ as u, umap.layouts as l; from paperscope.index import topics;"
         "v = np.random.default_rng(0).standard_normal((40, 384)).astype(np.float32);"
-        "v /= np.linalg.norm(v, axis=1, keepdims=True); topics.layout(v, topics.knn_graph(v, 16));"
+        "v /= np.linalg.norm(v, axis=1, keepdims=True); topic_map.layout(v, topic_map.knn_graph(v, 16));"
         "used = (u.smooth_knn_dist, u.compute_membership_strengths, l._nb_optimize_layout_euclidean_single_epoch);"
         "print([(sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values())) for f in used])"
     )
@@ -47,7 +46,7 @@ def test_umap_compilations_are_loaded_from_disk_by_the_next_build(sample_index):
 
 
 def test_sample_clusters_and_their_central_papers(sample_index):
-    clusters = sample_index.clusters
+    clusters = sample_index.topic_table("fine")
     assert 3 <= len(clusters) <= 8
     unclustered = (sample_index.papers["cluster"] < 0).sum()
     assert unclustered < len(sample_index) / 2
@@ -74,7 +73,7 @@ def test_a_query_is_placed_among_its_neighbours(sample_index):
     for row in (0, 11, 30):
         vector = sample_index.embed_query(sample_index.papers["abstract"][row])
         position = sample_index.map_position(vector)
-        neighbours = sample_index.search_vector(vector, k=5)
+        neighbours = sample_index.frame(sample_index.ranker.nearest(vector, k=5))
         neighbour_xy = coords[[sample_index.row(i) for i in neighbours["id"]]]
         assert np.linalg.norm(neighbour_xy - position, axis=1).min() < spread / 4
         assert (position >= neighbour_xy.min(axis=0) - 1e-9).all() and (
@@ -83,7 +82,7 @@ def test_a_query_is_placed_among_its_neighbours(sample_index):
 
 
 def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed(encoder):
-    from paperscope.index import topics
+    from paperscope.index.topics import topic_map
 
     rng = np.random.default_rng(0)
     groups = np.repeat(np.arange(4), 60)  # four well-separated topics of 60 papers
@@ -97,7 +96,7 @@ def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed(encoder):
         return [f"{words[groups[row]]} {words[groups[row]]} paper {row}" for row in rows]
 
     ids = [str(i) for i in range(240)]
-    per_paper, clusters, manifest = topics.topic_map(vectors, texts_of, ids, encoder.encode, sample_size=120)
+    per_paper, clusters, manifest = topic_map.topic_map(vectors, texts_of, ids, encoder.encode, sample_size=120)
     layout = manifest["layout"]
     assert layout["fitted_on"] == 120 and layout["placed"] == 120 and len(texts_asked[0]) == 120
     assert set(manifest["map_trust"]) >= {"laid_out", "placed", "mean"}
@@ -112,12 +111,12 @@ def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed(encoder):
         assert set(labels[placed][groups[placed] == group]) <= set(labels[laid_out][groups[laid_out] == group])
     fine = clusters[clusters["level"] == "fine"]
     assert set(fine["name"].str.split().str[0]) == set(words)
-    assert fine["size"].sum() + (per_paper["cluster"] == topics.UNCLUSTERED).sum() == 240
+    assert fine["size"].sum() + (per_paper["cluster"] == topic_map.UNCLUSTERED).sum() == 240
 
 
 @pytest.mark.parametrize("count, method", [(2, "pca"), (3, "pca"), (5, "umap"), (15, "umap")])
 def test_tiny_corpora_build_a_map(tmp_path, count, method):
-    from paperscope.embed.corpus import read_corpus
+    from tests.corpora import read_corpus
 
     papers, _ = read_corpus(locations.bundled_corpus())
     corpus = tmp_path / "tiny.txt"
@@ -129,7 +128,9 @@ def test_tiny_corpora_build_a_map(tmp_path, count, method):
         assert "UMAP needs at least 4 papers" in index.manifest["map"]["layout"]["reason"]
     assert np.isfinite(index.papers[["x", "y"]].to_numpy()).all() and len(index.papers) == count
     assert len(index.similar(index.papers["id"][0], k=3)) == min(3, count - 1)
-    assert index.clusters is not None and set(index.papers["cluster"]) >= set(index.clusters["cluster"])
+    assert index.topic_table("fine") is not None and set(index.papers["cluster"]) >= set(
+        index.topic_table("fine")["cluster"]
+    )
 
 
 def test_loading_and_lookups_never_import_umap_torch_or_ray(sample_index_dir):

@@ -18,19 +18,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.compute as pc
 import streamlit as st
 
+from paperscope import locations
 from paperscope.embed.corpus import detect_format
+from paperscope.embed.terms import singular
 from paperscope.errors import UserError
-from paperscope.index import locations
-from paperscope.index.build import build_index, sample_index
 from paperscope.index.paper_index import PaperIndex
-from paperscope.index.store import current_generation_name, is_current_format, is_index
-from paperscope.index.terms import singular
-from paperscope.options import LEVELS, MODES, UNCLUSTERED_NAME
+from paperscope.index.store.generations import current_generation_name, is_current_format, is_index
+from paperscope.settings import LEVELS, MODES, UNCLUSTERED_NAME
 from paperscope.ui.map_component import topic_map
-from paperscope.ui.mapplot import MAP_COLUMNS, cluster_colours, map_focus, map_payload
+from paperscope.ui.mapplot import cluster_colours, map_focus, map_payload
 from paperscope.ui.topics_view import topics_panel
 
 MAX_UPLOAD_MB = 50
@@ -182,10 +180,10 @@ def _sidebar(
 ) -> tuple[str, int, dict, str, bool]:
     sidebar = st.sidebar
     label = sidebar.selectbox("Index", list(choices), index=list(choices).index(current_label))
-    manifest = index.manifest
+    info = index.info()
     sidebar.caption(
-        f"{manifest['count']:,} papers · {manifest['model']['name'].split('/')[-1]} · "
-        f"built {manifest['created'][:10]} · map trust {manifest['map']['map_trust']['mean']:.0%}"
+        f"{info['count']:,} papers · {info['model']['name'].split('/')[-1]} · "
+        f"built {info['created'][:10]} · map trust {info['map']['map_trust']['mean']:.0%}"
     )
     most = max(2, min(50, len(index) - 1))  # a slider needs two values; search clamps to the corpus anyway
     st.session_state["k"] = min(st.session_state.get("k", 10), most)
@@ -238,6 +236,8 @@ def _upload_form() -> None:
         saved = Path(folder) / f"corpus.{'txt' if fmt == 'text' else fmt}{compressed}"
         saved.write_bytes(data)
         try:
+            from paperscope.index.build.pipeline import build_index  # build code: only when a user builds
+
             build_with_progress(
                 lambda progress: build_index([saved], locations.indexes_dir() / name, on_progress=progress), name
             )
@@ -258,7 +258,7 @@ def _read_url_state(index: PaperIndex) -> None:
     for key, param in (("papers", "paper"), ("not_papers", "not")):
         st.session_state[key] = index.known(params.get(param, "").split(","))
     st.session_state["mode"] = (
-        params.get("mode") if params.get("mode") in MODES else index.manifest["search"]["search_mode"]
+        params.get("mode") if params.get("mode") in MODES else index.info()["search"]["search_mode"]
     )
     if not st.session_state["papers"] and params.get("q"):
         st.session_state["query"] = params["q"][:20_000]
@@ -285,9 +285,9 @@ def map_points(folder: str, generation: str) -> dict:
     """The map's unchanging part (coordinates, titles, topic labels) once per index generation."""
     index = load_index(folder, generation)
     return map_payload(
-        index.table.select(MAP_COLUMNS).to_pandas(),  # only these: all metadata held 530 MB more at 1M papers
-        index.clusters,
-        index.coarse_clusters,
+        index.map_table(),  # only the columns drawn: all metadata held 530 MB more at 1M papers
+        index.topic_table("fine"),
+        index.topic_table("coarse"),
         key=f"{folder}@{generation}",
         with_titles=len(index) <= MAP_TITLES_LIMIT,
     )
@@ -295,22 +295,8 @@ def map_points(folder: str, generation: str) -> dict:
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def filter_choices(folder: str, generation: str) -> dict:
-    """What the sidebar's filters offer, read from the index's columns once per generation with
-    Arrow (a million papers: 0.1 s; decoding them into pandas first took 0.7-1.1 s): topic names of
-    each level, the years' range (None: no years), the venues, whether papers have categories."""
-    table = load_index(folder, generation).table
-
-    def values(column: str) -> list:
-        return sorted(value for value in pc.unique(table.column(column)).to_pylist() if value is not None)
-
-    years = pc.min_max(table.column("year")).as_py() if "year" in table.column_names else {"min": None}
-    return {
-        "coarse": values("coarse_name"),
-        "fine": values("cluster_name"),
-        "years": (years["min"], years["max"]) if years["min"] is not None else None,
-        "venues": values("venue") if "venue" in table.column_names else [],
-        "categories": "categories" in table.column_names,
-    }
+    """What the sidebar's filters offer (``PaperIndex.filter_choices``), once per generation."""
+    return load_index(folder, generation).filter_choices()
 
 
 def titles_of(index: PaperIndex, ids: list[str]) -> dict[str, str]:
@@ -363,7 +349,7 @@ def _search_inputs(index: PaperIndex) -> None:
         placeholder="e.g. making diffusion transformers faster",
     )
     if len(index) <= PICKER_LIMIT:
-        ids, label = index.table.column("id").to_pylist(), "…or pick papers (several: more like these)"
+        ids, label = index.ids(), "…or pick papers (several: more like these)"
     else:  # the papers in view: those picked and the last results (of this index: another's may linger)
         state = st.session_state
         ids = index.known(
@@ -380,10 +366,11 @@ def _search_inputs(index: PaperIndex) -> None:
     )
 
 
-def _results_list(index: PaperIndex, results: pd.DataFrame, level: str, explain_with: dict | None) -> None:
+def _results_list(source: tuple[str, str], results: pd.DataFrame, level: str, explain_with: dict | None) -> None:
     """Result cards (dots in the colour of their topic at ``level``) with exports; ``explain_with``
-    (other_id or query) fills in why each is similar, when its card is opened (explaining ten
-    results costs ~0.6 s a page; ten people at once, 6 s)."""
+    (other_id or query) fills in why each is similar, from the index of ``source`` (folder,
+    generation), when its card is opened (explaining ten results costs ~0.6 s a page; ten people
+    at once, 6 s)."""
     exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
     download_csv, download_json = st.columns(2)
     download_csv.download_button("Results as CSV", exports.to_csv(index=False), "paperscope-results.csv", "text/csv")
@@ -407,49 +394,36 @@ def _results_list(index: PaperIndex, results: pd.DataFrame, level: str, explain_
                 st.html(f"<div class='ps-why'>{html.escape(row.abstract)}</div>")
     if explain_with is None:
         return
-    folder = str(index.folder)
-    generation = current_generation_name(index.folder)
     for row, placeholder in placeholders:
-        why = explain_cached(folder, generation, row.id, explain_with["other_id"], explain_with["query"])
+        why = explain_cached(*source, row.id, explain_with["other_id"], explain_with["query"])
         placeholder.html(_why_html(why, "your query" if explain_with["query"] else "selected paper"))
 
 
-def main() -> None:
-    """Render the dashboard: the map on the left, taking most of the page; search and results beside it."""
-    st.set_page_config(page_title="paperscope", page_icon="🔭", layout="wide", initial_sidebar_state="collapsed")
-    st.session_state.update(st.session_state.pop("pending", {}))
-    st.html(PAGE_CSS)
-    choices = index_choices(_cli_index())
+def _open_index(choices: dict[str, str]) -> tuple[str, str, str, PaperIndex]:
+    """The index this session shows (the first choice unless one was picked): its label, folder,
+    generation and the index, loaded once per generation. The sample is built on first use; an
+    index that does not load stops the page with its error."""
     label = st.session_state.get("index_label")
     if label not in choices:
         label = next(iter(choices))
     folder = choices[label]
     if folder == str(locations.default_index_dir()) and not is_current_format(folder):
+        from paperscope.index.build.pipeline import sample_index  # build code: only when the sample is built
+
         build_with_progress(sample_index, "the NeurIPS 2025 sample index (first run)")
     try:
         generation = current_generation_name(Path(folder))
-        index = load_index(folder, generation)
+        return label, folder, generation, load_index(folder, generation)
     except UserError as exc:
         st.error(str(exc))
         st.stop()
-    _read_url_state(index)
-    _take_map_events(index)
-    chosen_label, k, filters, mode, explain = _sidebar(index, filter_choices(folder, generation), choices, label)
-    if chosen_label != label:
-        _switch(index_label=chosen_label, papers=[], not_papers=[], query="", like_set=[], lasso=[])
 
-    map_column, side_column = st.columns([17, 8], gap="small")
-    side = side_column.container(key="side")
-    with side:
-        st.html(
-            f"<div style='font-size:1.35rem;font-weight:700'>paperscope "
-            f"<span class='ps-meta' style='font-weight:400'>{html.escape(label)}</span></div>"
-        )
-        _search_inputs(index)
+
+def _look_up(index: PaperIndex, side, filters: dict, k: int, mode: str, chosen: list[str], avoided: list[str]):
+    """The results (None when nothing is asked) and the query's map position (None unless a text
+    query), among the papers passing ``filters``; the URL follows what was asked. A user error
+    shows in ``side``."""
     query = st.session_state.get("query", "").strip()
-    chosen = st.session_state.get("papers") or st.session_state.get("like_set") or []
-    avoided = [i for i in st.session_state.get("not_papers") or [] if i not in chosen] if chosen else []
-
     results, query_xy = None, None
     try:
         within = index.where(**filters)
@@ -467,6 +441,62 @@ def main() -> None:
     except UserError as exc:
         with side:
             st.error(str(exc))
+    return results, query_xy
+
+
+def _asked(index: PaperIndex, results, chosen: list[str], avoided: list[str]) -> None:
+    """What the results answer: the papers picked (and avoided), a set chosen, or a prompt."""
+    if results is None:
+        st.info("Type a query or pick a paper — or click a point on the map.")
+    elif st.session_state.get("papers"):
+        titles = titles_of(index, [*chosen, *avoided])
+        names = " + ".join(f"<b>{html.escape(titles[i])}</b>" for i in chosen)
+        unlike = f", least like {' + '.join(html.escape(titles[i]) for i in avoided)}" if avoided else ""
+        st.html(f"<div class='ps-meta ps-selected'>Most similar to {names}{unlike}</div>")
+    elif chosen:
+        count = f"<b>{len(chosen):,} papers</b>"
+        st.html(f"<div class='ps-meta ps-selected'>Most similar to the {count} you selected</div>")
+
+
+def _map_panel(index: PaperIndex, source: tuple[str, str], focus: dict, level: str, topics: list[str]) -> None:
+    """The map of the index of ``source`` (folder, generation), its caption, and the topics panel."""
+    topic_map(map_points(*source), focus)
+    st.caption(
+        "Scroll to zoom, drag to pan, click a point to select that paper; Lasso or Box (or shift-drag) selects "
+        "a set. Coarse topics are named when zoomed out, fine ones as you zoom in; grey points belong to no "
+        "topic. Map trust: the share of a paper's 10 nearest neighbours that are also near it on the map."
+    )
+    # on demand: at a million papers it costs 2 s a run, and its table and chart weigh on every page
+    panel = st.expander("Topics: overview, over time, between two topics", key="topics", on_change="rerun")
+    with panel:
+        if panel.open:
+            topics_panel(index, level, topics)
+
+
+def main() -> None:
+    """Render the dashboard: the map on the left, taking most of the page; search and results beside it."""
+    st.set_page_config(page_title="paperscope", page_icon="🔭", layout="wide", initial_sidebar_state="collapsed")
+    st.session_state.update(st.session_state.pop("pending", {}))
+    st.html(PAGE_CSS)
+    choices = index_choices(_cli_index())
+    label, folder, generation, index = _open_index(choices)
+    _read_url_state(index)
+    _take_map_events(index)
+    chosen_label, k, filters, mode, explain = _sidebar(index, filter_choices(folder, generation), choices, label)
+    if chosen_label != label:
+        _switch(index_label=chosen_label, papers=[], not_papers=[], query="", like_set=[], lasso=[])
+
+    map_column, side_column = st.columns([17, 8], gap="small")
+    side = side_column.container(key="side")
+    with side:
+        st.html(
+            f"<div style='font-size:1.35rem;font-weight:700'>paperscope "
+            f"<span class='ps-meta' style='font-weight:400'>{html.escape(label)}</span></div>"
+        )
+        _search_inputs(index)
+    chosen = st.session_state.get("papers") or st.session_state.get("like_set") or []
+    avoided = [i for i in st.session_state.get("not_papers") or [] if i not in chosen] if chosen else []
+    results, query_xy = _look_up(index, side, filters, k, mode, chosen, avoided)
 
     st.session_state["shown"] = results["id"].tolist() if results is not None else []
     if st.session_state.get("papers"):
@@ -485,31 +515,13 @@ def main() -> None:
     )
     with side:  # before the map: at a million papers the map's points take seconds to send
         _lasso_panel(index, "coarse_name" if level == "coarse" else "cluster_name")
-        if results is None:
-            st.info("Type a query or pick a paper — or click a point on the map.")
-        elif st.session_state.get("papers"):
-            titles = titles_of(index, [*chosen, *avoided])
-            names = " + ".join(f"<b>{html.escape(titles[i])}</b>" for i in chosen)
-            unlike = f", least like {' + '.join(html.escape(titles[i]) for i in avoided)}" if avoided else ""
-            st.html(f"<div class='ps-meta ps-selected'>Most similar to {names}{unlike}</div>")
-        elif chosen:
-            count = f"<b>{len(chosen):,} papers</b>"
-            st.html(f"<div class='ps-meta ps-selected'>Most similar to the {count} you selected</div>")
+        _asked(index, results, chosen, avoided)
         if results is not None:
-            explain_with = {"other_id": chosen[0] if chosen else None, "query": None if chosen else query}
-            _results_list(index, results, level, explain_with if explain else None)
+            query = None if chosen else st.session_state.get("query", "").strip()
+            explain_with = {"other_id": chosen[0] if chosen else None, "query": query}
+            _results_list((folder, generation), results, level, explain_with if explain else None)
     with map_column:
-        topic_map(map_points(folder, generation), focus)
-        st.caption(
-            "Scroll to zoom, drag to pan, click a point to select that paper; Lasso or Box (or shift-drag) selects "
-            "a set. Coarse topics are named when zoomed out, fine ones as you zoom in; grey points belong to no "
-            "topic. Map trust: the share of a paper's 10 nearest neighbours that are also near it on the map."
-        )
-        # on demand: at a million papers it costs 2 s a run, and its table and chart weigh on every page
-        panel = st.expander("Topics: overview, over time, between two topics", key="topics", on_change="rerun")
-        with panel:
-            if panel.open:
-                topics_panel(index, level, filters["topics"] or [])
+        _map_panel(index, (folder, generation), focus, level, filters["topics"] or [])
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from paperscope.errors import UserError
-from paperscope.options import (
+from paperscope.settings import (
     AUTO_FAST_PAPERS,
     DUPLICATE_THRESHOLD,
     ENGINES,
@@ -23,7 +23,9 @@ from paperscope.options import (
     MODES,
     PRESETS,
     QUANTIZE_CHOICES,
-    SMOOTHING,
+    BuildSettings,
+    Fields,
+    Smoothing,
 )
 
 EXIT_USER_ERROR = 2
@@ -40,7 +42,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _index_folder(args) -> Path:
     """The --index folder, or the default sample index, built on first use."""
-    from paperscope.index.build import sample_index
+    from paperscope.index.build.pipeline import sample_index
 
     return Path(args.index) if args.index else sample_index()
 
@@ -61,51 +63,50 @@ def _print_results(results, as_json: bool) -> None:
         print(f"{row.rank:>3}  {row.score:6.3f}  {row.id:<14}  {row.title}")
 
 
+def _fields(args) -> Fields:
+    return Fields(id=args.id_field, title=args.title_field, abstract=args.text_field)
+
+
 def cmd_build(args) -> None:
     """Build an index folder from corpus files (the bundled sample when none are given)."""
-    from paperscope.index import locations
-    from paperscope.index.build import build_index
+    from paperscope import locations
+    from paperscope.index.build.pipeline import build_index
 
-    inputs = args.inputs or locations.bundled_corpus()
-    output = Path(args.output) if args.output else locations.default_index_dir()
-    fields = {"id": args.id_field, "title": args.title_field, "abstract": args.text_field}
-    build_index(
-        inputs,
-        output,
-        model_path=args.model,
-        long_text=args.long_text,
+    settings = BuildSettings(
         preset=args.preset,
-        smoothing=args.smoothing,
-        fields=fields,
-        use_cache=not args.no_cache,
-        faiss_factory=args.faiss,
+        long_text=args.long_text,
         quantize=args.quantize,
+        smoothing=args.smoothing,
+        faiss_factory=args.faiss,
         engine=args.engine,
         address=args.address,
         workers=args.workers,
+        fields=_fields(args),
+        model_path=args.model,
+        use_cache=not args.no_cache,
     )
+    output = Path(args.output) if args.output else locations.default_index_dir()
+    build_index(args.inputs or locations.bundled_corpus(), output, settings)
 
 
-def _smoothing(text: str) -> dict | None:
+def _smoothing(text: str) -> Smoothing | None:
     """--smoothing K:W or off."""
     if text == "off":
         return None
     try:
         k, weight = text.split(":")
-        settings = {"k": int(k), "weight": float(weight)}
+        return Smoothing(int(k), float(weight))
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not K:W (e.g. 3:0.5) or off") from None
-    if settings["k"] < 1 or not 0 < settings["weight"] <= 10:
-        raise argparse.ArgumentTypeError(f"'{text}': K must be at least 1 and W in (0, 10]")
-    return settings
+    except UserError:
+        raise argparse.ArgumentTypeError(f"'{text}': K must be at least 1 and W in (0, 10]") from None
 
 
 def cmd_add(args) -> None:
     """Add the papers of corpus files to an existing index (new generation, written atomically)."""
-    from paperscope.index.add import add_papers
+    from paperscope.index.build.add import add_papers
 
-    fields = {"id": args.id_field, "title": args.title_field, "abstract": args.text_field}
-    add_papers(args.inputs, _index_folder(args), fields=fields, use_cache=not args.no_cache)
+    add_papers(args.inputs, _index_folder(args), fields=_fields(args), use_cache=not args.no_cache)
 
 
 def cmd_similar(args) -> None:
@@ -118,31 +119,41 @@ def cmd_search(args) -> None:
     _print_results(_load(args).search(args.text, k=args.k, mode=args.mode), args.json)
 
 
+def _described_settings(settings: BuildSettings) -> str:
+    smoothing = f"{settings.smoothing.k}:{settings.smoothing.weight}" if settings.smoothing else "off"
+    chosen = [f"preset {settings.preset or 'by size'}", f"smoothing {smoothing}", f"engine {settings.engine}"]
+    chosen += [f"{name} {value}" for name, value in settings.custom().items()]
+    if settings.faiss_factory:
+        chosen.append(f"FAISS {settings.faiss_factory}")
+    return ", ".join(chosen)
+
+
 def cmd_info(args) -> None:
     """Describe an index: papers, model, build settings."""
     index = _load(args)
-    manifest = index.manifest
+    info = index.info()
     if args.json:
-        print(json.dumps({**manifest, "folder": str(index.folder)}, indent=2))
+        print(json.dumps(info, indent=2))
         return
+    preset, search = info["preset"], info["search"]
     rows = [
-        ("folder", index.folder),
-        ("papers", manifest["count"]),
-        ("model", f"{manifest['model']['name']} ({manifest['model']['fingerprint']})"),
-        ("dimension", manifest["dimension"]),
+        ("folder", info["folder"]),
+        ("papers", info["count"]),
+        ("model", f"{info['model']['name']} ({info['model']['fingerprint']})"),
+        ("dimension", info["dimension"]),
+        ("built with", f"{_described_settings(index.settings)}; embedded with '{preset['name']}' ({preset['how']})"),
         (
             "long texts",
-            f"{manifest['long_text']['long_texts']} over {manifest['long_text']['max_tokens']} "
-            f"word pieces, strategy '{manifest['long_text']['strategy']}'",
+            f"{info['long_text']['long_texts']} over {info['long_text']['max_tokens']} "
+            f"word pieces, strategy '{info['long_text']['strategy']}'",
         ),
-        ("text embedded", manifest["text_recipe"]),
+        ("text embedded", info["text_recipe"]),
         (
             "search",
-            f"FAISS {manifest['search']['faiss']}, recall@10 {manifest['search']['recall_at_10']:.3f}; "
-            f"default ranking {manifest['search']['search_mode']}",
+            f"FAISS {search['faiss']}, recall@10 {search['recall_at_10']:.3f}; default ranking {search['search_mode']}",
         ),
-        ("sources", ", ".join(manifest["corpus"]["sources"])),
-        ("built", manifest["created"]),
+        ("sources", ", ".join(info["corpus"]["sources"])),
+        ("built", info["created"]),
     ]
     for label, value in rows:
         print(f"{label:>14}  {value}")
@@ -150,7 +161,7 @@ def cmd_info(args) -> None:
 
 def cmd_verify(args) -> None:
     """Check every file of an index against the SHA-256 its build recorded."""
-    from paperscope.index.store import verify
+    from paperscope.index.store.generations import verify
 
     folder = _index_folder(args)
     manifest = verify(folder)
@@ -172,7 +183,7 @@ def cmd_explain(args) -> None:
 
 def cmd_duplicates(args) -> None:
     """Print pairs of papers similar enough to be versions of one another."""
-    from paperscope.index.analysis import near_duplicates
+    from paperscope.index.analysis.corpus import near_duplicates
 
     pairs = near_duplicates(_load(args), threshold=args.threshold)
     if args.json:
@@ -189,7 +200,7 @@ def cmd_topics(args) -> None:
     ``--by year`` each topic's share of each year's papers."""
     index = _load(args)
     if args.by == "year":
-        from paperscope.index.analysis import topics_by_year
+        from paperscope.index.analysis.topics import topics_by_year
 
         _print_topics_by_year(topics_by_year(index, args.level), args.json)
         return
@@ -250,65 +261,22 @@ def cmd_map(args) -> None:
     from paperscope.ui.mapplot import export_map
 
     index = _load(args)
-    title = (
-        f"{index.manifest['count']:,} papers · {len(index.coarse_clusters)} topics in {len(index.clusters)} · "
-        f"map trust {index.manifest['map']['map_trust']['mean']:.0%}"
-    )
-    knn = None
+    info, fine, coarse = index.info(), index.topic_table("fine"), index.topic_table("coarse")
+    trust = info["map"]["map_trust"]["mean"]
+    title = f"{info['count']:,} papers · {len(coarse)} topics in {len(fine)} · map trust {trust:.0%}"
     if args.output.lower().endswith(".html"):  # a click in the HTML joins a paper to its nearest papers
-        knn = index.faiss_index.search(index.vectors, min(MAP_NEIGHBOURS + 1, len(index)))[1]
-    written = export_map(index.papers, index.clusters, index.coarse_clusters, args.output, title, knn)
+        papers, knn = index.map_table(), index.map_neighbours(MAP_NEIGHBOURS)
+    else:  # the PNG names points by their topics
+        papers, knn = index.metadata(["x", "y", "cluster_name", "coarse_name"]), None
+    written = export_map(papers, fine, coarse, args.output, title, knn)
     logger.info("map written to %s", written)
 
 
 def cmd_app(args) -> None:
     """Start the Streamlit dashboard (the bundled sample when no index is given)."""
-    import signal
-    import subprocess
-    import webbrowser
+    from paperscope.ui.launch import run_app
 
-    from paperscope.ui.server import wait_until_healthy
-
-    app = Path(__file__).with_name("app.py")
-    # Always headless: otherwise Streamlit's first run stops at an e-mail prompt in the terminal.
-    # The browser is opened here instead, once the server answers.
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(app),
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.port",
-        str(args.port),
-        "--server.maxUploadSize",
-        "50",
-        "--client.toolbarMode",
-        "minimal",
-        "--server.headless",
-        "true",
-        "--theme.base",
-        "light",
-    ]
-    if args.index:
-        if not Path(args.index).is_dir():
-            raise UserError(f"{args.index}: no such index folder; build one with: paperscope build -o {args.index}")
-        command += ["--", "--index", str(Path(args.index).resolve())]
-    server = subprocess.Popen(command)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` stops the server too
-    url = f"http://localhost:{args.port}"
-    try:
-        if wait_until_healthy(url, server, timeout=20) and not args.headless:
-            webbrowser.open(url)
-        raise SystemExit(server.wait())
-    finally:
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:  # Streamlit's graceful shutdown can hang on open sessions
-                server.kill()
+    raise SystemExit(run_app(args.port, args.index, headless=args.headless))
 
 
 def cmd_serve(args) -> None:
@@ -318,35 +286,48 @@ def cmd_serve(args) -> None:
     serve(_index_folder(args), host=args.host, port=args.port, workers=args.workers, access_log=args.access_log)
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand."""
+def _with_index(sub) -> None:
+    sub.add_argument(
+        "--index", metavar="DIR", help="index folder (default: the bundled NeurIPS 2025 sample, built on first use)"
+    )
 
-    parser = _Parser(prog="paperscope", description="Semantic similarity explorer for research-paper abstracts.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def with_index(sub):
-        sub.add_argument(
-            "--index", metavar="DIR", help="index folder (default: the bundled NeurIPS 2025 sample, built on first use)"
-        )
+def _with_json(sub, what: str) -> None:
+    sub.add_argument("--json", action="store_true", help=f"print {what}")
 
-    def with_lookup(sub):
-        with_index(sub)
-        sub.add_argument(
-            "-k",
-            type=int,
-            default=10,
-            help="number of results, 1 or more; more than the corpus holds returns them all (default 10)",
-        )
-        sub.add_argument("--json", action="store_true", help="print a JSON list of result objects")
-        sub.add_argument(
-            "--mode",
-            choices=MODES,
-            help="dense (meaning), keyword (exact words, TF-IDF) or hybrid (default: the index's, "
-            "hybrid unless rebuilt otherwise; acronym queries put papers using them first)",
-        )
-        sub.add_argument("--model", metavar="PATH", help="folder of the model the index was built with, if moved")
 
-    build = commands.add_parser("build", help="build an index from corpus files")
+def _with_model(sub) -> None:
+    sub.add_argument("--model", metavar="PATH", help="folder of the model the index was built with, if moved")
+
+
+def _with_lookup(sub) -> None:
+    """The options of the lookups (similar, search): index, k, JSON, mode, model."""
+    _with_index(sub)
+    sub.add_argument(
+        "-k",
+        type=int,
+        default=10,
+        help="number of results, 1 or more; more than the corpus holds returns them all (default 10)",
+    )
+    _with_json(sub, "a JSON list of result objects")
+    sub.add_argument(
+        "--mode",
+        choices=MODES,
+        help="dense (meaning), keyword (exact words, TF-IDF) or hybrid (default: the index's, "
+        "hybrid unless rebuilt otherwise; acronym queries put papers using them first)",
+    )
+    _with_model(sub)
+
+
+def _with_fields(sub, no_cache: str) -> None:
+    """The columns to read of corpus files, and --no-cache (help ``no_cache``)."""
+    sub.add_argument("--id-field", metavar="NAME", help="column holding paper ids")
+    sub.add_argument("--title-field", metavar="NAME", help="column holding titles")
+    sub.add_argument("--text-field", metavar="NAME", help="column holding abstracts")
+    sub.add_argument("--no-cache", action="store_true", help=no_cache)
+
+
+def _build_options(build) -> None:
     build.add_argument(
         "inputs",
         nargs="*",
@@ -373,14 +354,11 @@ def make_parser() -> argparse.ArgumentParser:
         "--smoothing",
         metavar="K:W",
         type=_smoothing,
-        default=SMOOTHING,
+        default=Smoothing(),
         help="hybrid ranking sees each paper plus W x the mean of its K nearest papers, or 'off' "
-        f"(default: {SMOOTHING['k']}:{SMOOTHING['weight']})",
+        f"(default: {Smoothing.k}:{Smoothing.weight})",
     )
-    build.add_argument("--id-field", metavar="NAME", help="column holding paper ids")
-    build.add_argument("--title-field", metavar="NAME", help="column holding titles")
-    build.add_argument("--text-field", metavar="NAME", help="column holding abstracts")
-    build.add_argument("--no-cache", action="store_true", help="embed everything again, ignoring the embedding cache")
+    _with_fields(build, "embed everything again, ignoring the embedding cache")
     build.add_argument(
         "--quantize",
         choices=QUANTIZE_CHOICES,
@@ -411,51 +389,44 @@ def make_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --engine ray: embedding actors, one CPU each (default: the cluster's CPUs)",
     )
-    build.set_defaults(run=cmd_build)
 
-    add = commands.add_parser("add", help="add the papers of corpus files to an existing index")
+
+def _add_options(add) -> None:
     add.add_argument("inputs", nargs="+", metavar="FILE", help="corpus files with the new papers")
-    with_index(add)
-    add.add_argument("--id-field", metavar="NAME", help="column holding paper ids")
-    add.add_argument("--title-field", metavar="NAME", help="column holding titles")
-    add.add_argument("--text-field", metavar="NAME", help="column holding abstracts")
-    add.add_argument("--no-cache", action="store_true", help="embed the new papers again, ignoring the embedding cache")
-    add.set_defaults(run=cmd_add)
+    _with_index(add)
+    _with_fields(add, "embed the new papers again, ignoring the embedding cache")
 
-    similar = commands.add_parser("similar", help="papers most similar to one or several papers")
+
+def _similar_options(similar) -> None:
     similar.add_argument("paper_ids", metavar="PAPER_ID", nargs="+", help="one id, or several: more like these")
     similar.add_argument(
         "--not", dest="negative", metavar="PAPER_ID", nargs="+", default=[], help="less like these papers"
     )
-    with_lookup(similar)
-    similar.set_defaults(run=cmd_similar)
+    _with_lookup(similar)
 
-    search = commands.add_parser("search", help="papers most similar to free text")
+
+def _search_options(search) -> None:
     search.add_argument(
         "text", metavar="TEXT", help="free text, e.g. a question or an abstract (up to 20,000 characters)"
     )
-    with_lookup(search)
-    search.set_defaults(run=cmd_search)
+    _with_lookup(search)
 
-    info = commands.add_parser("info", help="describe an index")
-    with_index(info)
-    info.add_argument("--json", action="store_true", help="print the manifest as JSON")
-    info.set_defaults(run=cmd_info)
 
-    verify = commands.add_parser("verify", help="check every file of an index against its recorded checksums")
-    with_index(verify)
-    verify.set_defaults(run=cmd_verify)
+def _info_options(info) -> None:
+    _with_index(info)
+    _with_json(info, "the manifest as JSON")
 
-    explain = commands.add_parser("explain", help="why two papers are similar")
+
+def _explain_options(explain) -> None:
     explain.add_argument("first_id", metavar="ID1")
     explain.add_argument("second_id", metavar="ID2")
-    with_index(explain)
-    explain.add_argument("--json", action="store_true", help="print the explanation as JSON")
-    explain.add_argument("--model", metavar="PATH", help="folder of the model the index was built with, if moved")
-    explain.set_defaults(run=cmd_explain)
+    _with_index(explain)
+    _with_json(explain, "the explanation as JSON")
+    _with_model(explain)
 
-    duplicates = commands.add_parser("duplicates", help="pairs of papers that are versions of one another")
-    with_index(duplicates)
+
+def _duplicates_options(duplicates) -> None:
+    _with_index(duplicates)
     duplicates.add_argument(
         "--threshold",
         type=float,
@@ -463,17 +434,17 @@ def make_parser() -> argparse.ArgumentParser:
         help=f"cosine similarity from which a pair counts (default {DUPLICATE_THRESHOLD}, "
         "measured: see benchmarks/duplicates_threshold.py)",
     )
-    duplicates.add_argument("--json", action="store_true", help="print a JSON list of pairs")
-    duplicates.set_defaults(run=cmd_duplicates)
+    _with_json(duplicates, "a JSON list of pairs")
 
-    app = commands.add_parser("app", help="start the dashboard in the browser")
-    with_index(app)
+
+def _app_options(app) -> None:
+    _with_index(app)
     app.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
     app.add_argument("--headless", action="store_true", help="do not open a browser (the URL is printed)")
-    app.set_defaults(run=cmd_app)
 
-    serve = commands.add_parser("serve", help="answer nearest-paper lookups as a JSON API (docs at /docs)")
-    with_index(serve)
+
+def _serve_options(serve) -> None:
+    _with_index(serve)
     serve.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
     )
@@ -482,10 +453,10 @@ def make_parser() -> argparse.ArgumentParser:
         "--workers", type=int, help="processes answering requests (default: one per core, at most 8; ~250 MB each)"
     )
     serve.add_argument("--access-log", action="store_true", help="log every request")
-    serve.set_defaults(run=cmd_serve)
 
-    topics = commands.add_parser("topics", help="every topic: size, share, map trust, central papers")
-    with_index(topics)
+
+def _topics_options(topics) -> None:
+    _with_index(topics)
     topics.add_argument(
         "--level",
         choices=LEVELS,
@@ -493,22 +464,50 @@ def make_parser() -> argparse.ArgumentParser:
         help="coarse topics (merged clusters) or fine clusters (default: coarse)",
     )
     topics.add_argument("--by", choices=["year"], help="each topic's share of each year's papers, and its change")
-    topics.add_argument("--json", action="store_true", help="print a JSON list of topics")
-    topics.set_defaults(run=cmd_topics)
+    _with_json(topics, "a JSON list of topics")
 
-    bridges = commands.add_parser("bridges", help="papers between two topics")
+
+def _bridges_options(bridges) -> None:
     bridges.add_argument("first", metavar="A", help="a topic: its number or (part of) its name, see paperscope topics")
     bridges.add_argument("second", metavar="B", help="the other topic")
-    with_index(bridges)
+    _with_index(bridges)
     bridges.add_argument("--level", choices=LEVELS, default="coarse", help="level of both topics (default: coarse)")
     bridges.add_argument("-k", type=int, default=10, help="number of papers (default 10)")
-    bridges.add_argument("--json", action="store_true", help="print a JSON list of papers")
-    bridges.set_defaults(run=cmd_bridges)
+    _with_json(bridges, "a JSON list of papers")
 
-    topic_map = commands.add_parser("map", help="draw the topic map to a .png or an interactive .html file")
-    with_index(topic_map)
+
+def _map_options(topic_map) -> None:
+    _with_index(topic_map)
     topic_map.add_argument("-o", "--output", metavar="FILE", required=True, help="map.png or map.html")
-    topic_map.set_defaults(run=cmd_map)
+
+
+# Every subcommand, in the order --help lists them: its name, its one-line help, the function that
+# adds its options and the one that runs it.
+COMMANDS = (
+    ("build", "build an index from corpus files", _build_options, cmd_build),
+    ("add", "add the papers of corpus files to an existing index", _add_options, cmd_add),
+    ("similar", "papers most similar to one or several papers", _similar_options, cmd_similar),
+    ("search", "papers most similar to free text", _search_options, cmd_search),
+    ("info", "describe an index", _info_options, cmd_info),
+    ("verify", "check every file of an index against its recorded checksums", _with_index, cmd_verify),
+    ("explain", "why two papers are similar", _explain_options, cmd_explain),
+    ("duplicates", "pairs of papers that are versions of one another", _duplicates_options, cmd_duplicates),
+    ("app", "start the dashboard in the browser", _app_options, cmd_app),
+    ("serve", "answer nearest-paper lookups as a JSON API (docs at /docs)", _serve_options, cmd_serve),
+    ("topics", "every topic: size, share, map trust, central papers", _topics_options, cmd_topics),
+    ("bridges", "papers between two topics", _bridges_options, cmd_bridges),
+    ("map", "draw the topic map to a .png or an interactive .html file", _map_options, cmd_map),
+)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand (``COMMANDS``)."""
+    parser = _Parser(prog="paperscope", description="Semantic similarity explorer for research-paper abstracts.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, summary, add_options, run in COMMANDS:
+        sub = commands.add_parser(name, help=summary)
+        add_options(sub)
+        sub.set_defaults(run=run)
     return parser
 
 

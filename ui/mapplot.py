@@ -16,7 +16,7 @@ import pandas as pd
 
 from paperscope.errors import UserError
 from paperscope.files import atomic_path
-from paperscope.options import UNCLUSTERED_NAME
+from paperscope.settings import UNCLUSTERED_NAME
 
 HERE = Path(__file__).parent
 UNCLUSTERED_COLOUR = "#c8c8c8"

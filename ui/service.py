@@ -32,10 +32,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from paperscope.errors import UnknownPaper, UserError
-from paperscope.index.paper_index import MAX_QUERY_CHARS, PaperIndex
-from paperscope.index.store import current_generation_name
-from paperscope.options import LEVELS, MODES
-from paperscope.ui.records import json_rows, records
+from paperscope.index.paper_index import PaperIndex
+from paperscope.index.search.encoding import MAX_QUERY_CHARS
+from paperscope.index.store.generations import current_generation_name
+from paperscope.settings import LEVELS, MODES
+from paperscope.ui.records import json_rows, jsonable, records
 
 MAX_K = 1_000  # results per request
 MAX_IDS = 1_000  # paper ids in one POST /similar
@@ -227,6 +228,95 @@ class BodyLimit:
         return await self.app(scope, replay, send)
 
 
+def _answer(served: Served, compute) -> Response:
+    """What ``compute(index)`` returns, as JSON, or its UserError as a 404 (unknown paper) or
+    422; either way naming the generation that answered."""
+    try:
+        content = compute(served.index)
+    except UserError as exc:
+        return _error(404 if isinstance(exc, UnknownPaper) else 422, str(exc), served.generation)
+    body = json.dumps(content, ensure_ascii=False).encode()
+    return Response(body, media_type="application/json", headers={GENERATION_HEADER: served.generation or ""})
+
+
+def _ranked(served: Served, find, filters: Filters | None) -> Response:
+    """The papers ``find(index, within)`` ranks, among those passing ``filters``, as results."""
+
+    def results(index: PaperIndex) -> list[dict]:
+        within = index.where(**filters.model_dump()) if filters else None
+        return json_rows(index.results(find(index, within)))
+
+    return _answer(served, results)
+
+
+def _handle_errors(app: FastAPI) -> None:
+    """Answer every error as ``{error, status}``: invalid requests in one sentence, unknown
+    endpoints naming /docs, and a failure as a 500 whose details go to the log only."""
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError):
+        return _error(*_validation_message(exc))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException):
+        if exc.status_code == 404:
+            return _error(404, f"no endpoint {request.method} {request.url.path}; the API is described at /docs")
+        return _error(exc.status_code, f"{request.method} {request.url.path}: {str(exc.detail).lower()}")
+
+    @app.exception_handler(Exception)
+    async def failure(request: Request, exc: Exception):
+        logger.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return _error(500, "internal error; the server's log has the details")
+
+
+def _add_routes(app: FastAPI, live: LiveIndex) -> None:
+    """The endpoints, each answered by the generation current when its request came."""
+
+    @app.get("/healthz", summary="Whether the service answers, and what it serves", responses=ERRORS)
+    async def healthz():
+        served = live.current
+        health = {"status": "ok", "papers": len(served.index), "generation": served.generation}
+
+        def described(index: PaperIndex) -> dict:
+            info = index.info()
+            return health | {"model": info["model"]["name"], "built": info["created"]}
+
+        return _answer(served, described)
+
+    @app.get("/papers/{paper_id:path}/similar", summary="The papers most similar to one paper", responses=RESULTS)
+    async def similar_to_one(paper_id: str, k: Annotated[int, Query(ge=1, le=MAX_K)] = 10, mode: Mode | None = None):
+        return _ranked(live.current, lambda index, within: index.similar_rows(paper_id, k=k, mode=mode), None)
+
+    @app.get("/papers/{paper_id:path}", summary="One paper's metadata", responses=ERRORS)
+    async def paper(paper_id: str):
+        return _answer(
+            live.current, lambda index: {name: jsonable(value) for name, value in index.paper(paper_id).items()}
+        )
+
+    @app.post("/similar", summary="The papers most like several papers and least like others", responses=RESULTS)
+    async def similar(request: SimilarRequest):
+        return _ranked(
+            live.current,
+            lambda index, within: index.similar_rows(
+                request.ids, k=request.k, mode=request.mode, negative=request.not_ids, within=within
+            ),
+            request.filters,
+        )
+
+    @app.post("/search", summary="The papers most similar to free text", responses=RESULTS)
+    async def search(request: SearchRequest):
+        return _ranked(
+            live.current,
+            lambda index, within: index.search_rows(request.text, k=request.k, mode=request.mode, within=within),
+            request.filters,
+        )
+
+    @app.get("/topics", summary="Every topic: size, share, map trust, central papers, terms", responses=ERRORS)
+    def topics(level: Level = "coarse"):
+        served = live.current
+        return _answer(served, lambda index: served.topics[level])
+
+
 def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
     """The API over the index in ``folder``, loaded now (a UserError if it cannot be)."""
     live = LiveIndex(Path(folder), model_path)
@@ -246,79 +336,8 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
     )
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     app.state.live = live
-
-    def answer(served: Served, compute) -> Response:
-        """What ``compute(index)`` returns, as JSON, or its UserError as a 404 (unknown paper) or
-        422; either way naming the generation that answered."""
-        try:
-            content = compute(served.index)
-        except UserError as exc:
-            return _error(404 if isinstance(exc, UnknownPaper) else 422, str(exc), served.generation)
-        body = json.dumps(content, ensure_ascii=False).encode()
-        return Response(body, media_type="application/json", headers={GENERATION_HEADER: served.generation or ""})
-
-    def ranked(find, filters: Filters | None) -> Response:
-        """The papers ``find(index, within)`` ranks, among those passing ``filters``, as results."""
-
-        def results(index: PaperIndex) -> list[dict]:
-            within = index.where(**filters.model_dump()) if filters else None
-            return json_rows(index.results(*find(index, within)))
-
-        return answer(live.current, results)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, exc: RequestValidationError):
-        return _error(*_validation_message(exc))
-
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException):
-        if exc.status_code == 404:
-            return _error(404, f"no endpoint {request.method} {request.url.path}; the API is described at /docs")
-        return _error(exc.status_code, f"{request.method} {request.url.path}: {str(exc.detail).lower()}")
-
-    @app.exception_handler(Exception)
-    async def failure(request: Request, exc: Exception):
-        logger.error("%s %s failed", request.method, request.url.path, exc_info=exc)
-        return _error(500, "internal error; the server's log has the details")
-
-    @app.get("/healthz", summary="Whether the service answers, and what it serves", responses=ERRORS)
-    async def healthz():
-        served = live.current
-        health = {"status": "ok", "papers": len(served.index), "generation": served.generation}
-        return answer(
-            served,
-            lambda index: health | {"model": index.manifest["model"]["name"], "built": index.manifest["created"]},
-        )
-
-    @app.get("/papers/{paper_id:path}/similar", summary="The papers most similar to one paper", responses=RESULTS)
-    async def similar_to_one(paper_id: str, k: Annotated[int, Query(ge=1, le=MAX_K)] = 10, mode: Mode | None = None):
-        return ranked(lambda index, within: index.similar_rows(paper_id, k=k, mode=mode), None)
-
-    @app.get("/papers/{paper_id:path}", summary="One paper's metadata", responses=ERRORS)
-    async def paper(paper_id: str):
-        return answer(live.current, lambda index: json_rows(index.take([index.row(paper_id)]))[0])
-
-    @app.post("/similar", summary="The papers most like several papers and least like others", responses=RESULTS)
-    async def similar(request: SimilarRequest):
-        return ranked(
-            lambda index, within: index.similar_rows(
-                request.ids, k=request.k, mode=request.mode, negative=request.not_ids, within=within
-            ),
-            request.filters,
-        )
-
-    @app.post("/search", summary="The papers most similar to free text", responses=RESULTS)
-    async def search(request: SearchRequest):
-        return ranked(
-            lambda index, within: index.search_rows(request.text, k=request.k, mode=request.mode, within=within),
-            request.filters,
-        )
-
-    @app.get("/topics", summary="Every topic: size, share, map trust, central papers, terms", responses=ERRORS)
-    def topics(level: Level = "coarse"):
-        served = live.current
-        return answer(served, lambda index: served.topics[level])
-
+    _handle_errors(app)
+    _add_routes(app, live)
     return app
 
 

@@ -1,12 +1,12 @@
 """The dashboard's topics panel: the topics of either level, their shares over the years, and the
-papers between two topics. It only draws what :mod:`paperscope.index.analysis` computes."""
+papers between two topics. It only draws what :mod:`paperscope.index.analysis.corpus` computes."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from paperscope.errors import UserError
-from paperscope.index.analysis import bridges, topic_overview, topics_by_year
+from paperscope.index.analysis.topics import bridges, topic_overview, topics_by_year
 
 
 def topics_panel(index, level: str, selected: list[str]) -> None:

@@ -5,7 +5,7 @@
 - Clusters: HDBSCAN on a 5-D UMAP of the embeddings (the same neighbour graph), as BERTopic
   does; papers in no cluster get label -1 ("unclustered") and stay on the map.
 - Coarse topics: fine clusters merged by the similarity of their centroids (``coarse_topics``).
-- Names: 2–4 whole phrases per topic of either level (:mod:`paperscope.index.naming`).
+- Names: 2–4 whole phrases per topic of either level (:mod:`paperscope.index.topics.naming`).
 - Map trust: the share of each paper's 10 nearest neighbours in embedding space that are also
   among its 10 nearest on the map.
 
@@ -21,19 +21,20 @@ import functools
 import sys
 import warnings
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from paperscope.index.naming import UNCLUSTERED, topic_names, topic_terms
-from paperscope.options import UNCLUSTERED_NAME
+from paperscope.index.search.nearest import nearest_others
+from paperscope.index.search.placement import PLACE_K, TRUST_K, neighbour_share, place_by_neighbours
+from paperscope.index.topics.naming import UNCLUSTERED, topic_names, topic_terms
+from paperscope.settings import UNCLUSTERED_NAME
 
 SEED = 42
-TRUST_K = 10
 MIN_UMAP_PAPERS = 4  # UMAP fails below this (zero-size arrays, eigh with k >= N)
 MIN_CLUSTER_PAPERS = 6
 MAP_SAMPLE = 50_000  # larger corpora: layout and clusters fitted on a sample this big, the rest placed
-PLACE_K = 5  # laid-out neighbours that place a paper or a query on the map
 MAX_COARSE = 12  # coarse topics at most
 CLUSTER_COLUMNS = ["level", "cluster", "name", "terms", "size", "central_ids", "x", "y", "map_trust", "parent"]
 
@@ -45,14 +46,15 @@ def knn_graph(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
     k = min(k, len(vectors))
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-    similarities, indices = faiss.knn(vectors, vectors, k, metric=faiss.METRIC_INNER_PRODUCT)
+
+    def search(queries: np.ndarray, count: int):
+        return faiss.knn(queries, vectors, count, metric=faiss.METRIC_INNER_PRODUCT)
+
     own = np.arange(len(vectors))
-    if not (indices[:, 0] == own).all():  # exact duplicates can tie with the paper itself
-        for row in np.flatnonzero(indices[:, 0] != own):
-            others = [i for i in indices[row] if i != row][: k - 1]
-            indices[row] = [row, *others]
-            similarities[row] = [1.0] + [float(vectors[row] @ vectors[i]) for i in others]
-    return indices.astype(np.int64), np.clip(1.0 - similarities, 0.0, 2.0).astype(np.float32)
+    similarities, others = nearest_others(search, vectors, own, k - 1)
+    indices = np.column_stack([own, others]).astype(np.int64)
+    distances = np.column_stack([np.zeros(len(own), np.float32), np.clip(1.0 - similarities, 0.0, 2.0)])
+    return indices, distances.astype(np.float32)
 
 
 @functools.cache
@@ -172,40 +174,7 @@ def map_trust(knn_indices: np.ndarray, coords: np.ndarray, k: int = TRUST_K) -> 
     _, near = flat.search(points, k + 1)  # each point itself first, unless another lies on it
     others_first = np.argsort(near == np.arange(count)[:, None], axis=1, kind="stable")
     on_map = np.take_along_axis(near, others_first, axis=1)[:, :k]
-    return _shared(knn_indices[:, 1 : k + 1], on_map)
-
-
-def _shared(rows: np.ndarray, other_rows: np.ndarray) -> np.ndarray:
-    """Per row, the share of the entries of ``rows`` that are also in the same row of ``other_rows``."""
-    return (rows[:, :, None] == other_rows[:, None, :]).any(axis=2).mean(axis=1).astype(np.float32)
-
-
-def place_on_map(similarities: np.ndarray, neighbours: np.ndarray, coords: np.ndarray) -> np.ndarray:
-    """Map positions of papers or queries outside the layout: the mean position of their nearest
-    laid-out papers (``neighbours``, rows of ``coords``), weighted by similarity^4 to favour the closest."""
-    weights = np.maximum(np.asarray(similarities, dtype=np.float64), 1e-6) ** 4
-    return (weights[..., None] * coords[neighbours]).sum(axis=-2) / weights.sum(axis=-1, keepdims=True)
-
-
-def place_by_neighbours(
-    similarities: np.ndarray, neighbours: np.ndarray, coords: np.ndarray, labels: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positions, cluster labels and map trust of papers outside a layout, from their nearest
-    laid-out papers (``similarities`` and ``neighbours``: rows of ``coords`` and ``labels``, best
-    first, ``TRUST_K`` of them): the similarity^4-weighted mean position of the ``PLACE_K``
-    nearest, the label with the most similarity^4 among them, and the share of the nearest that
-    are also nearest on the map."""
-    import faiss
-
-    on_map = faiss.IndexFlatL2(2)
-    on_map.add(np.ascontiguousarray(coords, dtype=np.float32))
-    nearest = neighbours[:, :PLACE_K]
-    where = place_on_map(similarities[:, :PLACE_K], nearest, coords).astype(np.float32)
-    weights = np.maximum(similarities[:, :PLACE_K], 1e-6) ** 4
-    classes = np.unique(labels[nearest])
-    votes = np.stack([(weights * (labels[nearest] == c)).sum(axis=1) for c in classes], axis=1)
-    _, near_on_map = on_map.search(where, neighbours.shape[1])
-    return where, classes[votes.argmax(axis=1)], _shared(neighbours, near_on_map)
+    return neighbour_share(knn_indices[:, 1 : k + 1], on_map)
 
 
 def _place_rest(
@@ -233,46 +202,23 @@ def _single_child_names(coarse_of: dict[int, int], names: dict) -> set[str]:
     return {names["coarse"][group] for group, count in children.items() if count == 1}
 
 
-def _topic_row(level, label, labels, name, terms, vectors, sample, coords, trust, ids) -> dict:
-    """One row of the topics table (see ``topic_map``)."""
-    members = np.flatnonzero(labels == label)
-    sampled = np.intersect1d(members, sample, assume_unique=True)
-    centroid = vectors[sampled].mean(axis=0)
-    central = sampled[np.argsort(-(vectors[sampled] @ centroid))[:3]]
-    median = np.median(coords[members], axis=0)
-    anchor = coords[members[np.argmin(((coords[members] - median) ** 2).sum(1))]]
-    return {
-        "level": level,
-        "cluster": label,
-        "name": name,
-        "terms": terms,
-        "size": len(members),
-        "central_ids": [ids[i] for i in central],
-        "x": float(anchor[0]),
-        "y": float(anchor[1]),
-        "map_trust": float(trust[members].mean()),
-    }
+@dataclass
+class _Laid:
+    """Every paper on the map: the layout sample laid out and clustered, the rest placed."""
+
+    vectors: np.ndarray
+    ids: list[str]
+    sample: np.ndarray  # rows laid out (all, up to MAP_SAMPLE papers)
+    sample_vectors: np.ndarray
+    coords: np.ndarray
+    labels: np.ndarray  # fine cluster of each paper (UNCLUSTERED: none)
+    trust: np.ndarray
+    rest: np.ndarray  # rows placed by their nearest sampled papers
+    manifest: dict  # the "layout" and "clusters" sections
 
 
-def topic_map(
-    vectors: np.ndarray, texts_of, ids: list[str], encode, sample_size: int = MAP_SAMPLE
-) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Everything the map needs, per paper and per cluster, plus a manifest section.
-
-    ``texts_of(rows)`` returns the embedded texts of the given rows (only the layout sample's are
-    asked for); ``encode(terms)`` embeds candidate topic names with the corpus's model. Corpora
-    above ``sample_size`` papers are laid out and clustered on a random sample
-    of that size; the other papers are placed by their nearest sampled papers (``place_on_map``)
-    and join the cluster most of those belong to.
-
-    Topics come in two levels: fine clusters, and coarse topics that merge them (``coarse_topics``).
-    Returns (per-paper columns x, y, cluster, cluster_name, coarse_cluster, coarse_name, map_trust,
-    placed;
-    one row per topic of either level with level ("fine" or "coarse"), cluster, name, terms, size,
-    central_ids (3 most central sampled papers), x, y (label position: the member nearest the
-    topic's median), map_trust, parent (a fine cluster's coarse topic; -1 for coarse rows); the
-    manifest's "map" section).
-    """
+def _lay_out(vectors: np.ndarray, ids: list[str], sample_size: int) -> _Laid:
+    """Lay out and cluster a sample of at most ``sample_size`` papers, and place the rest."""
     count = len(vectors)
     sample, sample_vectors = np.arange(count), np.ascontiguousarray(vectors, dtype=np.float32)
     if count > sample_size:
@@ -295,48 +241,97 @@ def topic_map(
             "placed_share": len(rest) / count,
             "placement": f"similarity^4-weighted mean of the {PLACE_K} nearest laid-out papers",
         }
-    coarse_of = coarse_topics(sample_vectors, sample_labels)
-    coarse = np.array([coarse_of.get(label, UNCLUSTERED) for label in labels], dtype=np.int64)
-    texts = texts_of(sample)
-    levels = {"fine": labels, "coarse": coarse}
-    terms = topic_terms(texts, {level: levels[level][sample] for level in levels}, sample_vectors, encode)
+    manifest = {"layout": layout_info, "clusters": cluster_info}
+    return _Laid(vectors, ids, sample, sample_vectors, coords, labels, trust, rest, manifest)
+
+
+def _topic_row(laid: _Laid, labels: np.ndarray, label: int) -> dict:
+    """The topics table's columns of the topic ``label`` of ``labels`` but its name, terms and parent."""
+    members = np.flatnonzero(labels == label)
+    sampled = np.intersect1d(members, laid.sample, assume_unique=True)
+    centroid = laid.vectors[sampled].mean(axis=0)
+    central = sampled[np.argsort(-(laid.vectors[sampled] @ centroid))[:3]]
+    median = np.median(laid.coords[members], axis=0)
+    anchor = laid.coords[members[np.argmin(((laid.coords[members] - median) ** 2).sum(1))]]
+    return {
+        "cluster": label,
+        "size": len(members),
+        "central_ids": [laid.ids[i] for i in central],
+        "x": float(anchor[0]),
+        "y": float(anchor[1]),
+        "map_trust": float(laid.trust[members].mean()),
+    }
+
+
+def map_columns(
+    coords: np.ndarray, fine: np.ndarray, coarse: np.ndarray, names: dict[str, dict], trust: np.ndarray, placed
+) -> pd.DataFrame:
+    """The map's columns of each paper, as the papers' table stores them: x, y, cluster,
+    cluster_name, coarse_cluster, coarse_name (``names``: {"fine"|"coarse": {label: name}}),
+    map_trust, placed (by its neighbours, not laid out)."""
+    return pd.DataFrame(
+        {
+            "x": coords[:, 0],
+            "y": coords[:, 1],
+            "cluster": fine,
+            "cluster_name": [names["fine"].get(label, UNCLUSTERED_NAME) for label in fine],
+            "coarse_cluster": coarse,
+            "coarse_name": [names["coarse"].get(label, UNCLUSTERED_NAME) for label in coarse],
+            "map_trust": trust,
+            "placed": placed,
+        }
+    )
+
+
+def topic_map(
+    vectors: np.ndarray, texts_of, ids: list[str], encode, sample_size: int = MAP_SAMPLE
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Everything the map needs, per paper and per cluster, plus a manifest section.
+
+    ``texts_of(rows)`` returns the embedded texts of the given rows (only the layout sample's are
+    asked for); ``encode(terms)`` embeds candidate topic names with the corpus's model. Corpora
+    above ``sample_size`` papers are laid out and clustered on a random sample of that size; the
+    other papers are placed by their nearest sampled papers
+    (:func:`paperscope.index.search.placement.place_by_neighbours`).
+
+    Topics come in two levels: fine clusters, and coarse topics that merge them (``coarse_topics``).
+    Returns (per-paper columns, see :func:`map_columns`; one row per topic of either level with
+    level ("fine" or "coarse"), cluster, name, terms, size, central_ids (3 most central sampled
+    papers), x, y (label position: the member nearest the topic's median), map_trust, parent (a
+    fine cluster's coarse topic; -1 for coarse rows); the manifest's "map" section).
+    """
+    laid = _lay_out(vectors, ids, sample_size)
+    coarse_of = coarse_topics(laid.sample_vectors, laid.labels[laid.sample])
+    coarse = np.array([coarse_of.get(label, UNCLUSTERED) for label in laid.labels], dtype=np.int64)
+    levels = {"fine": laid.labels, "coarse": coarse}
+    sampled_levels = {level: labels[laid.sample] for level, labels in levels.items()}
+    terms = topic_terms(texts_of(laid.sample), sampled_levels, laid.sample_vectors, encode)
     names = {"coarse": topic_names(terms["coarse"])}
     names["fine"] = topic_names(
         terms["fine"], taken=set(names["coarse"].values()) - _single_child_names(coarse_of, names)
     )
     rows = [
-        _topic_row(
-            level, label, levels[level], names[level][label], terms[level][label], vectors, sample, coords, trust, ids
-        )
+        {"level": level, "name": names[level][label], "terms": terms[level][label]}
+        | _topic_row(laid, levels[level], label)
         | {"parent": coarse_of[label] if level == "fine" else UNCLUSTERED}
         for level in ("fine", "coarse")
         for label in sorted(names[level])
     ]
     clusters = pd.DataFrame(rows, columns=CLUSTER_COLUMNS)
-    per_paper = pd.DataFrame(
-        {
-            "x": coords[:, 0],
-            "y": coords[:, 1],
-            "cluster": labels,
-            "cluster_name": [names["fine"].get(label, UNCLUSTERED_NAME) for label in labels],
-            "coarse_cluster": coarse,
-            "coarse_name": [names["coarse"].get(label, UNCLUSTERED_NAME) for label in coarse],
-            "map_trust": trust,
-            "placed": np.isin(np.arange(count), rest),  # placed by neighbours, not laid out
-        }
-    )
-    trust_info = {"k": min(TRUST_K, len(sample) - 1), "mean": float(trust.mean())}
-    if len(rest):
-        trust_info.update(laid_out=float(trust[sample].mean()), placed=float(trust[rest].mean()))
+    placed = np.isin(np.arange(len(vectors)), laid.rest)
+    per_paper = map_columns(laid.coords, laid.labels, coarse, names, laid.trust, placed)
+    trust_info = {"k": min(TRUST_K, len(laid.sample) - 1), "mean": float(laid.trust.mean())}
+    if len(laid.rest):
+        trust_info.update(laid_out=float(laid.trust[laid.sample].mean()), placed=float(laid.trust[laid.rest].mean()))
     manifest = {
-        "layout": layout_info,
+        "layout": laid.manifest["layout"],
         "clusters": {
-            **cluster_info,
+            **laid.manifest["clusters"],
             "count": len(names["fine"]),
             "coarse_count": len(names["coarse"]),
             "merge": "Ward linkage of normalised cluster centroids, cut at the largest jump in [sqrt(n), sqrt(2n)]",
             "names": "c-TF-IDF phrases reranked by MiniLM similarity to the centroid, MMR",
-            "unclustered": int((labels == UNCLUSTERED).sum()),
+            "unclustered": int((laid.labels == UNCLUSTERED).sum()),
         },
         "map_trust": trust_info,
     }

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from paperscope import locations
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.corpus import Admission, admitted_papers, embedding_texts
-from paperscope.index import locations, shards
-from paperscope.index.checkpoints import checkpoint
+from paperscope.index.build import shards
 
 logger = logging.getLogger(__name__)
 
@@ -34,8 +34,8 @@ class LocalEngine:
         """Embed ``job`` into Parquet shards in ``work`` (see the module docstring)."""
         from tqdm import tqdm  # plain text, in notebooks too (tqdm.auto wants ipywidgets there)
 
-        checkpoint("read")
-        checkpoint("embed")
+        logger.debug("stage %s", "read", extra={"stage": "read"})
+        logger.debug("stage %s", "embed", extra={"stage": "embed"})
         begin = time.perf_counter()
         admission = Admission()
         total = sum(Path(path).stat().st_size for path in job.inputs if Path(path).is_file()) or 1
@@ -48,7 +48,7 @@ class LocalEngine:
                 nonlocal pending
                 pending += share
 
-            rows = admitted_papers(job.inputs, job.fields, admission, on_bytes=read)
+            rows = admitted_papers(job.inputs, job.settings.fields.overrides(), admission, on_bytes=read)
             chunk = list(islice(rows, shards.SHARD_ROWS))  # at least AUTO_FAST_PAPERS, or all papers
             job.settle(len(chunk))
             cache = (

@@ -1,6 +1,6 @@
 """Topic names a researcher would give: whole phrases, acronyms with their expansion, no residue.
 
-1. Candidates: phrases of one to four adjacent words (:mod:`paperscope.index.terms`), with no
+1. Candidates: phrases of one to four adjacent words (:mod:`paperscope.embed.terms`), with no
    stop word, adverb, number or citation residue ("et al", "e.g"), not made of scientific
    boilerplate alone ("real world", "neural networks"), scored per topic by class-based TF-IDF
    (BERTopic's c-TF-IDF; a term counts once per paper, so one abstract repeating a word cannot
@@ -24,7 +24,8 @@ from collections import Counter
 import numpy as np
 import scipy.sparse
 
-from paperscope.index.terms import BOILERPLATE, english_stop_words, phrases, singular, words
+from paperscope.embed.acronyms import DEFINITION, long_form
+from paperscope.embed.terms import BOILERPLATE, english_stop_words, phrases, singular, words
 
 UNCLUSTERED = -1
 MAX_WORDS = 4  # longest candidate phrase
@@ -62,8 +63,6 @@ GENERIC_HEADS = {
     "pipeline", "paradigm", "setting", "problem", "system", "solution", "algorithm", "dataset", "benchmark",
 }  # fmt: skip
 _CLAUSE_END = re.compile(r"[,;:!?()\[\]]|\.(?=\s|$)")
-# "Long Form Words (LFW)": up to eight words, then an acronym with two capitals or more in brackets.
-_DEFINITION = re.compile(r"((?:[A-Za-z][\w'-]*\s+){1,8})\(\s*([A-Za-z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*)\s*\)")
 
 
 def _singular(term: str) -> str:
@@ -95,28 +94,6 @@ def candidates(text: str, stop_words: frozenset[str]) -> list[str]:
     return [" ".join([*term_words[:-1], singular(term_words[-1])]) for term_words in named]
 
 
-def _long_form(before: str, acronym: str, stop_words: frozenset[str]) -> str | None:
-    """The words before an acronym's brackets that it abbreviates: the shortest run of them that
-    starts with the acronym's first letter and holds its letters in order (after Schwartz and
-    Hearst), or None."""
-    letters = "".join(c.lower() for c in acronym.rstrip("s") if c.isalnum())
-    parts = [w for w in re.split(r"\s+", before.strip()) if w]
-    spans = [parts[start:] for start in range(len(parts) - 1, max(-1, len(parts) - len(letters) - 3), -1)]
-    spans = [s for s in spans if s[0].lower() not in stop_words and len(re.split(r"[\s-]+", " ".join(s))) > 1]
-    # The first letter starts the first word ("Large Language Models (LLMs)"), or is in it ("eXplainable AI (XAI)").
-    for first_letter_starts in (True, False):
-        for span in spans:
-            joined = " ".join(span).lower()
-            if (first_letter_starts and not joined.startswith(letters[0])) or letters[0] not in span[0].lower():
-                continue
-            position = joined.find(letters[0]) + 1
-            for letter in letters[1:]:
-                position = joined.find(letter, position) + 1 if position else 0
-            if position:
-                return joined
-    return None
-
-
 def acronyms(texts: list[str], stop_words: frozenset[str]) -> dict[str, str]:
     """Acronyms the texts define, as a map from a candidate term (the acronym in lower case, and
     the expansion when it holds no stop word) to its display form "expansion (ACRONYM)".
@@ -126,16 +103,16 @@ def acronyms(texts: list[str], stop_words: frozenset[str]) -> dict[str, str]:
     lower_words: Counter = Counter()
     for text in texts:
         lower_words.update(re.findall(r"\b[a-z][a-z0-9]*\b", text))
-        for before, acronym in _DEFINITION.findall(text):
-            long_form = _long_form(before, acronym, stop_words)
-            if long_form and sum(c.isupper() for c in acronym) >= 2:
-                seen[(acronym, long_form)] += 1
+        for before, acronym in DEFINITION.findall(text):
+            expansion = long_form(acronym, before, stop_words)
+            if expansion and sum(c.isupper() for c in acronym) >= 2:
+                seen[(acronym, expansion.lower())] += 1
     shown: dict[str, str] = {}
-    for (acronym, long_form), _ in seen.most_common():  # the commonest expansion of an acronym wins
-        display = f"{long_form} ({acronym})"
+    for (acronym, expanded), _ in seen.most_common():  # the commonest expansion of an acronym wins
+        display = f"{expanded} ({acronym})"
         keys = [] if lower_words[acronym.lower()] or lower_words[acronym.lower().rstrip("s")] else [acronym.lower()]
-        expansion = candidates(long_form, stop_words)
-        if expansion and len(expansion[-1].split()) == len(words(long_form, compounds=True)):
+        expansion = candidates(expanded, stop_words)
+        if expansion and len(expansion[-1].split()) == len(words(expanded, compounds=True)):
             keys.append(expansion[-1])  # every word of the expansion is in its candidate form
         for key in keys:
             shown.setdefault(singular(key), display)

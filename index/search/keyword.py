@@ -1,9 +1,9 @@
 """The keyword side of search: sparse TF-IDF over words and two-word phrases.
 
-Terms come from :mod:`paperscope.index.terms`. scikit-learn's TfidfVectorizer learns the
-vocabulary and IDF at build time; queries are turned into TF-IDF rows here, with the same term
-extractor and the stop words stored in the index, without importing scikit-learn (~0.6 s) on
-the query path.
+Terms come from :mod:`paperscope.embed.terms`. scikit-learn's TfidfVectorizer learns the
+vocabulary and IDF at build time (:mod:`paperscope.index.build.keyword_fit`); queries are
+turned into TF-IDF rows here, with the same term extractor and the stop words stored in the
+index, without importing scikit-learn (~0.6 s) on the query path.
 
 It finds what dense MiniLM vectors blur: exact acronyms and rare terms ("GRPO", "ATSP", "DiT").
 Stored in the index as the sparse paper x term matrix (rows L2-normalised) twice, by paper
@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse
 
+from paperscope.embed.terms import phrases, words
 from paperscope.files import mapped_array
-from paperscope.index.terms import english_stop_words, phrases, words
 
-SETTINGS = {"terms": "paperscope.index.terms", "phrase_sizes": [1, 2], "sublinear_tf": True}
+SETTINGS = {"terms": "paperscope.embed.terms", "phrase_sizes": [1, 2], "sublinear_tf": True}
 ARRAYS = ("data", "indices", "indptr")
 CANDIDATE_TERMS = (
     12  # a query's heaviest terms whose papers become keyword candidates (benchmarks/hybrid_candidates.py)
@@ -66,28 +65,6 @@ class KeywordIndex:
         self.terms = terms
         self.idf = idf
         self.stop_words = frozenset(stop_words)
-
-    @classmethod
-    def fit(cls, texts: Iterable[str], count: int | None = None) -> KeywordIndex:
-        """Learn terms and IDF from the corpus (terms in two papers or more once it has 1,000+).
-        ``texts`` may be a generator (read once) when ``count`` gives its length."""
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
-        count = len(texts) if count is None else count
-        stop_words = english_stop_words()
-        vectorizer = TfidfVectorizer(
-            analyzer=analyzer(stop_words),
-            sublinear_tf=SETTINGS["sublinear_tf"],
-            min_df=2 if count >= 1000 else 1,
-            dtype=np.float32,
-        )
-        try:
-            matrix = vectorizer.fit_transform(texts)
-        except ValueError:  # nothing but stop words: an empty vocabulary
-            return cls(scipy.sparse.csr_matrix((count, 0), dtype=np.float32), [], np.zeros(0, np.float32), stop_words)
-        return cls(
-            matrix.tocsr(), vectorizer.get_feature_names_out().tolist(), vectorizer.idf_.astype(np.float32), stop_words
-        )
 
     @cached_property
     def _column_of(self) -> dict[str, int]:

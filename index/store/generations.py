@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 import shutil
 import uuid
 from contextlib import contextmanager
@@ -40,8 +41,7 @@ from filelock import FileLock, Timeout
 
 from paperscope.errors import UserError
 from paperscope.files import TEMPORARY_PREFIX, atomic_path, file_digest, mapped_array
-from paperscope.index.checkpoints import checkpoint
-from paperscope.index.keyword import KeywordIndex
+from paperscope.index.search.keyword import KeywordIndex
 
 FORMAT_NAME = "paperscope-index"
 FORMAT_VERSION = 6  # 2: keyword index; 3: its stop words; 4: terms from index.terms; 5: coarse topics;
@@ -55,6 +55,7 @@ VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
 )
 KEYWORD_PREFIX, KEYWORD_TERMS_FILE, SMOOTHED_FILE = "keyword", "keyword_terms.json", "smoothed.npy"
 POINTER_FILE, LOCK_FILE = "CURRENT", ".build.lock"
+logger = logging.getLogger(__name__)
 
 
 @contextmanager
@@ -85,7 +86,8 @@ class Generation:
     papers: object  # read: a memory-mapped pyarrow Table; written: a DataFrame, a Table or an iterable of Tables
     clusters: pd.DataFrame
     keyword: KeywordIndex
-    smoothed: np.ndarray | None = None  # neighbour-smoothed vectors (paperscope.index.smoothing), if built
+    smoothed: np.ndarray | None = None  # neighbour-smoothed vectors (paperscope.index.build.smoothing), if built
+    name: str | None = None  # read: the generation folder's name
 
 
 def _read_table(path: Path) -> pd.DataFrame:
@@ -149,7 +151,7 @@ def write_generation(folder: Path, generation: Generation) -> Path:
             },
         }
         (temporary / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, default=str))
-        checkpoint("commit")
+        logger.debug("stage %s", "commit", extra={"stage": "commit"})
     with atomic_path(folder / POINTER_FILE) as pointer:
         pointer.write_text(target.name + "\n")
     remove_stale(folder)
@@ -268,4 +270,4 @@ def read_generation(folder: str | Path, mapped: bool = True) -> Generation:
             f"{source}: vectors {vectors.shape}, FAISS {faiss_index.ntotal} rows and "
             f"{papers.num_rows} papers disagree with the manifest {expected_shape}; rebuild the index ({hint})"
         )
-    return Generation(manifest, vectors, faiss_index, papers, clusters, keyword, smoothed)
+    return Generation(manifest, vectors, faiss_index, papers, clusters, keyword, smoothed, name=source.name)

@@ -26,8 +26,7 @@ import pandas as pd
 
 from paperscope.embed.corpus import Admission, abstract_key, embedding_texts, paper_row, read_records
 from paperscope.errors import UserError
-from paperscope.index import shards
-from paperscope.index.checkpoints import checkpoint
+from paperscope.index.build import shards
 
 logger = logging.getLogger(__name__)
 EMBED_BATCH = 256  # texts per actor call: large enough to sort by length and keep batches full
@@ -77,8 +76,8 @@ class _Embedder:
     """A Ray actor: loads the model once, then embeds batches of admitted records."""
 
     def __init__(self, model_path: str, quantize: str | None, window: int | None, long_text: str, rejected: np.ndarray):
+        from paperscope import locations
         from paperscope.embed.model import Encoder
-        from paperscope.index import locations
 
         self.encoder = Encoder(model_path, onnx_dir=locations.onnx_dir(), quantize=quantize, window=window)
         self.long_text = long_text
@@ -137,7 +136,7 @@ class RayEngine:
 
 
 def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, workers: int | None, on_progress):
-    inputs, fields = job.inputs, job.fields
+    inputs, fields = job.inputs, job.settings.fields.overrides()
     os.environ.setdefault("RAY_DATA_LOG_LEVEL", "ERROR")  # else several INFO lines per dataset on the console
     try:
         import ray
@@ -150,7 +149,7 @@ def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, worke
             raise UserError(
                 f"{path}: {'is a directory; pass the corpus files inside it' if path.is_dir() else 'no such file'}"
             )
-    checkpoint("read")
+    logger.debug("stage %s", "read", extra={"stage": "read"})
     actors, started = _start_ray(address, workers)
     seconds = {}
     try:
@@ -185,7 +184,7 @@ def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, worke
         seconds["read"] = round(time.perf_counter() - begin, 3)
         job.settle(count)
         encoder, long_text = job.encoder, job.long_text
-        checkpoint("embed")
+        logger.debug("stage %s", "embed", extra={"stage": "embed"})
         begin = time.perf_counter()
         embedded = records.map_batches(
             _Embedder,

@@ -8,11 +8,12 @@ shards back column by column, so no stage needs every abstract in memory at once
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,10 @@ import pyarrow.parquet as pq
 
 from paperscope.embed.corpus import OPTIONAL_FIELDS, ReadReport, abstract_key, embedding_texts, filled_fields
 from paperscope.files import reserved_array
-from paperscope.options import AUTO_FAST_PAPERS, PRESETS
+from paperscope.settings import AUTO_FAST_PAPERS, BuildSettings, LongText
+
+if TYPE_CHECKING:
+    from paperscope.embed.model import Encoder
 
 logger = logging.getLogger(__name__)
 
@@ -94,40 +98,31 @@ def paper_tables(shards: list[Path], keep: list[str], extra: pd.DataFrame):
 class EmbedJob:
     """What an engine is asked to do: read ``inputs`` and embed their papers as ``settle`` decides."""
 
-    inputs: list
-    fields: dict | None  # column names overriding the readers' guesses
-    model_path: object
-    preset: str | None  # "fast", "exact", or None: chosen by corpus size (AUTO_FAST_PAPERS)
-    custom: dict = field(default_factory=dict)  # quantize / long_text given instead of a preset
-    encoder: object = None  # paperscope.embed.model.Encoder, once settled
-    long_text: str = "mean"
+    inputs: list[Path]
+    settings: BuildSettings
+    encoder: Encoder | None = None  # once settled
+    long_text: LongText = "mean"
     choice: dict = field(default_factory=dict)  # the manifest's "preset" section
 
     def settle(self, papers: int) -> None:
         """Fix the embedding settings once the engine knows the corpus has at least ``papers``
         papers (all of them, or at least AUTO_FAST_PAPERS)."""
+        from paperscope import locations
         from paperscope.embed.model import Encoder
-        from paperscope.index import locations
 
-        if self.custom:
-            name, how = "custom", "given as --long-text / --quantize"
-            settings = {**PRESETS["exact"], **self.custom}
-        else:
-            name = self.preset or ("fast" if papers >= AUTO_FAST_PAPERS else "exact")
-            how = "asked for" if self.preset else f"chosen by size: fast from {AUTO_FAST_PAPERS:,} papers"
-            settings = PRESETS[name]
-        if not self.preset and not self.custom and name == "fast":
+        name, how, preset = self.settings.embedding(papers)
+        if name == "fast" and not self.settings.preset:
             logger.info(
                 "%s papers or more: embedding with the fast preset (int8, first %d word pieces); "
                 "--preset exact embeds whole texts at about a fifth of the speed",
                 f"{AUTO_FAST_PAPERS:,}",
-                settings["window"],
+                preset.window,
             )
         self.encoder = Encoder(
-            self.model_path, onnx_dir=locations.onnx_dir(), quantize=settings["quantize"], window=settings["window"]
+            self.settings.model_path, onnx_dir=locations.onnx_dir(), quantize=preset.quantize, window=preset.window
         )
-        self.long_text = settings["long_text"]
-        self.choice = {"name": name, "how": how, **settings}
+        self.long_text = preset.long_text
+        self.choice = {"name": name, "how": how, **dataclasses.asdict(preset)}
 
 
 @dataclass

@@ -15,6 +15,7 @@ import numpy as np
 
 from paperscope.embed.corpus import text_id
 from paperscope.embed.text import normalise_text, split_sentences
+from paperscope.settings import QuerySettings
 
 
 def label_agreement(labels: list[str], neighbour_labels: list[list[str]], k: int = 10) -> dict[str, float]:
@@ -49,7 +50,10 @@ def evaluate(index, mode: str, hybrid_weight: float | None = None, k: int = 10) 
     labels = index.papers["label"].tolist()
     label_of = dict(zip(index.papers["id"], labels, strict=True))
     neighbours = [
-        [label_of[i] for i in index.similar(paper_id, k=k, mode=mode, hybrid_weight=hybrid_weight)["id"]]
+        [
+            label_of[i]
+            for i in index.similar(paper_id, k=k, mode=mode, settings=QuerySettings(hybrid_weight=hybrid_weight))["id"]
+        ]
         for paper_id in index.papers["id"]
     ]
     return label_agreement(labels, neighbours, k)

@@ -15,34 +15,34 @@ from __future__ import annotations
 
 import numpy as np
 
+from paperscope.index.search.nearest import nearest_others
+from paperscope.settings import Smoothing
+
 
 def smooth(
     queries: np.ndarray,
     vectors: np.ndarray,
     faiss_index,
-    k: int,
-    weight: float,
+    settings: Smoothing,
+    *,
     own_rows=None,
     out: np.ndarray | None = None,
     chunk: int = 20_000,
 ) -> np.ndarray:
-    """Smoothed vectors of ``queries``: each plus ``weight`` x the mean of its ``k`` nearest rows of
-    ``vectors`` (found with ``faiss_index``, which holds ``vectors``), renormalised. ``own_rows``:
-    the queries' own rows in ``vectors`` (papers of the index: never their own neighbour), or None
-    (papers outside it). Written into ``out`` (a memory-mapped file, at scale) when given."""
+    """Smoothed vectors of ``queries``: each plus ``settings.weight`` x the mean of its
+    ``settings.k`` nearest rows of ``vectors`` (found with ``faiss_index``, which holds
+    ``vectors``), renormalised. ``own_rows``: the queries' own rows in ``vectors`` (papers of the
+    index: never their own neighbour), or None (papers outside it). Written into ``out`` (a
+    memory-mapped file, at scale) when given."""
     found = np.empty((len(queries), vectors.shape[1]), dtype=np.float32) if out is None else out
-    k = min(k, len(vectors) - (0 if own_rows is None else 1))
+    k = min(settings.k, len(vectors) - (0 if own_rows is None else 1))
     if k < 1:
         found[:] = queries
         return found
     for start in range(0, len(queries), chunk):
         own = np.ascontiguousarray(queries[start : start + chunk], dtype=np.float32)
-        _, near = faiss_index.search(own, k + 1)
-        if own_rows is None:
-            near = near[:, :k]
-        else:
-            others = near != np.asarray(own_rows[start : start + chunk])[:, None]  # never a paper's own row
-            near = np.take_along_axis(near, np.argsort(~others, axis=1, kind="stable")[:, :k], axis=1)
-        mixed = own + weight * np.asarray(vectors)[near].mean(axis=1)
+        own_part = None if own_rows is None else np.asarray(own_rows[start : start + chunk])
+        _, near = nearest_others(faiss_index.search, own, own_part, k)
+        mixed = own + settings.weight * np.asarray(vectors)[near].mean(axis=1)
         found[start : start + len(own)] = mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
     return found

@@ -1,5 +1,6 @@
-"""Starting servers (Streamlit's, ``paperscope serve``): a free port, waiting until one answers its
-health check, and the headless Chromium that the browser tests and benchmarks drive the app with."""
+"""Test and benchmark tools, not part of the product: a free port, ``paperscope app`` or ``serve``
+started on one and answering its health check, the headless Chromium that drives the app, and
+a probe of the map's labels run in the page."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import contextlib
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
+
+from paperscope.ui.launch import wait_until_healthy
 
 # Debian's chromium (.ci/setup --test installs it); the flags keep it off this machine's closed network.
 CHROMIUM = "/usr/bin/chromium"
@@ -29,22 +30,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def wait_until_healthy(
-    url: str, server: subprocess.Popen, timeout: float = 60.0, health: str = "/_stcore/health"
-) -> bool:
-    """Poll the health check at ``url`` + ``health`` (Streamlit's, or ``/healthz`` of ``paperscope
-    serve``) until it answers 200 (True), or the server exits or ``timeout`` seconds pass (False)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and server.poll() is None:
-        try:
-            with urllib.request.urlopen(f"{url}{health}", timeout=1) as answer:
-                if answer.status == 200:
-                    return True
-        except OSError:
-            time.sleep(0.05)  # not listening yet, or not ready (503)
-    return False
 
 
 HEALTH_CHECKS = {"app": "/_stcore/health", "serve": "/healthz"}  # Streamlit's, and paperscope serve's
@@ -72,8 +57,8 @@ def paperscope_server(
         process.wait(timeout=30)
 
 
-# For tests and benchmarks, run in the page: every visible map label's box on the page, the pairs
-# that overlap and the labels not wholly inside the map.
+# Run in the page: every visible map label's box on the page, the pairs that overlap and the
+# labels not wholly inside the map.
 MAP_LABEL_LAYOUT = """() => {
   const frame = document.querySelector('.ps-map'); const map = frame.getBoundingClientRect();
   const labels = [...frame.querySelectorAll('.ps-label')].filter(e => e.style.visibility === 'visible').map(e => {

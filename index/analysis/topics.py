@@ -1,13 +1,6 @@
-"""Corpus-level analysis over a loaded index: near-duplicate pairs, outliers, and topics (their
-overview, their shares over the years, and the papers between two topics).
-
-Near-duplicate threshold (``DUPLICATE_THRESHOLD``), measured with
-``benchmarks/duplicates_threshold.py``: edited versions of the 38 sample abstracts (sentences
-swapped, wording changed, numbers changed, every 15th word dropped) score at least 0.931 against
-their original, a version with one sentence dropped at least 0.901. Different papers score at
-most 0.680 in the sample and 0.902 in the 2,690-abstract IJCAI corpus (two papers on chore
-allocation). 0.92 finds every version but a few with a sentence dropped, and no different pair.
-"""
+"""The topics of a loaded index: their overview, their shares over the years, and the papers
+between two topics. Read-only: the topics themselves are computed at build time
+(:mod:`paperscope.index.topics`)."""
 
 from __future__ import annotations
 
@@ -15,67 +8,15 @@ import numpy as np
 import pandas as pd
 
 from paperscope.errors import UserError
-from paperscope.options import DUPLICATE_THRESHOLD, LEVELS, check_choice
-
-
-def near_duplicates(index, threshold: float = DUPLICATE_THRESHOLD, neighbours: int = 10) -> pd.DataFrame:
-    """Pairs of papers whose cosine similarity is at least ``threshold``, most similar first.
-
-    Columns: id_a, title_a, id_b, title_b, score. Each pair appears once.
-    """
-    if not 0 < threshold <= 1:
-        raise UserError(f"threshold must be in (0, 1], got {threshold}")
-    vectors = np.ascontiguousarray(index.vectors, dtype=np.float32)
-    scores, rows = index.faiss_index.search(vectors, min(neighbours + 1, len(index)))
-    pairs = {}
-    for row in range(len(vectors)):
-        for other, score in zip(rows[row], scores[row], strict=True):
-            if other >= 0 and other != row and score >= threshold:
-                pairs[(min(row, other), max(row, other))] = float(score)
-    ids, titles = index.papers["id"].to_numpy(), index.papers["title"].to_numpy()
-    records = [
-        {"id_a": ids[a], "title_a": titles[a], "id_b": ids[b], "title_b": titles[b], "score": score}
-        for (a, b), score in sorted(pairs.items(), key=lambda item: -item[1])
-    ]
-    return pd.DataFrame(records, columns=["id_a", "title_a", "id_b", "title_b", "score"])
-
-
-def outliers(index, count: int = 5) -> pd.DataFrame:
-    """The ``count`` papers least similar to everything else (lowest similarity to their nearest paper).
-
-    Columns: id, title, cluster_name, nearest_id, nearest_score.
-    """
-    vectors = np.ascontiguousarray(index.vectors, dtype=np.float32)
-    scores, rows = index.faiss_index.search(vectors, min(2, len(index)))
-    own = np.arange(len(vectors))
-    nearest = np.where(rows[:, 0] == own, rows[:, -1], rows[:, 0])
-    nearest_score = np.where(rows[:, 0] == own, scores[:, -1], scores[:, 0])
-    order = np.argsort(nearest_score)[:count]
-    papers = index.papers
-    return pd.DataFrame(
-        {
-            "id": papers["id"].to_numpy()[order],
-            "title": papers["title"].to_numpy()[order],
-            "cluster_name": papers["cluster_name"].to_numpy()[order],
-            "nearest_id": papers["id"].to_numpy()[nearest[order]],
-            "nearest_score": nearest_score[order],
-        }
-    )
-
+from paperscope.index.search.filters import check_level
 
 ALL_CANDIDATES = 100_000  # papers; a larger corpus looks for bridges among the two topics' papers only
 
 
 def _topic_columns(level: str) -> tuple[str, str]:
     """The papers' columns holding a topic of ``level``: its number and its name."""
-    check_choice(level, LEVELS, "topic level")
+    check_level(level)
     return ("coarse_cluster", "coarse_name") if level == "coarse" else ("cluster", "cluster_name")
-
-
-def _topic_table(index, level: str) -> pd.DataFrame:
-    """The index's topics of ``level``."""
-    _topic_columns(level)
-    return index.coarse_clusters if level == "coarse" else index.clusters
 
 
 def topic_overview(index, level: str = "coarse") -> pd.DataFrame:
@@ -84,7 +25,7 @@ def topic_overview(index, level: str = "coarse") -> pd.DataFrame:
     Columns: cluster, name, size, share (of the corpus), map_trust, central_ids and central_titles
     (its three most central papers), terms, and for fine topics the coarse topic (parent) holding it.
     """
-    table = _topic_table(index, level)
+    table = index.topic_table(level)
     title_of = dict(zip(index.papers["id"], index.papers["title"], strict=True))
     overview = table[["cluster", "name", "size", "map_trust", "central_ids", "terms", "parent"]].copy()
     overview.insert(3, "share", overview["size"] / len(index))
@@ -98,7 +39,7 @@ def topic_overview(index, level: str = "coarse") -> pd.DataFrame:
 
 def find_topic(index, topic, level: str = "coarse") -> int:
     """The number of the topic of ``level`` given by its number or by (part of) its name."""
-    table = _topic_table(index, level)
+    table = index.topic_table(level)
     names = dict(zip(table["cluster"], table["name"], strict=True))
     text = str(topic).strip()
     if text.lstrip("-").isdigit() and int(text) in names:
@@ -124,7 +65,7 @@ def topics_by_year(index, level: str = "coarse") -> pd.DataFrame:
         raise UserError("this corpus has no years (no 'year' field in its files): topics over time need one")
     dated = papers[papers["year"].notna()]
     shares = pd.crosstab(dated[number_column], dated["year"].astype(int), normalize="columns")
-    table = _topic_table(index, level)
+    table = index.topic_table(level)
     shares = shares.reindex(table["cluster"], fill_value=0.0)
     years = list(shares.columns)
     result = pd.DataFrame({"cluster": table["cluster"].to_numpy(), "name": table["name"].to_numpy()})
@@ -154,9 +95,7 @@ def bridges(index, a, b, level: str = "coarse", neighbours: int = 10, limit: int
     columns = ["id", "title", "topic", "in_a", "in_b", "balance", "evenness"]
     if len(rows) == 0:
         return pd.DataFrame(columns=columns)
-    vectors = np.ascontiguousarray(index.vectors[rows], dtype=np.float32)
-    _, found = index.faiss_index.search(vectors, min(neighbours + 1, len(index)))
-    found = np.where(found == rows[:, None], -1, found)[:, : neighbours + 1]  # not the paper itself
+    _, found = index.nearest_others(rows, min(neighbours, len(index) - 1))
     near = np.where(found >= 0, topic[np.maximum(found, 0)], -2)
     in_a, in_b = (near == first).sum(axis=1), (near == second).sum(axis=1)
     between = (in_a > 0) & (in_b > 0)

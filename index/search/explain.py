@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from paperscope.embed.terms import BOILERPLATE, phrases, singular, words
 from paperscope.embed.text import split_sentences
-from paperscope.index.terms import BOILERPLATE, phrases, singular, words
 
 COMMON_IDF = 1 + np.log(2)  # scikit-learn's smooth IDF of a term in half the papers
 
@@ -55,7 +55,7 @@ def shared_terms(text_a: str, text_b: str, idf_of, stop_words: frozenset[str], l
     """Words and two-word phrases both texts use, most distinctive first: rare in the corpus (the
     keyword index's IDF, ``idf_of(term)``), frequent in both texts, phrases before single words.
     Plurals match their singular; a term is shown as text A writes it. ``stop_words``: the
-    index's (see :mod:`paperscope.index.terms`)."""
+    index's (see :mod:`paperscope.embed.terms`)."""
     (counts_a, shown), (counts_b, _) = _phrase_counts(text_a, stop_words), _phrase_counts(text_b, stop_words)
 
     def weight(key: str) -> float:
@@ -73,15 +73,13 @@ def shared_terms(text_a: str, text_b: str, idf_of, stop_words: frozenset[str], l
     return [shown[key] for key in chosen]
 
 
-def explain_pair(
-    text_a: str, text_b: str, score: float, encode_sentences, idf_of, stop_words: frozenset[str], pairs: int = 2
-) -> Explanation:
+def explain_pair(texts: tuple[str, str], score: float, encode_sentences, keyword, pairs: int = 2) -> Explanation:
     """Explain the similarity ``score`` of two texts with the model that embedded them:
-    ``encode_sentences(list of sentences)`` gives their vectors, one row each.
-
-    ``idf_of(term)`` says how distinctive a shared term is in the corpus (rarer terms first);
-    ``stop_words`` are the index's.
+    ``encode_sentences(list of sentences)`` gives their vectors, one row each; the index's
+    ``keyword`` index says how distinctive a shared term is in the corpus (``idf_of``: rarer
+    terms first) and holds its stop words.
     """
+    text_a, text_b = texts
     sentences_a, sentences_b = split_sentences(text_a) or [text_a], split_sentences(text_b) or [text_b]
     vectors = encode_sentences(sentences_a + sentences_b)
     similarity = vectors[: len(sentences_a)] @ vectors[len(sentences_a) :].T
@@ -96,5 +94,7 @@ def explain_pair(
         if len(found) == pairs:
             break
     return Explanation(
-        score=float(score), sentence_pairs=found, shared_terms=shared_terms(text_a, text_b, idf_of, stop_words)
+        score=float(score),
+        sentence_pairs=found,
+        shared_terms=shared_terms(text_a, text_b, keyword.idf_of, keyword.stop_words),
     )

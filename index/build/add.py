@@ -1,0 +1,214 @@
+"""Add papers to an existing index without rebuilding it: ``paperscope add FILES --index DIR``.
+
+Only the new papers are embedded (with the index's model and preset, through the embedding
+cache). They join the FAISS index; they are placed on the existing map at the weighted mean of
+their nearest papers and join the topic most of those belong to (as a build places the papers
+outside its layout sample); their keyword rows use the index's vocabulary and IDF. Papers whose
+id or abstract the index already holds are reported and skipped. The result is written as a new
+generation, atomically, under the folder's build lock: a killed ``add`` leaves the index as it was.
+
+The layout, the topics and the vocabulary stay those of the last full build; once placed papers
+are more than ``REBUILD_SHARE`` of the index, ``add`` says a full rebuild would serve it better.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from paperscope import locations
+from paperscope.embed.cache import EmbeddingCache, encode_with_cache
+from paperscope.embed.corpus import Admission, abstract_key, admitted_papers, embedding_texts
+from paperscope.errors import UserError, write_error
+from paperscope.index.build.smoothing import smooth
+from paperscope.index.search.encoding import QueryEncoder
+from paperscope.index.search.placement import TRUST_K, place_by_neighbours
+from paperscope.index.store import generations
+from paperscope.index.topics.naming import UNCLUSTERED
+from paperscope.index.topics.topic_map import map_columns
+from paperscope.settings import BuildSettings, Fields
+
+logger = logging.getLogger(__name__)
+
+# Above this share of papers placed rather than laid out, new topics may have formed that no
+# existing cluster holds: suggest a full rebuild.
+REBUILD_SHARE = 0.2
+
+
+@dataclass
+class AddReport:
+    """What an ``add`` did."""
+
+    folder: Path
+    added: int
+    skipped: int
+    count: int  # papers in the index now
+    placed_share: float  # share of the index placed on the map rather than laid out
+    seconds: float
+
+
+def add_papers(
+    inputs: list[str | Path], folder: str | Path, fields: Fields | None = None, use_cache: bool = True
+) -> AddReport:
+    """Add the papers of ``inputs`` to the index at ``folder`` (see the module docstring), embedded
+    as the index was; ``fields`` names the columns of ``inputs``; ``use_cache``: reuse vectors of
+    texts embedded before."""
+    folder = Path(folder)
+    begin = time.perf_counter()
+    if not generations.is_index(folder):
+        raise UserError(f"{folder}: not a paperscope index; build one with: paperscope build FILES -o {folder}")
+    try:
+        with generations.build_lock(folder):
+            report = _add(inputs, folder, fields or Fields(), use_cache)
+    except OSError as exc:
+        raise write_error(exc, folder) or exc from None
+    report.seconds = time.perf_counter() - begin
+    return report
+
+
+def _column(table: pa.Table, name: str) -> np.ndarray:
+    return table.column(name).to_numpy(zero_copy_only=False)
+
+
+def _new_papers(old: generations.Generation, inputs, fields: Fields) -> tuple[pd.DataFrame, int]:
+    """The papers of ``inputs`` the index does not hold yet (by id or abstract), and how many were skipped."""
+    admission = Admission()
+    table = old.papers
+    for paper_id, abstract, source in zip(
+        *(table.column(name).to_pylist() for name in ("id", "abstract", "source")), strict=True
+    ):
+        admission.know(source, paper_id, abstract_key(abstract))
+    new = pd.DataFrame(list(admitted_papers(inputs, fields.overrides(), admission)))
+    report = admission.report
+    for line in report.lines():
+        logger.warning("skipped: %s", line)
+    return new, len(report.skipped) + len(report.duplicate_ids) + len(report.duplicate_abstracts)
+
+
+def _embed(old: generations.Generation, texts: list[str], use_cache: bool) -> tuple[np.ndarray, int, object]:
+    """The vectors of ``texts`` as the index's papers were embedded, how many were embedded anew,
+    and the encoder (the model the index was built with, checked by fingerprint)."""
+    strategy = old.manifest["long_text"]["strategy"]
+    encoder = QueryEncoder(old.manifest["model"], strategy).encoder
+    cache = EmbeddingCache(locations.cache_dir(), encoder.vector_key, strategy) if use_cache else None
+    vectors, fresh = encode_with_cache(encoder, texts, strategy, cache)
+    if cache is not None:
+        cache.flush()
+    return vectors, fresh, encoder
+
+
+def _add(inputs, folder: Path, fields: Fields, use_cache: bool) -> AddReport:
+    """:func:`add_papers` under the folder's lock."""
+    old = generations.read_generation(folder, mapped=False)
+    count = old.papers.num_rows
+    new, skipped = _new_papers(old, inputs, fields)
+    if new.empty:
+        logger.info("no new papers in %s; the index is unchanged", ", ".join(Path(p).name for p in inputs))
+        return AddReport(folder, 0, skipped, count, float(np.mean(_column(old.papers, "placed"))), 0.0)
+    texts = embedding_texts(new)
+    vectors, fresh, encoder = _embed(old, texts, use_cache)
+    logger.info(
+        "embedded %d new %s (%d from the cache)", len(new), "paper" if len(new) == 1 else "papers", len(new) - fresh
+    )
+    new["tokens"] = encoder.count_tokens(texts)
+    generation = _grown(old, new.join(_place(old, vectors)), vectors, texts, inputs)
+    generations.write_generation(folder, generation)
+    placed = generation.manifest["map"]["layout"]["placed_share"]
+    logger.info(
+        "added %d %s to %s (%d in all; %.0f%% placed on the map rather than laid out)",
+        len(new), "paper" if len(new) == 1 else "papers", folder, count + len(new), 100 * placed,
+    )  # fmt: skip
+    if placed > REBUILD_SHARE:
+        logger.warning(
+            "more than %.0f%% of the papers were added after the last full build: their topics are the "
+            "old ones; rebuild with `paperscope build` to lay out the map and find topics anew",
+            100 * REBUILD_SHARE,
+        )
+    return AddReport(folder, len(new), skipped, count + len(new), placed, 0.0)
+
+
+def _place(old: generations.Generation, vectors: np.ndarray) -> pd.DataFrame:
+    """Map columns of new papers: position and topic from their nearest papers in the index."""
+    table, topics = old.papers, old.clusters
+    coordinates = np.column_stack([_column(table, "x"), _column(table, "y")]).astype(np.float64)
+    fine_labels = np.asarray(_column(table, "cluster"), dtype=np.int64)
+    similarities, neighbours = old.faiss_index.search(
+        np.ascontiguousarray(vectors, dtype=np.float32), min(TRUST_K, table.num_rows)
+    )
+    coords, fine, trust = place_by_neighbours(similarities, neighbours, coordinates, fine_labels)
+    fine_topics, coarse_topics = (topics[topics["level"] == level] for level in ("fine", "coarse"))
+    coarse_of = dict(zip(fine_topics["cluster"], fine_topics["parent"], strict=True))
+    coarse = np.array([coarse_of.get(label, UNCLUSTERED) for label in fine], dtype=np.int64)
+    names = {
+        "fine": dict(zip(fine_topics["cluster"], fine_topics["name"], strict=True)),
+        "coarse": dict(zip(coarse_topics["cluster"], coarse_topics["name"], strict=True)),
+    }
+    return map_columns(coords, fine, coarse, names, trust, np.ones(len(vectors), dtype=bool))
+
+
+def _grown(
+    old: generations.Generation, new: pd.DataFrame, vectors: np.ndarray, texts: list[str], inputs
+) -> generations.Generation:
+    """The next generation: the index's papers, vectors, keyword rows and FAISS index plus the new ones."""
+    schema = old.papers.schema
+    dropped = sorted(name for name in set(new.columns) - set(schema.names) if new[name].notna().any())
+    if dropped:
+        logger.info("fields the index does not have are left out: %s", ", ".join(dropped))
+    new_table = pa.Table.from_pandas(new.reindex(columns=schema.names), schema=schema, preserve_index=False)
+    smoothed = None
+    settings = BuildSettings.from_manifest(old.manifest)
+    if old.smoothed is not None:  # the new papers' from their neighbours; the others' stay as built
+        new_smoothed = smooth(vectors, old.vectors, old.faiss_index, settings.smoothing)
+        smoothed = np.concatenate([np.asarray(old.smoothed), new_smoothed])
+    old.faiss_index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+    keyword = old.keyword.appended(old.keyword.transform(texts))
+    count = old.papers.num_rows + len(new)
+    fine = np.concatenate([_column(old.papers, "cluster"), new["cluster"].to_numpy()])
+    coarse = np.concatenate([_column(old.papers, "coarse_cluster"), new["coarse_cluster"].to_numpy()])
+    clusters = old.clusters.copy()
+    clusters["size"] = [
+        int(((fine if level == "fine" else coarse) == label).sum())
+        for level, label in zip(clusters["level"], clusters["cluster"], strict=True)
+    ]
+    placed = int(_column(old.papers, "placed").sum()) + len(new)
+    return generations.Generation(
+        _grown_manifest(old.manifest, count, placed, inputs, len(new)),
+        np.concatenate([np.asarray(old.vectors), vectors.astype(np.float32)]),
+        old.faiss_index,
+        [old.papers, new_table],
+        clusters,
+        keyword,
+        smoothed,
+    )
+
+
+def _grown_manifest(manifest: dict, count: int, placed: int, inputs, added: int) -> dict:
+    """The manifest of a generation grown to ``count`` papers, ``placed`` of them placed on the map."""
+    manifest = dict(manifest)
+    manifest.pop("files", None)
+    manifest["count"] = count
+    sources = [Path(p).name for p in inputs]
+    manifest["corpus"] = {
+        **manifest["corpus"],
+        "sources": [*manifest["corpus"]["sources"], *sources],
+        "added": [
+            *manifest["corpus"].get("added", []),
+            {
+                "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                "sources": sources,
+                "papers": added,
+            },
+        ],
+    }
+    manifest["map"] = {
+        **manifest["map"],
+        "layout": {**manifest["map"]["layout"], "placed": placed, "placed_share": placed / count},
+    }
+    return manifest

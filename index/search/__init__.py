@@ -1,0 +1,1 @@
+"""Search: ranking (dense, keyword, hybrid, Rocchio, feedback), filters, explanations, map placement of queries."""

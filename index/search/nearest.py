@@ -1,0 +1,23 @@
+"""Nearest neighbours of papers among papers: never a paper itself.
+
+The one place that drops a paper's own row from its neighbours, for smoothing, the topic map's
+neighbour graph, near-duplicates, outliers and bridges.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def nearest_others(search, queries: np.ndarray, own_rows: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest rows to each of ``queries`` and their scores, best first, never the
+    query's own row (``own_rows``, one per query; None: queries from outside the rows).
+    ``search(queries, count)`` returns (scores, rows) as FAISS does; rows it could not fill are -1."""
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    scores, rows = search(queries, k + (0 if own_rows is None else 1))
+    if own_rows is None:
+        return scores[:, :k], rows[:, :k]
+    # a paper's own row is usually first, but an exact duplicate can tie with it: move it last
+    own = rows == np.asarray(own_rows, dtype=rows.dtype)[:, None]
+    order = np.argsort(own, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(scores, order, axis=1), np.take_along_axis(rows, order, axis=1)

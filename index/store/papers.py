@@ -1,0 +1,121 @@
+"""The papers' metadata as stored: a memory-mapped Arrow table, read a few rows or columns at a time.
+
+Ids are hashed once (0.3 s at a million papers) and then found in microseconds; rows are taken
+record batch by record batch, so nothing reads every abstract.
+"""
+
+from __future__ import annotations
+
+import difflib
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from paperscope.errors import UnknownPaper, UserError
+
+CLOSE_IDS_UP_TO = 100_000  # papers; above this an unknown id is not compared with every id
+
+
+class PaperTable:
+    """Rows of the papers' table by id, and columns of it, without decoding it whole."""
+
+    def __init__(self, table: pa.Table, folder: Path):
+        self.table = table
+        self.folder = folder
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    @cached_property
+    def _id_index(self) -> pd.Index:
+        return pd.Index(self.table.column("id").to_numpy(zero_copy_only=False))
+
+    def rows(self, paper_ids: list[str]) -> np.ndarray:
+        """Row numbers of ``paper_ids``; an unknown id raises :class:`UnknownPaper` suggesting close
+        ids or titles."""
+        paper_ids = [str(paper_id).strip() for paper_id in paper_ids]
+        found = self._id_index.get_indexer(paper_ids) if len(paper_ids) != 1 else self._one_row(paper_ids[0])
+        if (found < 0).any():
+            raise self.unknown(paper_ids[int(np.flatnonzero(found < 0)[0])])
+        return found.astype(np.int64)
+
+    def _one_row(self, paper_id: str) -> np.ndarray:
+        """``rows`` of one id: a hash lookup without ``get_indexer``'s cost of building arrays (0.2 ms)."""
+        try:
+            return np.array([self._id_index.get_loc(paper_id)], dtype=np.int64)
+        except KeyError:
+            return np.array([-1], dtype=np.int64)
+
+    def known(self, paper_ids: list[str]) -> list[str]:
+        """Those of ``paper_ids`` that are papers of the table, in their order."""
+        paper_ids = [str(paper_id).strip() for paper_id in paper_ids]
+        found = self._id_index.get_indexer(paper_ids)
+        return [paper_id for paper_id, row in zip(paper_ids, found, strict=True) if row >= 0]
+
+    def unknown(self, paper_id: str) -> UnknownPaper:
+        """The error for an unknown id, with close ids and titles containing it as suggestions."""
+        ids = self.table.column("id")
+        close = []
+        if len(ids) <= CLOSE_IDS_UP_TO:
+            close = difflib.get_close_matches(paper_id, ids.to_pylist(), n=3, cutoff=0.6)
+        in_title = pc.match_substring(self.table.column("title"), paper_id, ignore_case=True)
+        by_title = pc.filter(ids, in_title).slice(0, 3).to_pylist() if paper_id else []
+        suggestions = list(dict.fromkeys(close + by_title))
+        if not suggestions:
+            return UnknownPaper(
+                f"no paper with id '{paper_id}' in {self.folder}; `paperscope search TEXT` finds papers by text"
+            )
+        named = self.take(self.rows(suggestions), ["id", "title"]).to_pylist()
+        listed = ", ".join(f"{paper['id']} ({paper['title'][:50]})" for paper in named)
+        return UnknownPaper(f"no paper with id '{paper_id}' in {self.folder}; did you mean {listed}?")
+
+    def take(self, rows, columns: list[str] | None = None) -> pa.Table:
+        """The papers at ``rows``, in that order, as an Arrow table (all columns, or ``columns``),
+        decoded from the memory-mapped table record batch by record batch (Arrow's ``take`` on the
+        whole table would first join every batch of every column: a copy of all abstracts)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        batch_of = np.searchsorted(self._batch_starts, rows, side="right") - 1
+        parts, order = [], []
+        for batch in np.unique(batch_of):
+            chosen = np.flatnonzero(batch_of == batch)
+            record_batch = self._batches[batch] if columns is None else self._batches[batch].select(columns)
+            parts.append(record_batch.take(pa.array(rows[chosen] - self._batch_starts[batch])))
+            order.append(chosen)
+        if not parts:
+            return (self.table.schema if columns is None else self.table.select(columns).schema).empty_table()
+        taken = pa.Table.from_batches(parts)
+        if len(parts) == 1:  # one batch: taken in the order asked
+            return taken
+        return taken.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+
+    @cached_property
+    def _batches(self) -> list[pa.RecordBatch]:
+        return self.table.to_batches()
+
+    @cached_property
+    def _batch_starts(self) -> np.ndarray:
+        return np.cumsum([0] + [batch.num_rows for batch in self._batches])[:-1]
+
+    def has(self, name: str) -> bool:
+        """Whether the papers have the field ``name``."""
+        return name in self.table.column_names
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        """One field of every paper (Arrow, memory-mapped); a UserError when the papers lack it."""
+        if not self.has(name):
+            raise UserError(f"the papers of {self.folder} have no '{name}' field")
+        return self.table.column(name)
+
+    def values(self, name: str) -> list:
+        """The distinct values of a field, sorted, without nulls ([] when the papers lack it)."""
+        if not self.has(name):
+            return []
+        return sorted(value for value in pc.unique(self.table.column(name)).to_pylist() if value is not None)
+
+    def frame(self, columns: list[str] | None = None) -> pd.DataFrame:
+        """Every paper's fields (or ``columns``) decoded into a DataFrame."""
+        return (self.table if columns is None else self.table.select(columns)).to_pandas()

@@ -1,0 +1,194 @@
+"""The choices a user makes, as typed values with their defaults, checked in one place.
+
+The build, the readers, the command line, the app and the service share these; importing this
+module costs nothing (no numpy, pandas or scipy), so ``paperscope --help`` stays instant.
+
+- :class:`BuildSettings`: how an index is built (preset, long texts, quantization, smoothing,
+  FAISS factory, engine …); written into the manifest (``settings``) and read back by ``add`` and
+  ``info``.
+- :class:`QuerySettings`: how a lookup ranks (mode, hybrid weight, feedback, candidate count).
+
+A choice among names is a ``Literal``; a wrong one is a :class:`~paperscope.errors.UserError`
+naming the choices, raised when the value is made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from paperscope.errors import UserError
+
+Mode = Literal["dense", "keyword", "hybrid"]
+Level = Literal["coarse", "fine"]  # topic levels: coarse topics merge fine clusters
+LongText = Literal["mean", "truncate"]  # texts over the model's window: windows averaged, or the first
+Quantize = Literal["int8"]
+Engine = Literal["local", "ray"]
+PresetName = Literal["exact", "fast"]
+
+MODES: tuple[str, ...] = get_args(Mode)
+LEVELS: tuple[str, ...] = get_args(Level)
+LONG_TEXT_STRATEGIES: tuple[str, ...] = get_args(LongText)
+QUANTIZE_CHOICES: tuple[str, ...] = get_args(Quantize)
+ENGINES: tuple[str, ...] = get_args(Engine)
+
+AUTO_FAST_PAPERS = 20_000  # a build of this many papers or more takes the "fast" preset unless told
+UNCLUSTERED_NAME = "unclustered"  # the topic name of papers in no cluster
+# Measured with benchmarks/duplicates_threshold.py: see paperscope.index.analysis.corpus.
+DUPLICATE_THRESHOLD = 0.92
+# Rankings written into each manifest; chosen by benchmarks/quality.py (see docs/quality.md).
+# search_weight: the hybrid weight of text queries, tuned apart on benchmarks/text_queries.py.
+DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.7, "search_weight": 0.8}
+
+
+def check_choice(value, choices: tuple[str, ...], what: str) -> str:
+    """``value`` if it is one of ``choices``, else a UserError naming the choices."""
+    if value not in choices:
+        raise UserError(f"unknown {what} '{value}'; choose one of {', '.join(choices)}")
+    return value
+
+
+@dataclass(frozen=True)
+class Preset:
+    """How texts are embedded: the model's precision, long texts, and the word pieces read."""
+
+    quantize: Quantize | None
+    long_text: LongText
+    window: int | None  # word pieces read of each text (None: the model's whole window)
+
+
+# benchmarks/presets.py measures speed and IJCAI P@10 of both. "fast": int8 model on the first 126
+# word pieces (title and first sentences); "exact": fp32, windows over the whole text averaged.
+PRESETS = {"exact": Preset(None, "mean", None), "fast": Preset("int8", "truncate", 126)}
+
+
+@dataclass(frozen=True)
+class Smoothing:
+    """Neighbour-smoothed document vectors for hybrid ranking (paperscope.index.build.smoothing):
+    each paper plus ``weight`` x the mean of its ``k`` nearest. Chosen on IJCAI by
+    benchmarks/smoothing.py (docs/quality.md)."""
+
+    k: int = 3
+    weight: float = 0.5
+
+    def __post_init__(self):
+        if not isinstance(self.k, int) or self.k < 1 or not 0 < self.weight <= 10:
+            raise UserError(f"smoothing needs K of at least 1 and W in (0, 10], got {self.k}:{self.weight}")
+
+
+@dataclass(frozen=True)
+class Fields:
+    """Column names overriding the readers' guesses (None: guessed)."""
+
+    id: str | None = None
+    title: str | None = None
+    abstract: str | None = None
+
+    def overrides(self) -> dict[str, str | None]:
+        """As the readers take them: {"id": …, "title": …, "abstract": …}."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """How an index is built. ``preset`` ("exact" or "fast"; None: "fast" from ``AUTO_FAST_PAPERS``
+    papers) or, instead, ``long_text`` and ``quantize``; ``smoothing`` (None: none);
+    ``faiss_factory`` overrides the automatic FAISS choice (paperscope.index.build.ann);
+    ``engine`` "ray" reads and embeds on Ray Data, with ``workers`` CPUs or on the cluster at
+    ``address``; ``model_path`` a local sentence-transformers folder (None: the bundled MiniLM);
+    ``use_cache`` reuses vectors of texts embedded before."""
+
+    preset: PresetName | None = None
+    long_text: LongText | None = None
+    quantize: Quantize | None = None
+    smoothing: Smoothing | None = field(default_factory=Smoothing)
+    faiss_factory: str | None = None
+    engine: Engine = "local"
+    address: str | None = None
+    workers: int | None = None
+    fields: Fields = field(default_factory=Fields)
+    model_path: str | None = None
+    use_cache: bool = True
+
+    def __post_init__(self):
+        check_choice(self.engine, ENGINES, "engine")
+        if self.preset is not None:
+            check_choice(self.preset, tuple(PRESETS), "preset")
+            if self.custom():
+                raise UserError("--preset sets --long-text and --quantize; give one or the others")
+        if self.long_text is not None:
+            check_choice(self.long_text, LONG_TEXT_STRATEGIES, "long-text strategy")
+        if self.quantize is not None:
+            check_choice(self.quantize, QUANTIZE_CHOICES, "quantization")
+        if self.engine == "local" and (self.address or self.workers):
+            raise UserError("--address and --workers go with --engine ray")
+        if self.workers is not None and self.workers < 1:
+            raise UserError(f"--workers must be at least 1, got {self.workers}")
+
+    def custom(self) -> dict:
+        """The embedding settings given instead of a preset (long_text, quantize)."""
+        given = (("long_text", self.long_text), ("quantize", self.quantize))
+        return {name: value for name, value in given if value is not None}
+
+    def embedding(self, papers: int) -> tuple[str, str, Preset]:
+        """The preset's name, how it was chosen, and its settings, for a corpus of at least ``papers``."""
+        if self.custom():
+            exact = PRESETS["exact"]
+            return "custom", "given as --long-text / --quantize", dataclasses.replace(exact, **self.custom())
+        name = self.preset or ("fast" if papers >= AUTO_FAST_PAPERS else "exact")
+        how = "asked for" if self.preset else f"chosen by size: fast from {AUTO_FAST_PAPERS:,} papers"
+        return name, how, PRESETS[name]
+
+    def to_manifest(self) -> dict:
+        """The settings as the manifest keeps them (what a later ``add`` and ``info`` read back)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_manifest(cls, manifest: dict) -> BuildSettings:
+        """The settings an index was built with; for an index written before settings were kept,
+        those its manifest's sections record."""
+        stored = dict(manifest.get("settings") or {})
+        if not stored:
+            smoothing = manifest.get("search", {}).get("smoothing")
+            return cls(smoothing=Smoothing(**smoothing) if smoothing else None)
+        stored["smoothing"] = Smoothing(**stored["smoothing"]) if stored.get("smoothing") else None
+        stored["fields"] = Fields(**stored.get("fields") or {})
+        return cls(**{name: value for name, value in stored.items() if name in _BUILD_FIELDS})
+
+
+_BUILD_FIELDS = {item.name for item in dataclasses.fields(BuildSettings)}
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """Pseudo-relevance feedback for short text queries: a query of ``max_words`` words or fewer is
+    moved ``weight`` x towards the mean of its first ``results`` results and ranked again
+    (measured by benchmarks/text_queries.py)."""
+
+    on: bool = True
+    results: int = 3
+    weight: float = 0.5
+    max_words: int = 12
+
+
+@dataclass(frozen=True)
+class QuerySettings:
+    """How a lookup ranks. ``mode``: dense, keyword or hybrid (None: the index's default, chosen by
+    benchmarks/quality.py); ``hybrid_weight``: the dense share of a hybrid score (None: the
+    index's, tuned apart for papers and for text); ``feedback`` for short text queries;
+    ``candidates``: hybrid ranking blends exactly the union of the dense and keyword top this many
+    (benchmarks/hybrid_candidates.py measures its agreement with a full blend); ``negative``:
+    Rocchio's weight of the papers to avoid."""
+
+    mode: Mode | None = None
+    hybrid_weight: float | None = None
+    feedback: Feedback = field(default_factory=Feedback)
+    candidates: int = 200
+    negative: float = 0.5
+
+    def __post_init__(self):
+        if self.mode is not None:
+            check_choice(self.mode, MODES, "mode")
+        if self.hybrid_weight is not None and not 0 <= self.hybrid_weight <= 1:
+            raise UserError(f"the hybrid weight must be in [0, 1], got {self.hybrid_weight}")
