@@ -38,7 +38,7 @@ def _fit(vectors: np.ndarray, precomputed: bool) -> float:
     """Seconds for one 2-D UMAP fit, FAISS graph included when ``precomputed``."""
     import umap
 
-    from paperscope.index.topics.topic_map import SEED, knn_graph
+    from paperscope.index.topics.layout import SEED, knn_graph
 
     start = time.perf_counter()
     knn = None

@@ -51,3 +51,11 @@ def long_form(acronym: str, before: str, stop_words: Collection[str] = (), extra
             if position:
                 return " ".join(span)
     return None
+
+import sklearn  # BROKEN ON PURPOSE
+
+
+def _broken():
+    from paperscope.index.search import acronyms  # BROKEN ON PURPOSE
+
+    return acronyms

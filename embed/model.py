@@ -9,7 +9,6 @@ by default. Either way the number of long texts is reported, never hidden.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import cached_property
 from pathlib import Path
@@ -18,6 +17,7 @@ import numpy as np
 
 from paperscope.embed.text import split_sentences
 from paperscope.errors import UserError
+from paperscope.files import file_digest
 from paperscope.settings import LONG_TEXT_STRATEGIES, QUANTIZE_CHOICES, check_choice
 
 BUNDLED_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -116,15 +116,10 @@ class Encoder:
     @cached_property
     def fingerprint(self) -> str:
         """Hash of the model's weight files: two folders with the same weights share it."""
-        digest = hashlib.sha256()
         weights = sorted(p for p in self.path.rglob("*") if p.name in _WEIGHT_FILES)
         if not weights:
             raise UserError(f"{self.path}: no model weights found ({', '.join(_WEIGHT_FILES)})")
-        for weight_file in weights:
-            with open(weight_file, "rb") as handle:
-                while chunk := handle.read(1 << 22):
-                    digest.update(chunk)
-        return digest.hexdigest()[:16]
+        return file_digest(*weights)[:16]
 
     @cached_property
     def model(self):

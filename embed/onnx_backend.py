@@ -118,6 +118,121 @@ def bert_weights(model_path: Path) -> bool:
     )
 
 
+class _BertGraph:
+    """The ONNX graph of a BERT encoder as it is written: nodes and weights (initializers), its
+    products named as ``torch.onnx`` names them; ``int8``: the linear layers' weights in int8."""
+
+    def __init__(self, config: dict, weights: dict[str, np.ndarray], int8: bool):
+        self.config, self.weights, self.int8 = config, weights, int8
+        self.nodes: list = []
+        self.initializers: dict = {}
+        self.quantized_inputs: dict[str, list[str]] = {}
+
+    def const(self, name: str, array) -> str:
+        from onnx import numpy_helper
+
+        self.initializers.setdefault(name, numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def op(self, kind: str, *inputs: str, node: str | None = None, **attributes) -> str:
+        from onnx import helper
+
+        output = node or f"{kind}_{len(self.nodes)}"
+        self.nodes.append(helper.make_node(kind, list(inputs), [output], name=output, **attributes))
+        return output
+
+    def int8_product(self, x: str, weight: np.ndarray, name: str, node: str) -> str:
+        """``x @ weight`` in int8: per output channel, symmetric scale max|w| / 127."""
+        from onnx import TensorProto, helper
+
+        if x not in self.quantized_inputs:  # one DynamicQuantizeLinear per input (query, key, value share it)
+            outputs = [f"{x}_quantized", f"{x}_scale", f"{x}_zero_point"]
+            self.nodes.append(helper.make_node("DynamicQuantizeLinear", [x], outputs, name=f"{x}_quantize"))
+            self.quantized_inputs[x] = outputs
+        x_quantized, x_scale, x_zero = self.quantized_inputs[x]
+        scale = (np.abs(weight).max(axis=0) / np.float32(127)).astype(np.float32)
+        scale[scale == 0] = 1.0  # a channel of zeros: any scale, as ONNX Runtime's quantizer takes
+        integers = np.clip(np.round(weight / scale), -127, 127).astype(np.int8)
+        zeros = self.const(f"{name}.weight_zero_point", np.zeros(weight.shape[1], np.int8))
+        product = self.op("MatMulInteger", x_quantized, self.const(f"{name}.weight_quantized", integers), x_zero, zeros)
+        scales = self.op("Mul", x_scale, self.const(f"{name}.weight_scale", scale))
+        return self.op("Mul", self.op("Cast", product, to=TensorProto.FLOAT), scales, node=node)
+
+    def linear(self, x: str, name: str) -> str:
+        """``x @ W^T + b``, its product named as torch.onnx names it."""
+        weight, node = np.ascontiguousarray(self.weights[f"{name}.weight"].T), f"/{name.replace('.', '/')}/MatMul"
+        if self.int8:
+            product = self.int8_product(x, weight, name, node)
+        else:
+            product = self.op("MatMul", x, self.const(f"{name}.weight", weight), node=node)
+        return self.op("Add", product, self.const(f"{name}.bias", self.weights[f"{name}.bias"]))
+
+    def norm(self, x: str, name: str) -> str:
+        scale = self.const(f"{name}.weight", self.weights[f"{name}.weight"])
+        bias = self.const(f"{name}.bias", self.weights[f"{name}.bias"])
+        return self.op("LayerNormalization", x, scale, bias, axis=-1, epsilon=self.config["layer_norm_eps"])
+
+    def table(self, name: str) -> str:
+        return self.const(f"embeddings.{name}.weight", self.weights[f"embeddings.{name}.weight"])
+
+    def embeddings(self) -> str:
+        """Word, position and token type embeddings of the inputs, added and normalised."""
+        op, one = self.op, self.const("one", np.array(1, np.int64))
+        positions = op(
+            "Range", self.const("zero", np.array(0, np.int64)), op("Gather", op("Shape", "input_ids"), one), one
+        )
+        words = op("Gather", self.table("word_embeddings"), "input_ids")
+        x = op("Add", words, op("Gather", self.table("position_embeddings"), positions))
+        x = op("Add", x, op("Gather", self.table("token_type_embeddings"), "token_type_ids"))
+        return self.norm(x, "embeddings.LayerNorm")
+
+    def padding(self) -> str:
+        """(1 - mask) times the lowest float32, added to the attention scores, as BertModel does."""
+        from onnx import TensorProto
+
+        padding = self.op(
+            "Sub", self.const("1.0", np.float32(1.0)), self.op("Cast", "attention_mask", to=TensorProto.FLOAT)
+        )
+        lowest = self.const("lowest", np.finfo(np.float32).min)
+        return self.op("Unsqueeze", self.op("Mul", padding, lowest), self.const("axes", [1, 2]))
+
+    def layer(self, x: str, name: str, padding: str, split: str, merge: str) -> str:
+        """One encoder layer: self-attention over the heads (``split``: the shape of a projection
+        per head, ``merge``: back), then the feed-forward block with exact GELU; each adds and normalises."""
+        op, hidden, heads = self.op, self.config["hidden_size"], self.config["num_attention_heads"]
+
+        def project(name: str, order: list[int]) -> str:  # to (batch, heads, tokens, head size), or key^T
+            return op("Transpose", op("Reshape", self.linear(x, name), split), perm=order)
+
+        query = project(f"{name}.attention.self.query", [0, 2, 1, 3])
+        key = project(f"{name}.attention.self.key", [0, 2, 3, 1])
+        value = project(f"{name}.attention.self.value", [0, 2, 1, 3])
+        scores = op("Div", op("MatMul", query, key), self.const("sqrt head", np.float32(np.sqrt(hidden // heads))))
+        attended = op("MatMul", op("Softmax", op("Add", scores, padding), axis=-1), value)
+        context = op("Reshape", op("Transpose", attended, perm=[0, 2, 1, 3]), merge)
+        x = self.norm(
+            op("Add", self.linear(context, f"{name}.attention.output.dense"), x), f"{name}.attention.output.LayerNorm"
+        )
+        inner = self.linear(x, f"{name}.intermediate.dense")  # exact GELU: x * (1 + erf(x / sqrt 2)) / 2
+        erf = op("Erf", op("Div", inner, self.const("sqrt 2", np.float32(np.sqrt(2.0)))))
+        gelu = op("Mul", op("Mul", inner, op("Add", erf, "1.0")), self.const("0.5", np.float32(0.5)))
+        return self.norm(op("Add", self.linear(gelu, f"{name}.output.dense"), x), f"{name}.output.LayerNorm")
+
+    def model(self, x: str):
+        """The ONNX model (opset 17) whose output ``last_hidden_state`` is ``x``."""
+        from onnx import TensorProto, helper
+
+        self.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
+        inputs = [
+            helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"])
+            for name in ("input_ids", "attention_mask", "token_type_ids")
+        ]
+        shape = ["batch", "tokens", self.config["hidden_size"]]
+        output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, shape)
+        graph = helper.make_graph(self.nodes, "bert", inputs, [output], list(self.initializers.values()))
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
 def write_bert_graph(model_path: Path, target: Path, int8: bool = False) -> Path:
     """Write the BERT encoder of ``model_path`` as an ONNX graph (opset 17) from its safetensors
     weights, computing what ``transformers.BertModel`` computes: the last hidden state of
@@ -126,88 +241,20 @@ def write_bert_graph(model_path: Path, target: Path, int8: bool = False) -> Path
     ``int8``: the linear layers' weights in int8, per output channel, and their inputs quantized
     as they arrive, as ``quantize_int8`` makes them (symmetric scale max|w| / 127)."""
     import onnx
-    from onnx import TensorProto, helper, numpy_helper
     from safetensors.numpy import load_file
 
     config = json.loads((model_path / "config.json").read_text())
     weights = {name.removeprefix("bert."): array for name, array in load_file(model_path / "model.safetensors").items()}
     hidden, heads = config["hidden_size"], config["num_attention_heads"]
-    nodes, initializers, quantized_inputs = [], {}, {}
-
-    def const(name: str, array) -> str:
-        initializers.setdefault(name, numpy_helper.from_array(np.asarray(array), name))
-        return name
-
-    def op(kind: str, *inputs: str, node: str | None = None, **attributes) -> str:
-        output = node or f"{kind}_{len(nodes)}"
-        nodes.append(helper.make_node(kind, list(inputs), [output], name=output, **attributes))
-        return output
-
-    def int8_product(x: str, weight: np.ndarray, name: str, node: str) -> str:  # x @ weight in int8
-        if x not in quantized_inputs:  # one DynamicQuantizeLinear per input (query, key, value share it)
-            outputs = [f"{x}_quantized", f"{x}_scale", f"{x}_zero_point"]
-            nodes.append(helper.make_node("DynamicQuantizeLinear", [x], outputs, name=f"{x}_quantize"))
-            quantized_inputs[x] = outputs
-        x_quantized, x_scale, x_zero = quantized_inputs[x]
-        scale = (np.abs(weight).max(axis=0) / np.float32(127)).astype(np.float32)
-        scale[scale == 0] = 1.0  # a channel of zeros: any scale, as ONNX Runtime's quantizer takes
-        integers = np.clip(np.round(weight / scale), -127, 127).astype(np.int8)
-        zeros = const(f"{name}.weight_zero_point", np.zeros(weight.shape[1], np.int8))
-        product = op("MatMulInteger", x_quantized, const(f"{name}.weight_quantized", integers), x_zero, zeros)
-        scales = op("Mul", x_scale, const(f"{name}.weight_scale", scale))
-        return op("Mul", op("Cast", product, to=TensorProto.FLOAT), scales, node=node)
-
-    def linear(x: str, name: str) -> str:  # x @ W^T + b, its product named as torch.onnx names it
-        weight, node = np.ascontiguousarray(weights[f"{name}.weight"].T), f"/{name.replace('.', '/')}/MatMul"
-        if int8:
-            product = int8_product(x, weight, name, node)
-        else:
-            product = op("MatMul", x, const(f"{name}.weight", weight), node=node)
-        return op("Add", product, const(f"{name}.bias", weights[f"{name}.bias"]))
-
-    def norm(x: str, name: str) -> str:
-        scale, bias = const(f"{name}.weight", weights[f"{name}.weight"]), const(f"{name}.bias", weights[f"{name}.bias"])
-        return op("LayerNormalization", x, scale, bias, axis=-1, epsilon=config["layer_norm_eps"])
-
-    def table(name: str) -> str:
-        return const(f"embeddings.{name}.weight", weights[f"embeddings.{name}.weight"])
-
-    one = const("one", np.array(1, np.int64))
-    positions = op("Range", const("zero", np.array(0, np.int64)), op("Gather", op("Shape", "input_ids"), one), one)
-    words = op("Gather", table("word_embeddings"), "input_ids")
-    x = op("Add", words, op("Gather", table("position_embeddings"), positions))
-    x = norm(op("Add", x, op("Gather", table("token_type_embeddings"), "token_type_ids")), "embeddings.LayerNorm")
-    # padding: (1 - mask) * the lowest float32 added to the attention scores, as BertModel does
-    padding = op("Sub", const("1.0", np.float32(1.0)), op("Cast", "attention_mask", to=TensorProto.FLOAT))
-    padding = op("Unsqueeze", op("Mul", padding, const("lowest", np.finfo(np.float32).min)), const("axes", [1, 2]))
-    split = const("split", np.array([0, 0, heads, hidden // heads], np.int64))
-    merge = const("merge", np.array([0, 0, hidden], np.int64))
-
-    def project(x: str, name: str, order: list[int]) -> str:  # to (batch, heads, tokens, head size), or key^T
-        return op("Transpose", op("Reshape", linear(x, name), split), perm=order)
-
+    graph = _BertGraph(config, weights, int8)
+    x = graph.embeddings()
+    padding = graph.padding()
+    split = graph.const("split", np.array([0, 0, heads, hidden // heads], np.int64))
+    merge = graph.const("merge", np.array([0, 0, hidden], np.int64))
     for layer in range(config["num_hidden_layers"]):
-        name = f"encoder.layer.{layer}"
-        query = project(x, f"{name}.attention.self.query", [0, 2, 1, 3])
-        key = project(x, f"{name}.attention.self.key", [0, 2, 3, 1])
-        value = project(x, f"{name}.attention.self.value", [0, 2, 1, 3])
-        scores = op("Div", op("MatMul", query, key), const("sqrt head", np.float32(np.sqrt(hidden // heads))))
-        attended = op("MatMul", op("Softmax", op("Add", scores, padding), axis=-1), value)
-        context = op("Reshape", op("Transpose", attended, perm=[0, 2, 1, 3]), merge)
-        x = norm(op("Add", linear(context, f"{name}.attention.output.dense"), x), f"{name}.attention.output.LayerNorm")
-        inner = linear(x, f"{name}.intermediate.dense")  # exact GELU: x * (1 + erf(x / sqrt 2)) / 2
-        erf = op("Erf", op("Div", inner, const("sqrt 2", np.float32(np.sqrt(2.0)))))
-        gelu = op("Mul", op("Mul", inner, op("Add", erf, "1.0")), const("0.5", np.float32(0.5)))
-        x = norm(op("Add", linear(gelu, f"{name}.output.dense"), x), f"{name}.output.LayerNorm")
-    nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
-    inputs = [
-        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"])
-        for name in ("input_ids", "attention_mask", "token_type_ids")
-    ]
-    output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "tokens", hidden])
-    graph = helper.make_graph(nodes, "bert", inputs, [output], list(initializers.values()))
+        x = graph.layer(x, f"encoder.layer.{layer}", padding, split, merge)
     with atomic_path(target) as temporary:
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(temporary))
+        onnx.save(graph.model(x), str(temporary))
     return target
 
 

@@ -12,12 +12,13 @@ from pathlib import Path
 TEMPORARY_PREFIX = ".tmp-"  # what a killed writer can leave behind; safe to delete when no writer holds the folder
 
 
-def file_digest(path: Path) -> str:
-    """SHA-256 of a file's bytes."""
+def file_digest(*paths: Path) -> str:
+    """SHA-256 of a file's bytes (of several files: of their bytes one after the other)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 22):
-            digest.update(chunk)
+    for path in paths:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 22):
+                digest.update(chunk)
     return digest.hexdigest()
 
 

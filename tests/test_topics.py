@@ -34,9 +34,9 @@ def test_umap_compilations_are_loaded_from_disk_by_the_next_build(sample_index):
     # umap compiles its numba functions without numba's cache (5.2 s of a 300-paper map); a build
     # turns the cache on, so a later process loads them (the sample's build here saved them)
     script = (
-        "import numpy as np, umap.umap_ as u, umap.layouts as l; from paperscope.index import topics;"
+        "import numpy as np, umap.umap_ as u, umap.layouts as l; from paperscope.index.topics import layout;"
         "v = np.random.default_rng(0).standard_normal((40, 384)).astype(np.float32);"
-        "v /= np.linalg.norm(v, axis=1, keepdims=True); topic_map.layout(v, topic_map.knn_graph(v, 16));"
+        "v /= np.linalg.norm(v, axis=1, keepdims=True); layout.layout(v, layout.knn_graph(v, 16));"
         "used = (u.smooth_knn_dist, u.compute_membership_strengths, l._nb_optimize_layout_euclidean_single_epoch);"
         "print([(sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values())) for f in used])"
     )

@@ -142,13 +142,7 @@ def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, worke
         import ray
     except ImportError:
         raise UserError("--engine ray needs Ray: pip install 'paperscope[ray]'") from None
-    if not inputs:
-        raise UserError("no corpus files given")
-    for path in map(Path, inputs):  # fail before starting Ray for the common mistakes
-        if not path.is_file():
-            raise UserError(
-                f"{path}: {'is a directory; pass the corpus files inside it' if path.is_dir() else 'no such file'}"
-            )
+    _check_inputs(inputs)
     logger.debug("stage %s", "read", extra={"stage": "read"})
     actors, started = _start_ray(address, workers)
     seconds = {}
@@ -157,30 +151,9 @@ def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, worke
         context.execution_options.preserve_order = True  # papers come back in corpus order
         context.enable_progress_bars = False
         begin = time.perf_counter()
-        files = ray.data.from_items([{"file": i, "path": str(Path(p).resolve())} for i, p in enumerate(inputs)])
-        records = files.map_batches(_read_file, fn_kwargs={"fields": fields}, batch_size=1, batch_format="pandas")
-        records = records.materialize()
-        keys = pd.concat(
-            records.select_columns(["file", "record", "source", "id", "text_key", "chars", "error"]).iter_batches(
-                batch_format="pandas", batch_size=None
-            )
-        ).sort_values(["file", "record"])
-        errors = keys["error"].dropna()
-        if len(errors):
-            raise UserError(errors.iloc[0])
-        admission = Admission()
-        admitted = np.array(
-            [
-                admission.admit(*row)
-                for row in zip(keys["source"], keys["id"], keys["text_key"], keys["chars"], strict=True)
-            ],
-            dtype=bool,
-        )
-        admission.check_found(inputs)
+        records, keys = _read(inputs, fields)
+        admission, admitted = _admit(keys, inputs)
         count = int(admitted.sum())
-        logger.info("read %d papers from %d file(s)", count, len(inputs))
-        for line in admission.report.lines():
-            logger.warning("warning: %s", line)
         seconds["read"] = round(time.perf_counter() - begin, 3)
         job.settle(count)
         encoder, long_text = job.encoder, job.long_text
@@ -200,18 +173,7 @@ def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, worke
             batch_size=EMBED_BATCH,
             batch_format="pandas",
         )
-        parts, pending, done, last = [], [], 0, -1
-        for batch in embedded.iter_batches(batch_format="pandas", batch_size=None):
-            positions = _position(batch)
-            if len(positions) and (positions[0] <= last or (np.diff(positions) <= 0).any()):
-                raise RuntimeError("Ray returned papers out of corpus order")  # preserve_order is set: a bug
-            last = positions[-1] if len(positions) else last
-            pending.append(batch)
-            done += len(batch)
-            on_progress(done / count, "embedding")
-            if sum(map(len, pending)) >= shards.SHARD_ROWS or done == count:
-                parts.append(_write_part(work, len(parts), pending))
-                pending = []
+        parts = _write_in_order(embedded, work, count, on_progress)
         seconds["embed"] = round(time.perf_counter() - begin, 3)
     finally:
         if started:
@@ -223,6 +185,71 @@ def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, worke
         {"name": "ray", "address": address or "local", "actors": actors, "ray": ray.__version__},
         seconds,
     )
+
+
+def _check_inputs(inputs) -> None:
+    """Fail before starting Ray for the common mistakes: no files, a folder, a missing file."""
+    if not inputs:
+        raise UserError("no corpus files given")
+    for path in map(Path, inputs):
+        if not path.is_file():
+            raise UserError(
+                f"{path}: {'is a directory; pass the corpus files inside it' if path.is_dir() else 'no such file'}"
+            )
+
+
+def _read(inputs, fields: dict | None):
+    """Read the files, one Ray task each: the records (a materialized dataset) and their small
+    columns (position, source, id, text key, length, error) in corpus order on the driver."""
+    import ray
+
+    files = ray.data.from_items([{"file": i, "path": str(Path(p).resolve())} for i, p in enumerate(inputs)])
+    records = files.map_batches(_read_file, fn_kwargs={"fields": fields}, batch_size=1, batch_format="pandas")
+    records = records.materialize()
+    keys = pd.concat(
+        records.select_columns(["file", "record", "source", "id", "text_key", "chars", "error"]).iter_batches(
+            batch_format="pandas", batch_size=None
+        )
+    ).sort_values(["file", "record"])
+    errors = keys["error"].dropna()
+    if len(errors):
+        raise UserError(errors.iloc[0])
+    return records, keys
+
+
+def _admit(keys: pd.DataFrame, inputs) -> tuple[Admission, np.ndarray]:
+    """Which records become papers (first of each id and abstract), decided in corpus order."""
+    admission = Admission()
+    admitted = np.array(
+        [
+            admission.admit(*row)
+            for row in zip(keys["source"], keys["id"], keys["text_key"], keys["chars"], strict=True)
+        ],
+        dtype=bool,
+    )
+    admission.check_found(inputs)
+    logger.info("read %d papers from %d file(s)", int(admitted.sum()), len(inputs))
+    for line in admission.report.lines():
+        logger.warning("warning: %s", line)
+    return admission, admitted
+
+
+def _write_in_order(embedded, work: Path, count: int, on_progress) -> list[Path]:
+    """Receive the embedded papers (checking they come in corpus order) and write them as
+    Parquet shards of about ``shards.SHARD_ROWS`` rows; ``on_progress(fraction, stage)``."""
+    parts, pending, done, last = [], [], 0, -1
+    for batch in embedded.iter_batches(batch_format="pandas", batch_size=None):
+        positions = _position(batch)
+        if len(positions) and (positions[0] <= last or (np.diff(positions) <= 0).any()):
+            raise RuntimeError("Ray returned papers out of corpus order")  # preserve_order is set: a bug
+        last = positions[-1] if len(positions) else last
+        pending.append(batch)
+        done += len(batch)
+        on_progress(done / count, "embedding")
+        if sum(map(len, pending)) >= shards.SHARD_ROWS or done == count:
+            parts.append(_write_part(work, len(parts), pending))
+            pending = []
+    return parts
 
 
 def _write_part(work: Path, number: int, batches: list[pd.DataFrame]) -> Path:

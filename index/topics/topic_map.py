@@ -1,180 +1,27 @@
-"""The topic map, computed once at build time: 2-D layout, clusters, cluster names, map trust.
+"""The topic map, computed once at build time: every paper's position, topics at two levels
+and map trust, and one row per topic.
 
-- Layout: UMAP (cosine) on the embeddings, fed the exact nearest-neighbour graph from FAISS
-  (``precomputed_knn``), with a fixed seed; a PCA layout for corpora too small for UMAP.
-- Clusters: HDBSCAN on a 5-D UMAP of the embeddings (the same neighbour graph), as BERTopic
-  does; papers in no cluster get label -1 ("unclustered") and stay on the map.
-- Coarse topics: fine clusters merged by the similarity of their centroids (``coarse_topics``).
-- Names: 2–4 whole phrases per topic of either level (:mod:`paperscope.index.topics.naming`).
-- Map trust: the share of each paper's 10 nearest neighbours in embedding space that are also
-  among its 10 nearest on the map.
-
-umap and numba are imported here only, and only by a build. umap compiles ~250 numba functions
-without numba's on-disk cache; ``_umap`` turns that cache on for them, so they are compiled once per
-installation, not once per build (a 300-paper map: 5.2 s the first time, 0.4 s after).
+The steps have rooms of their own: the layout and map trust (:mod:`.layout`), clusters and
+coarse topics (:mod:`.clusters`), names (:mod:`.naming`); papers outside the layout sample are
+placed as queries are (:mod:`paperscope.index.search.placement`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import sys
-import warnings
 from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from paperscope.index.search.nearest import nearest_others
-from paperscope.index.search.placement import PLACE_K, TRUST_K, neighbour_share, place_by_neighbours
+from paperscope.index.search.placement import PLACE_K, TRUST_K, place_by_neighbours
+from paperscope.index.topics.clusters import cluster, coarse_topics
+from paperscope.index.topics.layout import SEED, knn_graph, layout, map_trust
 from paperscope.index.topics.naming import UNCLUSTERED, topic_names, topic_terms
 from paperscope.settings import UNCLUSTERED_NAME
 
-SEED = 42
-MIN_UMAP_PAPERS = 4  # UMAP fails below this (zero-size arrays, eigh with k >= N)
-MIN_CLUSTER_PAPERS = 6
 MAP_SAMPLE = 50_000  # larger corpora: layout and clusters fitted on a sample this big, the rest placed
-MAX_COARSE = 12  # coarse topics at most
 CLUSTER_COLUMNS = ["level", "cluster", "name", "terms", "size", "central_ids", "x", "y", "map_trust", "parent"]
-
-
-def knn_graph(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each paper's ``k`` nearest papers (itself first) and their cosine distances: exact search
-    with FAISS, block by block, without copying the vectors into an index."""
-    import faiss
-
-    k = min(k, len(vectors))
-    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-
-    def search(queries: np.ndarray, count: int):
-        return faiss.knn(queries, vectors, count, metric=faiss.METRIC_INNER_PRODUCT)
-
-    own = np.arange(len(vectors))
-    similarities, others = nearest_others(search, vectors, own, k - 1)
-    indices = np.column_stack([own, others]).astype(np.int64)
-    distances = np.column_stack([np.zeros(len(own), np.float32), np.clip(1.0 - similarities, 0.0, 2.0)])
-    return indices, distances.astype(np.float32)
-
-
-@functools.cache
-def _cache_umap_compilations() -> None:
-    """Turn on numba's on-disk cache (beside the installed package, else in the user's cache
-    folder; ``NUMBA_CACHE_DIR`` overrides) for the compiled functions of umap and pynndescent."""
-    import umap  # noqa: F401  (imports the modules whose functions are cached)
-    from numba.core.registry import CPUDispatcher
-
-    for name, module in list(sys.modules.items()):
-        if name.partition(".")[0] in ("umap", "pynndescent") and module is not None:
-            for value in list(vars(module).values()):
-                if isinstance(value, CPUDispatcher):
-                    with contextlib.suppress(RuntimeError):  # no place to keep a cache: compiled each time
-                        value.enable_caching()
-
-
-def _umap(vectors, knn, n_components: int, min_dist: float) -> np.ndarray:
-    import umap
-
-    _cache_umap_compilations()
-    n_neighbors = min(15, len(vectors) - 1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "n_jobs overridden by random_state": reproducibility wins
-        reducer = umap.UMAP(
-            n_neighbors=n_neighbors,
-            n_components=n_components,
-            metric="cosine",
-            min_dist=min_dist,
-            random_state=SEED,
-            init="spectral" if len(vectors) > 10 else "pca",
-            precomputed_knn=(knn[0][:, :n_neighbors], knn[1][:, :n_neighbors]),
-        )
-        return reducer.fit_transform(vectors).astype(np.float32)
-
-
-def layout(vectors: np.ndarray, knn: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, dict]:
-    """2-D map coordinates for each paper and a description of how they were made."""
-    count = len(vectors)
-    if count >= MIN_UMAP_PAPERS:
-        coords = _umap(vectors, knn, n_components=2, min_dist=0.1)
-        return coords, {
-            "method": "umap",
-            "n_neighbors": min(15, count - 1),
-            "metric": "cosine",
-            "seed": SEED,
-            "precomputed_knn": True,
-        }
-    centred = vectors - vectors.mean(axis=0)
-    _, _, components = np.linalg.svd(centred, full_matrices=False)
-    coords = np.zeros((count, 2), dtype=np.float32)
-    projected = centred @ components[:2].T
-    coords[:, : projected.shape[1]] = projected
-    return coords, {"method": "pca", "reason": f"UMAP needs at least {MIN_UMAP_PAPERS} papers, the corpus has {count}"}
-
-
-def cluster(vectors: np.ndarray, knn: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, dict]:
-    """A cluster label per paper (-1: unclustered) and a description of the clustering."""
-    from sklearn.cluster import HDBSCAN
-
-    count = len(vectors)
-    if count < MIN_CLUSTER_PAPERS:
-        return np.full(count, UNCLUSTERED), {"method": "none", "reason": f"fewer than {MIN_CLUSTER_PAPERS} papers"}
-    space = _umap(vectors, knn, n_components=5, min_dist=0.0) if count >= 20 else vectors
-    min_cluster_size = max(3, round(np.sqrt(count) / 1.5))
-    labels = HDBSCAN(
-        min_cluster_size=min_cluster_size, min_samples=1, copy=True, cluster_selection_method="leaf"
-    ).fit_predict(space)
-    return labels.astype(np.int64), {
-        "method": "hdbscan",
-        "space": "umap-5d" if count >= 20 else "embeddings",
-        "min_cluster_size": min_cluster_size,
-        "selection": "leaf",
-    }
-
-
-def coarse_topics(vectors: np.ndarray, labels: np.ndarray) -> dict[int, int]:
-    """Fine clusters merged into coarse topics: Ward clustering of the clusters' normalised
-    centroids, cut where the merge distance jumps most, between sqrt(n) and sqrt(2n) topics for
-    n clusters (at most 12). On IJCAI (27 clusters) Ward agreed with the area labels better than
-    average linkage (adjusted mutual information at 7 topics 0.367 against 0.339;
-    benchmarks/topic_quality.py). Returns the coarse topic of each fine cluster; coarse topics
-    are numbered from the largest."""
-    from scipy.cluster.hierarchy import fcluster, linkage
-
-    fine = sorted(set(labels.tolist()) - {UNCLUSTERED})
-    if len(fine) < 3:
-        return {label: number for number, label in enumerate(fine)}
-    centroids = np.stack([np.asarray(vectors[labels == label], dtype=np.float64).mean(axis=0) for label in fine])
-    centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)  # Euclidean on unit vectors ranks as cosine
-    merges = linkage(centroids, method="ward")
-    heights = merges[:, 2]  # the i-th merge leaves len(fine) - 1 - i groups
-    fewest, most = max(2, round(np.sqrt(len(fine)))), min(MAX_COARSE, round(np.sqrt(2 * len(fine))), len(fine) - 1)
-    wanted = max(
-        range(fewest, max(fewest, most) + 1), key=lambda k: heights[len(fine) - k] - heights[len(fine) - k - 1]
-    )
-    merged = fcluster(merges, t=wanted, criterion="maxclust")
-    sizes = Counter()
-    for label, group in zip(fine, merged, strict=True):
-        sizes[group] += int((labels == label).sum())
-    ranked = sorted(sizes.items(), key=lambda item: (-item[1], item[0]))
-    number = {group: rank for rank, (group, _) in enumerate(ranked)}
-    return {label: number[group] for label, group in zip(fine, merged, strict=True)}
-
-
-def map_trust(knn_indices: np.ndarray, coords: np.ndarray, k: int = TRUST_K) -> np.ndarray:
-    """Per paper, the share of its k nearest neighbours in embedding space that are also its k nearest on the map."""
-    import faiss
-
-    count = len(coords)
-    k = min(k, count - 1)
-    if k < 1:
-        return np.ones(count, dtype=np.float32)
-    points = np.ascontiguousarray(coords, dtype=np.float32)
-    flat = faiss.IndexFlatL2(points.shape[1])
-    flat.add(points)
-    _, near = flat.search(points, k + 1)  # each point itself first, unless another lies on it
-    others_first = np.argsort(near == np.arange(count)[:, None], axis=1, kind="stable")
-    on_map = np.take_along_axis(near, others_first, axis=1)[:, :k]
-    return neighbour_share(knn_indices[:, 1 : k + 1], on_map)
 
 
 def _place_rest(
