@@ -42,28 +42,30 @@ QUERIES = [
 
 def make_index(base_dir: Path, count: int, target: Path) -> None:
     """Write the synthetic index of ``count`` papers (see the module docstring)."""
+    import dataclasses
+
     import pyarrow as pa
     import scipy.sparse
 
-    from paperscope import PaperIndex
     from paperscope.index.build import ann
     from paperscope.index.search.keyword import KeywordIndex
     from paperscope.index.store import generations
     from paperscope.settings import PRESETS
 
-    base = PaperIndex.load(base_dir)
+    base = generations.read_generation(base_dir)  # the stored generation itself: this writes a new one
+    size = base.papers.num_rows
     rng = np.random.default_rng(0)
-    rows = np.arange(count) % len(base)
+    rows = np.arange(count) % size
     shape = (count, base.vectors.shape[1])
     vectors = np.lib.format.open_memmap(target.parent / "vectors.tmp.npy", "w+", np.float32, shape)
     smoothed = np.lib.format.open_memmap(target.parent / "smoothed.tmp.npy", "w+", np.float32, shape)
     for start in range(0, count, 100_000):
         part = rows[start : start + 100_000]
         noise = rng.normal(0, 0.02, (len(part), shape[1])).astype(np.float32)
-        for copy, source in ((vectors, base.vectors), (smoothed, base.ranker.smoothed)):
+        for copy, source in ((vectors, base.vectors), (smoothed, base.smoothed)):
             block = np.asarray(source)[part] + noise
             copy[start : start + len(part)] = block / np.linalg.norm(block, axis=1, keepdims=True)
-    table = base.table.take(pa.array(rows))
+    table = base.papers.take(pa.array(rows))
     columns = {
         "id": pa.array([f"2501.{i:07d}" for i in range(count)]),
         "authors": pa.array([f"A. Author{i % 9973}; B. Writer{i % 7919}" for i in range(count)]),
@@ -78,35 +80,30 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
         else:
             table = table.append_column(name, values)
     keyword = KeywordIndex(
-        scipy.sparse.csr_matrix(base.ranker.keyword.matrix)[rows], base.ranker.keyword.terms, base.ranker.keyword.idf,
-        sorted(base.ranker.keyword.stop_words),
+        scipy.sparse.csr_matrix(base.keyword.matrix)[rows], base.keyword.terms, base.keyword.idf,
+        sorted(base.keyword.stop_words),
     )  # fmt: skip
     start = time.perf_counter()
     factory = ann.choose_factory(count)
     faiss_index = ann.build_ann(np.asarray(vectors), factory)
     quality = ann.tune(faiss_index, np.asarray(vectors))
     print(f"FAISS {factory}: {time.perf_counter() - start:.0f} s, {quality}", file=sys.stderr)
-    new_id = {paper_id: f"2501.{row:07d}" for row, paper_id in enumerate(base.papers["id"])}  # copy 0 of each
+    new_id = {paper_id: f"2501.{row:07d}" for row, paper_id in enumerate(base.papers.column("id").to_pylist())}
 
-    def scaled(topics):
+    def scaled(topics):  # each topic's central papers: their copy 0
         central = [[new_id[i] for i in ids] for ids in topics["central_ids"]]
-        return topics.assign(size=topics["size"] * count // len(base), central_ids=central)
-
-    clusters, coarse = scaled(base.topic_table("fine")), scaled(base.topic_table("coarse"))
-    import pandas as pd
+        return topics.assign(size=topics["size"] * count // size, central_ids=central)
 
     manifest = {key: value for key, value in base.manifest.items() if key != "files"}
     manifest.update(count=count, search={**manifest["search"], "faiss": factory, **quality})
     manifest["corpus"] = {**manifest["corpus"], "sources": ["synthetic arXiv-style records"]}
     fast = PRESETS["fast"]  # what a build of this size chooses: `add` embeds the way it would
-    manifest["preset"] = {"name": "fast", "how": "chosen by size", **fast}
+    manifest["preset"] = {"name": "fast", "how": "chosen by size", **dataclasses.asdict(fast)}
     manifest["model"] = {**manifest["model"], "quantize": fast.quantize, "window": fast.window}
     manifest["long_text"] = {**manifest["long_text"], "strategy": fast.long_text, "max_tokens": fast.window}
     generations.write_generation(
         target,
-        generations.Generation(
-            manifest, vectors, faiss_index, [table], pd.concat([clusters, coarse]), keyword, smoothed
-        ),
+        generations.Generation(manifest, vectors, faiss_index, [table], scaled(base.clusters), keyword, smoothed),
     )
     for name in ("vectors.tmp.npy", "smoothed.tmp.npy"):
         (target.parent / name).unlink()
@@ -123,7 +120,7 @@ def memory(field):  # this process's own figures (ru_maxrss would carry the pare
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
 rss_load = {"private": memory("RssAnon"), "file pages": memory("RssFile")}
-ids = [index.ids()[i] for i in range(0, len(index), len(index) // 200)][:200]
+ids = index.take(list(range(0, len(index), len(index) // 200))[:200], ["id"]).column("id").to_pylist()
 queries = json.loads(sys.argv[2])
 for query in queries:
     index.search(query)  # the query vectors are then cached: timings below exclude embedding

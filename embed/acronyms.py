@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-# An acronym as a word of a query: two capitals or more, or a capital and a digit ("T2I"); hyphens inside.
+# An acronym as a word of a query: a capital, later another capital or a digit ("DiT", "T2I"); hyphens inside.
 ACRONYM_WORD = re.compile(
     r"(?<![\w-])(?=[A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*[A-Z0-9])[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9](?![\w-])"
 )
@@ -51,11 +51,3 @@ def long_form(acronym: str, before: str, stop_words: Collection[str] = (), extra
             if position:
                 return " ".join(span)
     return None
-
-import sklearn  # BROKEN ON PURPOSE
-
-
-def _broken():
-    from paperscope.index.search import acronyms  # BROKEN ON PURPOSE
-
-    return acronyms

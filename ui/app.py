@@ -419,10 +419,11 @@ def _open_index(choices: dict[str, str]) -> tuple[str, str, str, PaperIndex]:
         st.stop()
 
 
-def _look_up(index: PaperIndex, side, filters: dict, k: int, mode: str, chosen: list[str], avoided: list[str]):
+def _look_up(index: PaperIndex, side, filters: dict, k: int, mode: str, *, chosen: list[str], avoided: list[str]):
     """The results (None when nothing is asked) and the query's map position (None unless a text
-    query), among the papers passing ``filters``; the URL follows what was asked. A user error
-    shows in ``side``."""
+    query), among the papers passing ``filters``: most like the ``chosen`` ids and least like the
+    ``avoided`` ones, else like the text query; the URL follows what was asked. A user error shows
+    in ``side``."""
     query = st.session_state.get("query", "").strip()
     results, query_xy = None, None
     try:
@@ -496,7 +497,7 @@ def main() -> None:
         _search_inputs(index)
     chosen = st.session_state.get("papers") or st.session_state.get("like_set") or []
     avoided = [i for i in st.session_state.get("not_papers") or [] if i not in chosen] if chosen else []
-    results, query_xy = _look_up(index, side, filters, k, mode, chosen, avoided)
+    results, query_xy = _look_up(index, side, filters, k, mode, chosen=chosen, avoided=avoided)
 
     st.session_state["shown"] = results["id"].tolist() if results is not None else []
     if st.session_state.get("papers"):

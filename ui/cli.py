@@ -27,6 +27,7 @@ from paperscope.settings import (
     Fields,
     Smoothing,
 )
+from paperscope.ui.logs import log_to_stderr
 
 EXIT_USER_ERROR = 2
 MAP_NEIGHBOURS = 5  # papers joined to a clicked one in the HTML map
@@ -509,15 +510,6 @@ def make_parser() -> argparse.ArgumentParser:
         add_options(sub)
         sub.set_defaults(run=run)
     return parser
-
-
-def log_to_stderr() -> None:
-    """Print the ``paperscope`` logger's lines (INFO and up) on stderr, as bare messages."""
-    if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,6 +36,7 @@ from paperscope.index.paper_index import PaperIndex
 from paperscope.index.search.encoding import MAX_QUERY_CHARS
 from paperscope.index.store.generations import current_generation_name
 from paperscope.settings import LEVELS, MODES
+from paperscope.ui.logs import log_to_stderr
 from paperscope.ui.records import json_rows, jsonable, records
 
 MAX_K = 1_000  # results per request
@@ -354,8 +355,6 @@ def _one_thread_each() -> None:
 def app_from_environment() -> FastAPI:
     """The app over the index named by ``$PAPERSCOPE_SERVE_INDEX``: what each of several uvicorn
     worker processes calls."""
-    from paperscope.ui.cli import log_to_stderr
-
     log_to_stderr()
     _one_thread_each()
     return create_app(os.environ[INDEX_VARIABLE])

@@ -17,7 +17,13 @@ def nearest_others(search, queries: np.ndarray, own_rows: np.ndarray | None, k: 
     scores, rows = search(queries, k + (0 if own_rows is None else 1))
     if own_rows is None:
         return scores[:, :k], rows[:, :k]
-    # a paper's own row is usually first, but an exact duplicate can tie with it: move it last
+    return without_own(scores, rows, own_rows, k)
+
+
+def without_own(scores: np.ndarray, rows: np.ndarray, own_rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``k`` of each row of a search's ``scores`` and ``rows`` that are not the query's
+    own row (``own_rows``, one per query): a paper's own row is usually first, but an exact
+    duplicate can tie with it."""
     own = rows == np.asarray(own_rows, dtype=rows.dtype)[:, None]
     order = np.argsort(own, axis=1, kind="stable")[:, :k]
     return np.take_along_axis(scores, order, axis=1), np.take_along_axis(rows, order, axis=1)

@@ -65,5 +65,3 @@ def coarse_topics(vectors: np.ndarray, labels: np.ndarray) -> dict[int, int]:
     ranked = sorted(sizes.items(), key=lambda item: (-item[1], item[0]))
     number = {group: rank for rank, (group, _) in enumerate(ranked)}
     return {label: number[group] for label, group in zip(fine, merged, strict=True)}
-
-

@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from paperscope.index.search.nearest import nearest_others
+from paperscope.index.search.nearest import without_own
 from paperscope.index.search.placement import TRUST_K, neighbour_share
 
 SEED = 42
@@ -34,13 +34,12 @@ def knn_graph(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     k = min(k, len(vectors))
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
 
-    def search(queries: np.ndarray, count: int):
-        return faiss.knn(queries, vectors, count, metric=faiss.METRIC_INNER_PRODUCT)
-
     own = np.arange(len(vectors))
-    similarities, others = nearest_others(search, vectors, own, k - 1)
+    similarities, found = faiss.knn(vectors, vectors, k, metric=faiss.METRIC_INNER_PRODUCT)
+    itself = np.where(found[:, 0] == own, similarities[:, 0], 1.0)  # as FAISS computed it: UMAP sees the difference
+    similarities, others = without_own(similarities, found, own, k - 1)
     indices = np.column_stack([own, others]).astype(np.int64)
-    distances = np.column_stack([np.zeros(len(own), np.float32), np.clip(1.0 - similarities, 0.0, 2.0)])
+    distances = np.clip(1.0 - np.column_stack([itself, similarities]), 0.0, 2.0)
     return indices, distances.astype(np.float32)
 
 
@@ -115,5 +114,3 @@ def map_trust(knn_indices: np.ndarray, coords: np.ndarray, k: int = TRUST_K) -> 
     others_first = np.argsort(near == np.arange(count)[:, None], axis=1, kind="stable")
     on_map = np.take_along_axis(near, others_first, axis=1)[:, :k]
     return neighbour_share(knn_indices[:, 1 : k + 1], on_map)
-
-
