@@ -3,7 +3,9 @@
 Supported inputs (optionally ``.gz``-compressed): the plain-text sample format (an optional
 heading line naming the collection, then abstracts separated by blank lines), CSV, TSV,
 JSON (a list of records), JSON lines (the arXiv metadata snapshot among them) and Parquet.
-Fields are found by common column names, or named explicitly.
+Fields are found by common column names, or named explicitly. Library files and bibliographic
+dumps (BibTeX, RIS, CSL-JSON, OpenAlex works, Semantic Scholar records) are read by
+``embed.library``, which maps their fields itself.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from paperscope.embed import library
 from paperscope.embed.text import normalise_text
 from paperscope.embed.titles import derive_title
 from paperscope.errors import UserError
@@ -35,8 +38,12 @@ FIELD_NAMES = {
     "venue": ["venue", "conference", "journal", "booktitle"],
     "url": ["url", "link", "pdf_url", "html_url"],
     "categories": ["categories", "category", "primary_category", "primary_area", "subjects", "keywords"],
+    "doi": ["doi"],
+    "arxiv_id": ["arxiv_id", "arxiv", "arxivid", "eprint"],
 }
-OPTIONAL_FIELDS = ["year", "authors", "venue", "url", "categories"]
+# doi and arxiv_id are stored normalised (library.normalise_doi, normalise_arxiv_id): the keys a library
+# entry is matched to a paper by. year is the only one that is not a string.
+OPTIONAL_FIELDS = ["year", "authors", "venue", "url", "categories", "doi", "arxiv_id"]
 logger = logging.getLogger(__name__)
 MAX_ABSTRACT_CHARS = 200_000  # longer "abstracts" are whole papers pasted by mistake
 MAX_FILE_BYTES = 2 * 1024**3
@@ -85,12 +92,19 @@ def detect_format(path: Path, head: bytes) -> str:
         ".ndjson": "jsonl",
         ".parquet": "parquet",
         ".pq": "parquet",
+        ".bib": "bib",
+        ".bibtex": "bib",
+        ".ris": "ris",
     }
     if ext in by_ext:
         return by_ext[ext]
     if head.startswith(b"PAR1"):
         return "parquet"
-    stripped = head.lstrip()
+    stripped = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if re.match(rb"(%[^\n]*\n\s*)*@\s*[a-zA-Z]+\s*[{(]", stripped):
+        return "bib"
+    if re.match(rb"TY  - ", stripped):
+        return "ris"
     if stripped.startswith(b"["):
         return "json"
     if stripped.startswith(b"{"):
@@ -203,14 +217,22 @@ def _read_json(path: Path, text: str) -> list[tuple[int, dict]]:
     except (json.JSONDecodeError, RecursionError) as exc:
         where = f":{exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise UserError(f"{path}{where}: broken JSON ({getattr(exc, 'msg', 'nested too deeply')})") from None
-    if isinstance(data, dict):  # {"papers": [...]} and similar wrappers
+    if isinstance(data, dict):  # {"papers": [...]}, {"meta": …, "results": [...], "group_by": []} and the like
         lists = [value for value in data.values() if isinstance(value, list)]
+        if len(lists) > 1 and sum(bool(value) for value in lists) == 1:  # the others empty: an API's page
+            lists = [value for value in lists if value and all(isinstance(item, dict) for item in value)] or lists
         data = lists[0] if len(lists) == 1 else [data]
     if not isinstance(data, list):
-        raise UserError(f"{path}: expected a JSON list of paper records, found {type(data).__name__}")
+        line = text[: len(text) - len(text.lstrip())].count("\n") + 1
+        raise UserError(
+            f"{path}:{line}: expected a JSON list of paper records (CSL-JSON too is a list of items), "
+            f"found {type(data).__name__}"
+        )
     bad = next((i for i, record in enumerate(data) if not isinstance(record, dict)), None)
     if bad is not None:
-        raise UserError(f"{path}: record {bad + 1} is a {type(data[bad]).__name__}, not a JSON object")
+        lines = library.json_item_lines(text)
+        where = f":{lines[bad]}" if lines and len(lines) == len(data) else ""
+        raise UserError(f"{path}{where}: record {bad + 1} is a {type(data[bad]).__name__}, not a JSON object")
     return [(i + 1, record) for i, record in enumerate(data)]
 
 
@@ -277,14 +299,27 @@ def _year(value: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def read_records(path: str | Path, overrides: dict[str, str | None] | None = None, announce: bool = True) -> list[dict]:
+def read_records(
+    path: str | Path,
+    overrides: dict[str, str | None] | None = None,
+    announce: bool = True,
+    keep_without_abstract: bool = False,
+) -> list[dict]:
     """Read one corpus file into a list of paper dicts with normalised fields and a ``source``;
-    ``announce`` logs which columns were used (once per build: a second pass over the files passes False)."""
+    ``announce`` logs which columns were used (once per build: a second pass over the files passes False).
+    Entries of a library file (BibTeX, RIS, CSL-JSON, OpenAlex, Semantic Scholar) without an abstract
+    are counted in one log line and left out, unless ``keep_without_abstract`` (a collection's members
+    are matched by DOI, arXiv id or title, abstract or not)."""
     path = Path(path)
     data = _read_bytes(path)
     fmt = detect_format(path, data[:64])
+    text = ""
     if fmt == "parquet":
         rows = _read_parquet(path, data)
+    elif fmt in ("bib", "ris"):
+        text = _decode(path, data)
+        read = (library.read_bibtex if fmt == "bib" else library.read_ris)(path, text)
+        return _library_records(path, read, overrides or {}, announce, keep_without_abstract)
     else:
         text = _decode(path, data)
         readers = {
@@ -297,8 +332,14 @@ def read_records(path: str | Path, overrides: dict[str, str | None] | None = Non
         rows = readers[fmt](path, text)
     if not rows:
         raise UserError(f"{path}: no records found")
+    kind = library.recognise([record for _, record in rows[:20]]) if fmt in ("json", "jsonl", "parquet") else None
+    if kind:
+        read = library.map_records(path, text, kind, rows)
+        return _library_records(path, read, overrides or {}, announce, keep_without_abstract)
     columns = list(dict.fromkeys(key for _, record in rows for key in record))
     mapping = _resolve_columns(path, columns, overrides or {}, fmt)
+    if "arxiv_id" not in mapping and "id" in mapping and {"authors_parsed", "versions"} <= set(columns):
+        mapping["arxiv_id"] = mapping["id"]  # the arXiv metadata snapshot: its ids are arXiv ids
     if announce and fmt != "text":
         used = ", ".join(f"{'text' if name == 'abstract' else name} ← {column!r}" for name, column in mapping.items())
         derived = "" if "title" in mapping else "; no title column: titles are derived from the abstracts"
@@ -308,8 +349,44 @@ def read_records(path: str | Path, overrides: dict[str, str | None] | None = Non
         record = {name: _as_text(raw.get(column)) for name, column in mapping.items()}
         if "year" in record:
             record["year"] = _year(record["year"])
+        if "doi" in record:
+            record["doi"] = library.normalise_doi(record["doi"])
+        if "arxiv_id" in record:
+            record["arxiv_id"] = library.normalise_arxiv_id(record["arxiv_id"])
         record["source"] = f"{path.name}:{line}"
         records.append(record)
+    return records
+
+
+def _library_records(
+    path: Path, read: library.LibraryRead, overrides: dict, announce: bool, keep_without_abstract: bool
+) -> list[dict]:
+    """The records of a library file: fields named with --text-field etc. applied, the fields used and
+    the entries without an abstract logged, those left out unless ``keep_without_abstract``."""
+    name = library.FORMAT_NAMES[read.kind]
+    if not read.rows:
+        raise UserError(f"{path}: no {name} entries found")
+    library.apply_overrides(path, read, overrides)
+    missing = sum(not record.get("abstract") for _, _, record in read.rows)
+    if announce:
+        used = ", ".join(
+            f"{'text' if field == 'abstract' else field} ← {'/'.join(repr(label) for label in labels)}"
+            for field, labels in sorted(read.used.items(), key=lambda item: list(FIELD_NAMES).index(item[0]))
+        )
+        derived = "" if "title" in read.used else "; no titles: titles are derived from the abstracts"
+        logger.info("%s: %s, %d entries; fields %s%s", path.name, name, len(read.rows), used or "none", derived)
+        if missing:
+            logger.info(
+                "%d of %d entries in %s have no abstract: %s",
+                missing,
+                len(read.rows),
+                path.name,
+                "kept" if keep_without_abstract else "skipped",
+            )
+    records = []
+    for line, _, record in read.rows:
+        if record.get("abstract") or keep_without_abstract or missing == len(read.rows):
+            records.append({**record, "source": f"{path.name}:{line}"})
     return records
 
 

@@ -140,6 +140,10 @@ class PaperIndex:
         """The abstract of the paper at ``row``."""
         return self._papers.column("abstract")[int(row)].as_py()
 
+    def fields(self) -> list[str]:
+        """The names of the papers' fields (id, title, abstract, the optional ones, the map's)."""
+        return list(self._papers.table.column_names)
+
     def metadata(self, columns: list[str] | None = None) -> pd.DataFrame:
         """Every paper's metadata (or only ``columns``) as a DataFrame, in row order."""
         return self._papers.frame(columns)
@@ -149,6 +153,14 @@ class PaperIndex:
         """Every paper's metadata as a DataFrame, decoded once (notebooks and the analyses want it;
         lookups take rows from the memory-mapped table instead)."""
         return self.metadata()
+
+    @cached_property
+    def collections(self):
+        """This index's collections, kept in the data folder's SQLite file:
+        :class:`paperscope.index.collections.collections.Collections`."""
+        from paperscope.index.collections.collections import Collections
+
+        return Collections(self)
 
     # --- the map and its topics ----------------------------------------------------------------
 
@@ -187,11 +199,14 @@ class PaperIndex:
 
     # --- lookups --------------------------------------------------------------------------------
 
-    def where(self, years=None, topics=None, venues=None, category=None, level: str | None = None) -> np.ndarray | None:
+    def where(
+        self, years=None, topics=None, venues=None, category=None, level: str | None = None, added_since=None
+    ) -> np.ndarray | None:
         """The papers that pass every filter given, as a boolean mask over rows (None when none is
         given), for the ``within`` argument of :meth:`similar` and :meth:`search`: see
-        :func:`paperscope.index.search.filters.where`."""
-        return filters.where(self._papers, years, topics, venues, category, level)
+        :class:`paperscope.index.search.filters.Filters`."""
+        wanted = filters.Filters(years, topics, venues, category, level, added_since)
+        return filters.where(self._papers, wanted, filters.moment(self.manifest["created"]))
 
     def filter_choices(self) -> dict:
         """What filters can offer: see :func:`paperscope.index.search.filters.choices`."""

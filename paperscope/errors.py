@@ -28,3 +28,7 @@ def write_error(exc: OSError, folder) -> UserError | None:
         return None
     where = f" ({exc.filename})" if exc.filename else ""
     return UserError(f"{folder}: stopped: {WRITE_ERRORS[exc.errno]}{where}; the index there is unchanged")
+
+
+class UnknownCollection(UserError):
+    """A collection name the index has none of (the service answers it with 404)."""

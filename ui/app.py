@@ -40,7 +40,7 @@ MAP_TITLES_LIMIT = (
 )
 SHOWN_ID_CHARS = 16  # longer ids are shortened on result cards
 GZIP_MAGIC = b"\x1f\x8b"
-UPLOAD_TYPES = ("csv", "tsv", "json", "jsonl", "txt", "parquet", "gz")
+UPLOAD_TYPES = ("csv", "tsv", "json", "jsonl", "txt", "parquet", "bib", "ris", "gz")
 PAGE_CSS = """<style>
 .block-container {padding: 1rem 1rem 0.5rem 1rem;}
 .st-key-results {max-height: calc(100vh - 330px); overflow-y: auto;}
@@ -217,7 +217,8 @@ def _sidebar(
 
 def _upload_form() -> None:
     upload = st.file_uploader(
-        f"CSV, TSV, JSONL, JSON, TXT or Parquet (optionally .gz), up to {MAX_UPLOAD_MB} MB", type=list(UPLOAD_TYPES)
+        f"CSV, TSV, JSONL, JSON, TXT, Parquet, BibTeX or RIS (optionally .gz), up to {MAX_UPLOAD_MB} MB",
+        type=list(UPLOAD_TYPES),
     )
     if upload is None or st.session_state.get("built_upload") == upload.file_id:
         return
@@ -226,7 +227,10 @@ def _upload_form() -> None:
         st.error(f"{upload.name}: {len(data) / 1024 / 1024:.0f} MB is over the {MAX_UPLOAD_MB} MB limit")
         return
     suffixes = "".join(Path(upload.name.lower()).suffixes[-2:])
-    suffix = next((s for s in (".csv", ".tsv", ".jsonl", ".json", ".txt", ".parquet") if suffixes.startswith(s)), "")
+    suffix = next(
+        (s for s in (".csv", ".tsv", ".jsonl", ".json", ".txt", ".parquet", ".bib", ".ris") if suffixes.startswith(s)),
+        "",
+    )
     fmt = detect_format(Path(f"upload{suffix}"), data[:64])
     # The uploaded name never becomes a path: only a cleaned stem for the index name, plus a hash.
     stem = re.sub(r"[^a-z0-9]+", "-", Path(upload.name).name.lower().split(".")[0]).strip("-")[:40] or "upload"

@@ -27,6 +27,8 @@ from paperscope.settings import (
     Fields,
     Smoothing,
 )
+from paperscope.ui import library_commands
+from paperscope.ui.loading import index_folder, load, print_results
 from paperscope.ui.logs import log_to_stderr
 
 EXIT_USER_ERROR = 2
@@ -39,29 +41,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise UserError(f"{message} (see: {self.prog} --help)")
-
-
-def _index_folder(args) -> Path:
-    """The --index folder, or the default sample index, built on first use."""
-    from paperscope.index.build.pipeline import sample_index
-
-    return Path(args.index) if args.index else sample_index()
-
-
-def _load(args):
-    from paperscope.index.paper_index import PaperIndex
-
-    return PaperIndex.load(_index_folder(args), model_path=getattr(args, "model", None))
-
-
-def _print_results(results, as_json: bool) -> None:
-    if as_json:
-        from paperscope.ui.records import records
-
-        print(json.dumps(records(results), indent=2, ensure_ascii=False))
-        return
-    for row in results.itertuples():
-        print(f"{row.rank:>3}  {row.score:6.3f}  {row.id:<14}  {row.title}")
 
 
 def _fields(args) -> Fields:
@@ -107,17 +86,17 @@ def cmd_add(args) -> None:
     """Add the papers of corpus files to an existing index (new generation, written atomically)."""
     from paperscope.index.build.add import add_papers
 
-    add_papers(args.inputs, _index_folder(args), fields=_fields(args), use_cache=not args.no_cache)
+    add_papers(args.inputs, index_folder(args), fields=_fields(args), use_cache=not args.no_cache)
 
 
 def cmd_similar(args) -> None:
     """Print the papers most similar to one or several paper ids (and least like --not ids)."""
-    _print_results(_load(args).similar(args.paper_ids, k=args.k, mode=args.mode, negative=args.negative), args.json)
+    print_results(load(args).similar(args.paper_ids, k=args.k, mode=args.mode, negative=args.negative), args.json)
 
 
 def cmd_search(args) -> None:
     """Print the papers most similar to free text."""
-    _print_results(_load(args).search(args.text, k=args.k, mode=args.mode), args.json)
+    print_results(load(args).search(args.text, k=args.k, mode=args.mode), args.json)
 
 
 def _described_settings(settings: BuildSettings) -> str:
@@ -131,7 +110,7 @@ def _described_settings(settings: BuildSettings) -> str:
 
 def cmd_info(args) -> None:
     """Describe an index: papers, model, build settings."""
-    index = _load(args)
+    index = load(args)
     info = index.info()
     if args.json:
         print(json.dumps(info, indent=2))
@@ -164,7 +143,7 @@ def cmd_verify(args) -> None:
     """Check every file of an index against the SHA-256 its build recorded."""
     from paperscope.index.store.generations import verify
 
-    folder = _index_folder(args)
+    folder = index_folder(args)
     manifest = verify(folder)
     size = sum(entry["bytes"] for entry in manifest["files"].values())
     print(f"{folder}: {len(manifest['files'])} files ({size / 2**20:,.1f} MiB) match their checksums")
@@ -172,7 +151,7 @@ def cmd_verify(args) -> None:
 
 def cmd_explain(args) -> None:
     """Print why two papers are similar: best sentence pairs and shared distinctive terms."""
-    explanation = _load(args).explain(args.first_id, other_id=args.second_id)
+    explanation = load(args).explain(args.first_id, other_id=args.second_id)
     if args.json:
         print(json.dumps(explanation.to_dict(), indent=2, ensure_ascii=False))
         return
@@ -186,7 +165,7 @@ def cmd_duplicates(args) -> None:
     """Print pairs of papers similar enough to be versions of one another."""
     from paperscope.index.analysis.corpus import near_duplicates
 
-    pairs = near_duplicates(_load(args), threshold=args.threshold)
+    pairs = near_duplicates(load(args), threshold=args.threshold)
     if args.json:
         print(json.dumps(pairs.to_dict("records"), indent=2, ensure_ascii=False))
         return
@@ -199,7 +178,7 @@ def cmd_duplicates(args) -> None:
 def cmd_topics(args) -> None:
     """Print every topic with its size, share, map trust and three most central papers, or with
     ``--by year`` each topic's share of each year's papers."""
-    index = _load(args)
+    index = load(args)
     if args.by == "year":
         from paperscope.index.analysis.topics import topics_by_year
 
@@ -244,7 +223,7 @@ def _print_topics_by_year(shares, as_json: bool) -> None:
 def cmd_bridges(args) -> None:
     """Print the papers between two topics (their nearest papers fall in both): balance, the
     neighbours in each topic, id, title and the paper's own topic."""
-    index = _load(args)
+    index = load(args)
     found = index.bridges(args.first, args.second, level=args.level, k=args.k)
     if args.json:
         from paperscope.ui.records import records
@@ -261,7 +240,7 @@ def cmd_map(args) -> None:
     """Draw the index's topic map to a PNG or an interactive HTML file."""
     from paperscope.ui.mapplot import export_map
 
-    index = _load(args)
+    index = load(args)
     info, fine, coarse = index.info(), index.topic_table("fine"), index.topic_table("coarse")
     trust = info["map"]["map_trust"]["mean"]
     title = f"{info['count']:,} papers · {len(coarse)} topics in {len(fine)} · map trust {trust:.0%}"
@@ -284,7 +263,7 @@ def cmd_serve(args) -> None:
     """Answer nearest-paper lookups as a JSON API (see paperscope.ui.service)."""
     from paperscope.ui.service import serve
 
-    serve(_index_folder(args), host=args.host, port=args.port, workers=args.workers, access_log=args.access_log)
+    serve(index_folder(args), host=args.host, port=args.port, workers=args.workers, access_log=args.access_log)
 
 
 def _with_index(sub) -> None:
@@ -333,7 +312,10 @@ def _build_options(build) -> None:
         "inputs",
         nargs="*",
         metavar="FILE",
-        help="corpus files: .txt, .csv, .tsv, .json, .jsonl, .parquet, optionally .gz (default: the bundled sample)",
+        help=(
+            "corpus files: .txt, .csv, .tsv, .json, .jsonl, .parquet; library files: .bib, .ris, CSL-JSON, "
+            "OpenAlex or Semantic Scholar JSON lines; optionally .gz (default: the bundled sample)"
+        ),
     )
     build.add_argument("-o", "--output", metavar="DIR", help="index folder to write (default: the sample's index)")
     build.add_argument(
@@ -498,6 +480,7 @@ COMMANDS = (
     ("topics", "every topic: size, share, map trust, central papers", _topics_options, cmd_topics),
     ("bridges", "papers between two topics", _bridges_options, cmd_bridges),
     ("map", "draw the topic map to a .png or an interactive .html file", _map_options, cmd_map),
+    *library_commands.COMMANDS,
 )
 
 
@@ -508,7 +491,8 @@ def make_parser() -> argparse.ArgumentParser:
     for name, summary, add_options, run in COMMANDS:
         sub = commands.add_parser(name, help=summary)
         add_options(sub)
-        sub.set_defaults(run=run)
+        if run is not None:  # None: a command of commands, each of which sets its own
+            sub.set_defaults(run=run)
     return parser
 
 

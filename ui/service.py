@@ -31,13 +31,14 @@ from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from paperscope.errors import UnknownPaper, UserError
+from paperscope.errors import UnknownCollection, UnknownPaper, UserError
 from paperscope.index.paper_index import PaperIndex
 from paperscope.index.search.encoding import MAX_QUERY_CHARS
 from paperscope.index.store.generations import current_generation_name
 from paperscope.settings import LEVELS, MODES
 from paperscope.ui.logs import log_to_stderr
 from paperscope.ui.records import json_rows, jsonable, records
+from paperscope.ui.service_library import add_library_routes
 
 MAX_K = 1_000  # results per request
 MAX_IDS = 1_000  # paper ids in one POST /similar
@@ -235,7 +236,7 @@ def _answer(served: Served, compute) -> Response:
     try:
         content = compute(served.index)
     except UserError as exc:
-        return _error(404 if isinstance(exc, UnknownPaper) else 422, str(exc), served.generation)
+        return _error(404 if isinstance(exc, (UnknownPaper, UnknownCollection)) else 422, str(exc), served.generation)
     body = json.dumps(content, ensure_ascii=False).encode()
     return Response(body, media_type="application/json", headers={GENERATION_HEADER: served.generation or ""})
 
@@ -339,6 +340,7 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
     app.state.live = live
     _handle_errors(app)
     _add_routes(app, live)
+    add_library_routes(app, live, _answer, ERRORS, RESULTS)
     return app
 
 

@@ -150,14 +150,19 @@ def _place(old: generations.Generation, vectors: np.ndarray) -> pd.DataFrame:
         "fine": dict(zip(fine_topics["cluster"], fine_topics["name"], strict=True)),
         "coarse": dict(zip(coarse_topics["cluster"], coarse_topics["name"], strict=True)),
     }
-    return map_columns(coords, fine, coarse, names, trust, np.ones(len(vectors), dtype=bool))
+    placed = map_columns(coords, fine, coarse, names, trust, np.ones(len(vectors), dtype=bool))
+    return placed.assign(added=np.int64(time.time() * 1000))  # Unix milliseconds
 
 
 def _grown(
     old: generations.Generation, new: pd.DataFrame, vectors: np.ndarray, texts: list[str], inputs
 ) -> generations.Generation:
     """The next generation: the index's papers, vectors, keyword rows and FAISS index plus the new ones."""
-    schema = old.papers.schema
+    table = old.papers
+    if "added" not in table.column_names:  # an index built before papers kept when they came: its build's time
+        created = int(datetime.datetime.fromisoformat(old.manifest["created"]).timestamp() * 1000)
+        table = table.append_column("added", pa.array(np.full(table.num_rows, created, dtype=np.int64)))
+    schema = table.schema
     dropped = sorted(name for name in set(new.columns) - set(schema.names) if new[name].notna().any())
     if dropped:
         logger.info("fields the index does not have are left out: %s", ", ".join(dropped))
@@ -182,7 +187,7 @@ def _grown(
         _grown_manifest(old.manifest, count, placed, inputs, len(new)),
         np.concatenate([np.asarray(old.vectors), vectors.astype(np.float32)]),
         old.faiss_index,
-        [old.papers, new_table],
+        [table, new_table],
         clusters,
         keyword,
         smoothed,

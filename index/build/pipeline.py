@@ -21,11 +21,12 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from paperscope import locations
 from paperscope.embed.corpus import OPTIONAL_FIELDS, TEXT_RECIPE
 from paperscope.embed.model import Encoder
-from paperscope.errors import write_error
+from paperscope.errors import UserError, write_error
 from paperscope.files import TEMPORARY_PREFIX, reserved_array
 from paperscope.index.build import ann, shards
 from paperscope.index.build.keyword_fit import fit_keyword_index
@@ -143,6 +144,20 @@ def _build(job: shards.EmbedJob, output: Path, embedder: shards.Engine, on_progr
         shutil.rmtree(work, ignore_errors=True)
 
 
+def first_seen(folder: Path, ids: list[str]) -> np.ndarray:
+    """When each paper first came into the index at ``folder`` (Unix milliseconds, for the feed of
+    new papers): as the current generation says for a paper it holds, else now. A rebuild keeps them."""
+    stamp = int(time.time() * 1000)
+    if not generations.is_index(folder):
+        return np.full(len(ids), stamp, dtype=np.int64)
+    try:
+        known = generations.read_generation(folder).papers.select(["id", "added"]).to_pandas()
+    except (UserError, KeyError):  # an index of an older format or without the column: all of it new
+        return np.full(len(ids), stamp, dtype=np.int64)
+    added = pd.Series(known["added"].to_numpy(), index=known["id"].to_numpy())
+    return pd.Series(ids).map(added).fillna(stamp).to_numpy(dtype=np.int64)
+
+
 def _log_long_texts(count: int, total: int, max_tokens: int, long_text: str) -> None:
     if count:
         action = "averaged over windows" if long_text == "mean" else "truncated to their first window"
@@ -210,6 +225,7 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
     logger.info("laying out the topic map and naming clusters")
     on_progress(0.8, "laying out the topic map")
     per_paper, clusters, map_manifest, fidelity = _map_and_fidelity(job, papers, vectors, ids, seconds)
+    per_paper["added"] = first_seen(output, ids)
     on_progress(0.9, "building the search index")
     keyword, faiss_index, ann_quality, smoothed = _search_side(vectors, papers, settings, work, seconds)
     manifest = {

@@ -6,7 +6,9 @@ The mask is handed to ranking as ``within``; the app's sidebar offers the choice
 
 from __future__ import annotations
 
+import datetime
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -52,25 +54,63 @@ def _topics_condition(papers: PaperTable, topics, level: str | None):
     return functools.reduce(pc.or_, (pc.is_in(column, value_set=names) for column in columns))
 
 
-def where(papers: PaperTable, years=None, topics=None, venues=None, category=None, level: str | None = None):
-    """The papers that pass every filter given, as a boolean mask over rows (None when none is
-    given): ``years`` a (low, high) pair, inclusive; ``topics`` names of topics of ``level``
-    ("coarse" or "fine"; None: of either); ``venues`` venue names; ``category`` text the paper's
-    categories contain, in any case. A field the papers lack, or a topic the index lacks, is a UserError."""
+@dataclass(frozen=True)
+class Filters:
+    """What the papers must pass (None: no condition): ``years`` a (low, high) pair, inclusive;
+    ``topics`` names of topics of ``level`` ("coarse" or "fine"; None: of either); ``venues`` venue
+    names; ``category`` text the paper's categories contain, in any case; ``added_since`` a time
+    (Unix milliseconds, a datetime, or ISO-8601 text) from which the paper came into the index."""
+
+    years: tuple[int, int] | None = None
+    topics: list[str] | None = None
+    venues: list[str] | None = None
+    category: str | None = None
+    level: str | None = None
+    added_since: object = None
+
+
+def moment(value) -> int:
+    """A time as Unix milliseconds (as the papers' ``added`` column keeps it): milliseconds, a
+    datetime (naive: UTC) or ISO-8601 text ("2026-12-01", "2026-12-01T08:00"); anything else is a
+    UserError."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            value = datetime.datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise UserError(f"'{value}' is not a date; give one as 2026-12-01 or 2026-12-01T08:00") from None
+    if isinstance(value, datetime.datetime):
+        return round((value if value.tzinfo else value.replace(tzinfo=datetime.UTC)).timestamp() * 1000)
+    if isinstance(value, datetime.date):
+        return moment(datetime.datetime(value.year, value.month, value.day))
+    raise UserError(f"a time must be a date, a datetime or Unix seconds, got {value!r}")
+
+
+def where(papers: PaperTable, wanted: Filters, created: int):
+    """The papers that pass every condition of ``wanted``, as a boolean mask over rows (None when
+    none is given). ``created``: when the index was built (Unix ms), the time of every paper of an index
+    that does not record when each came. A field the papers lack, or a topic the index lacks, is
+    a UserError."""
     conditions = []
-    if years is not None:
+    if wanted.years is not None:
+        years = wanted.years
         if not (isinstance(years, (list, tuple)) and len(years) == 2 and all(_is_whole(year) for year in years)):
             raise UserError(f"years must be a (low, high) pair of whole numbers, got {years!r}")
         column = _field(papers, "year")
         conditions.append(pc.and_(pc.greater_equal(column, years[0]), pc.less_equal(column, years[1])))
-    if topics is not None:
-        conditions.append(_topics_condition(papers, topics, level))
-    if venues is not None:
-        conditions.append(pc.is_in(_field(papers, "venue"), pa.array(_names("venues", venues), pa.string())))
-    if category is not None:
-        if not isinstance(category, str):
-            raise UserError(f"category must be text, got {category!r}")
-        conditions.append(pc.match_substring(_field(papers, "categories"), category, ignore_case=True))
+    if wanted.topics is not None:
+        conditions.append(_topics_condition(papers, wanted.topics, wanted.level))
+    if wanted.venues is not None:
+        conditions.append(pc.is_in(_field(papers, "venue"), pa.array(_names("venues", wanted.venues), pa.string())))
+    if wanted.category is not None:
+        if not isinstance(wanted.category, str):
+            raise UserError(f"category must be text, got {wanted.category!r}")
+        conditions.append(pc.match_substring(_field(papers, "categories"), wanted.category, ignore_case=True))
+    if wanted.added_since is not None:
+        since = moment(wanted.added_since)
+        added = papers.column("added") if papers.has("added") else pa.array(np.full(len(papers), created))
+        conditions.append(pc.greater_equal(added, since))
     if not conditions:
         return None
     mask = np.ones(len(papers), dtype=bool)

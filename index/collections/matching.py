@@ -1,0 +1,108 @@
+"""Library entries matched to the papers of an index: by id, then DOI, then arXiv id, then title.
+
+An entry that matches no paper is kept as an "outside" member: its text is embedded with the
+index's model (as the papers were) so that it still steers recommendations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from paperscope.embed.library import normalise_arxiv_id, normalise_doi, normalise_title
+
+WAYS = ("id", "doi", "arxiv", "title")  # in the order they are tried
+
+
+@dataclass
+class Matched:
+    """Entries as members: those found in the index (``paper_id`` and how: one of ``WAYS``) and the
+    rest (``paper_id`` None, matched by "outside"); ``unusable`` counts entries with neither a
+    match nor any text to embed."""
+
+    members: list[dict] = field(default_factory=list)
+    unusable: int = 0
+
+    def counts(self) -> dict[str, int]:
+        """How many members were matched each way, and how many are outside the index."""
+        found = pd.Series([member["matched_by"] for member in self.members], dtype=object).value_counts()
+        return {way: int(found.get(way, 0)) for way in (*WAYS, "outside")}
+
+
+def _lookup(papers: pd.DataFrame, column: str, normalise) -> dict[str, str]:
+    """Normalised value of ``column`` → the id of the first paper holding it."""
+    if column not in papers:
+        return {}
+    found = {}
+    for paper_id, value in zip(papers["id"], papers[column], strict=True):
+        key = normalise(value) if isinstance(value, str) and value else ""
+        if key:
+            found.setdefault(key, paper_id)
+    return found
+
+
+def _arxiv_ids(papers: pd.DataFrame) -> dict[str, str]:
+    """arXiv id → paper id, from an ``arxiv_id`` column and from ids that are arXiv ids themselves."""
+    found = _lookup(papers, "arxiv_id", normalise_arxiv_id)
+    for paper_id in papers["id"]:
+        key = normalise_arxiv_id(paper_id)
+        if key:
+            found.setdefault(key, paper_id)
+    return found
+
+
+def outside_key(entry: dict) -> str:
+    """A stable key for an entry outside the index: from its DOI, arXiv id, or title and abstract."""
+    basis = (
+        normalise_doi(entry.get("doi") or "")
+        or normalise_arxiv_id(entry.get("arxiv_id") or "")
+        or (normalise_title(entry.get("title") or "") + "\0" + (entry.get("abstract") or ""))
+    )
+    return "outside:" + hashlib.sha256(basis.encode()).hexdigest()[:16]
+
+
+def match_entries(papers: pd.DataFrame, entries: list[dict]) -> Matched:
+    """Match library ``entries`` (records as :func:`paperscope.embed.corpus.read_records` gives
+    them) to ``papers`` (id, title and, when the index has them, doi and arxiv_id columns)."""
+    ids = set(papers["id"])
+    tables = {
+        "doi": (_lookup(papers, "doi", normalise_doi), "doi", normalise_doi),
+        "arxiv": (_arxiv_ids(papers), "arxiv_id", normalise_arxiv_id),
+    }
+    titles = None  # normalised only when an entry needs them (a million titles take seconds)
+    matched = Matched()
+    for entry in entries:
+        paper_id, way = (entry.get("id"), "id") if entry.get("id") in ids else (None, None)
+        for name, (table, key, normalise) in tables.items():
+            if paper_id is None and entry.get(key) and normalise(entry[key]) in table:
+                paper_id, way = table[normalise(entry[key])], name
+        if paper_id is None and entry.get("title"):
+            titles = titles if titles is not None else _lookup(papers, "title", normalise_title)
+            if normalise_title(entry["title"]) in titles:
+                paper_id, way = titles[normalise_title(entry["title"])], "title"
+        if paper_id is not None:
+            matched.members.append({**entry, "key": paper_id, "paper_id": paper_id, "matched_by": way})
+        elif entry.get("title") or entry.get("abstract"):
+            matched.members.append({**entry, "key": outside_key(entry), "paper_id": None, "matched_by": "outside"})
+        else:
+            matched.unusable += 1
+    return matched
+
+
+def member_text(member: dict) -> str:
+    """The text embedded for an outside member, as papers are embedded: title. abstract."""
+    title, abstract = (member.get("title") or "").strip(), (member.get("abstract") or "").strip()
+    return f"{title.rstrip('.')}. {abstract}" if title and abstract else title or abstract
+
+
+def as_blob(vector: np.ndarray) -> bytes:
+    """A vector as stored (float32 bytes)."""
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def from_blob(blob: bytes) -> np.ndarray:
+    """A stored vector."""
+    return np.frombuffer(blob, dtype=np.float32)

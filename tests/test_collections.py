@@ -1,0 +1,222 @@
+"""Collections: kept in SQLite beside the index, matched from library files, surviving rebuilds and
+adds, exported, recommended from, and a feed of new papers; bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from paperscope import Feedback, PaperIndex, QuerySettings, UserError, build_index, locations
+from paperscope.index.build.add import add_papers
+from paperscope.index.collections.collections import Collections
+from paperscope.index.collections.database import default_path
+from tests.corpora import read_corpus
+
+
+@pytest.fixture(scope="module")
+def library_corpus(tmp_path_factory):
+    """The sample's 38 abstracts as a corpus with ids, titles, DOIs and arXiv ids, its index, and
+    a BibTeX library: 3 papers by DOI, 1 by arXiv id, 1 by title, 1 outside the corpus, 1 unusable."""
+    folder = tmp_path_factory.mktemp("library")
+    papers, _ = read_corpus(locations.bundled_corpus())
+    lines = []
+    for i, paper in enumerate(papers.itertuples()):
+        record = {"id": f"p{i}", "title": paper.title, "abstract": paper.abstract, "year": 2024 + i % 2}
+        if i < 20:
+            record["doi"] = f"10.5555/sample.{i}"
+        if 20 <= i < 30:
+            record["arxiv_id"] = f"2501.{i:05d}"
+        lines.append(json.dumps(record))
+    corpus = folder / "corpus.jsonl"
+    corpus.write_text("\n".join(lines[:-2]) + "\n")  # the last two come later, with `add`
+    (folder / "later.jsonl").write_text("\n".join(lines[-2:]) + "\n")
+    build_index([corpus], folder / "index")
+    title = papers["title"][31]
+    (folder / "refs.bib").write_text(
+        "".join(
+            f"@article{{doi{i}, title = {{Some other title {i}}}, doi = {{https://doi.org/10.5555/SAMPLE.{i}}}}}\n"
+            for i in (0, 1, 2)
+        )
+        + "@misc{arx, title = {Whatever}, eprint = {2501.00021v2}, archivePrefix = {arXiv}}\n"
+        + f"@inproceedings{{bytitle, title = {{{title.upper()}}}}}\n"
+        + "@article{mine, title = {Pruning attention heads in vision transformers}, "
+        "abstract = {We prune the attention heads of vision transformers with a learned gate and keep accuracy.}}\n"
+        + "@article{empty, year = {2020}}\n"
+    )
+    return folder
+
+
+@pytest.fixture
+def collections(library_corpus, tmp_path, monkeypatch):
+    """The library index's collections, in a data folder of this test's own."""
+    monkeypatch.setenv("PAPERSCOPE_HOME", str(tmp_path / "home"))
+    return PaperIndex.load(library_corpus / "index").collections
+
+
+def paperscope(*arguments, home) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "paperscope.ui.cli", *map(str, arguments)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PAPERSCOPE_HOME": str(home)},
+    )
+
+
+def test_library_entries_are_matched_by_doi_arxiv_id_and_title_and_the_rest_kept_outside(collections, library_corpus):
+    matched = collections.create("mine", ids=["p5"], files=[library_corpus / "refs.bib"])
+    assert matched.counts() == {"id": 1, "doi": 3, "arxiv": 1, "title": 1, "outside": 1} and matched.unusable == 1
+    shown = collections.show("mine")
+    assert shown["members"] == 7 and shown["in_index"] == 6
+    assert set(shown["papers"]["id"].dropna()) == {"p5", "p0", "p1", "p2", "p21", "p31"}
+    outside = shown["papers"][shown["papers"]["matched_by"] == "outside"].iloc[0]
+    assert outside["title"] == "Pruning attention heads in vision transformers" and not outside["in_index"]
+    assert collections.listing().to_dict("records")[0] | {"created": None, "shown": None} == {
+        "name": "mine", "members": 7, "in_index": 6, "outside": 1, "missing": 0, "created": None, "shown": None,
+    }  # fmt: skip
+
+
+def test_recommendations_exclude_members_and_an_outside_entry_steers_them(collections, library_corpus):
+    collections.create("papers", ids=["p3", "p4"])
+    found = collections.recommend("papers", k=5)
+    assert len(found) == 5 and not {"p3", "p4"} & set(found["id"])
+    index = collections.index
+    assert list(found.columns[:4]) == ["rank", "id", "title", "score"]
+    collections.create("outside", files=[library_corpus / "refs.bib"])
+    collections.remove("outside", [i for i in collections.members("outside")["id"] if isinstance(i, str)])
+    steered = collections.recommend("outside", k=3)  # only the outside entry: its vector alone steers
+    text = (
+        "Pruning attention heads in vision transformers. "
+        "We prune the attention heads of vision transformers with a learned gate and keep accuracy."
+    )
+    expected = index.search(text, k=3, mode="dense", settings=QuerySettings(feedback=Feedback(on=False)))
+    assert steered["id"].iloc[0] == expected["id"].iloc[0]
+
+
+def test_collections_survive_a_rebuild_and_an_add_and_missing_papers_stay(library_corpus, tmp_path, monkeypatch):
+    monkeypatch.setenv("PAPERSCOPE_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "index"
+    build_index([library_corpus / "corpus.jsonl"], folder)
+    Collections(PaperIndex.load(folder)).create("kept", ids=["p1", "p2", "p35"])
+    add_papers([library_corpus / "later.jsonl"], folder)
+    after_add = Collections(PaperIndex.load(folder))
+    assert after_add.show("kept")["in_index"] == 3
+    smaller = tmp_path / "smaller.jsonl"
+    smaller.write_text("".join(line + "\n" for line in (library_corpus / "corpus.jsonl").read_text().splitlines()[2:]))
+    build_index([smaller], folder)  # p1 is gone from the rebuilt index
+    rebuilt = Collections(PaperIndex.load(folder))
+    shown = rebuilt.show("kept")
+    assert shown["members"] == 3 and shown["missing"] == 1 and shown["in_index"] == 2
+    assert rebuilt.recommend("kept", k=3)["id"].isin(["p2", "p35"]).sum() == 0
+
+
+def test_the_feed_ranks_only_papers_added_since_it_was_last_shown(library_corpus, tmp_path, monkeypatch):
+    monkeypatch.setenv("PAPERSCOPE_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "index"
+    build_index([library_corpus / "corpus.jsonl"], folder)
+    collections = Collections(PaperIndex.load(folder))
+    collections.create("feed", ids=["p3", "p4"])
+    assert collections.recommend("feed", new=True).empty  # nothing new since it was created
+    add_papers([library_corpus / "later.jsonl"], folder)
+    collections = Collections(PaperIndex.load(folder))
+    new = collections.recommend("feed", new=True, k=10)
+    assert set(new["id"]) == {"p36", "p37"}
+    assert collections.recommend("feed", new=True).empty  # shown: the feed starts again from now
+    assert set(collections.recommend("feed", since="2000-01-01", k=50)["id"]) >= {"p36", "p37"}
+    digest = paperscope("digest", "--index", folder, "--json", home=tmp_path / "home")
+    entries = json.loads(digest.stdout)
+    assert [entry["name"] for entry in entries] == ["feed"] and entries[0]["papers"] == []  # all shown already
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".bib", ".ris"])
+def test_a_collection_exports_as_csv_bibtex_and_ris_and_reads_back(collections, library_corpus, tmp_path, suffix):
+    collections.create("out", ids=["p7"], files=[library_corpus / "refs.bib"])
+    path = collections.export("out", tmp_path / f"out{suffix}")
+    back = read_corpus([path]) if suffix != ".csv" else None
+    if back is not None:  # a reference manager's file: every member with an abstract reads back
+        titles = set(back[0]["title"])
+        assert "Pruning attention heads in vision transformers" in titles
+        assert collections.index.paper("p7")["title"] in titles
+    else:
+        text = path.read_text()
+        assert text.splitlines()[0].startswith("id,title,year") and "10.5555/sample.0" in text
+
+
+def test_the_command_line_manages_collections(library_corpus, tmp_path):
+    home, index = tmp_path / "home", library_corpus / "index"
+    created = paperscope("collection", "create", "reading list", "p1", "--from", library_corpus / "refs.bib",
+                         "--index", index, home=home)  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    assert "matched corpus papers (1 by id, 3 by doi, 1 by arxiv, 1 by title)" in created.stderr
+    assert "1 not in the corpus, kept as outside members" in created.stderr
+    listed = paperscope("collection", "list", "--index", index, "--json", home=home)
+    assert json.loads(listed.stdout)[0]["name"] == "reading list"
+    recommended = paperscope("recommend", "reading list", "-k", "4", "--json", "--index", index, home=home)
+    assert len(json.loads(recommended.stdout)) == 4
+    typo = paperscope("collection", "show", "reading lst", "--index", index, home=home)
+    assert typo.returncode == 2 and "did you mean reading list?" in typo.stderr
+    assert len(typo.stderr.strip().splitlines()) == 1
+    removed = paperscope("collection", "remove", "reading list", "p1", "--index", index, home=home)
+    assert "removed 1 of 1" in removed.stderr
+    assert paperscope("collection", "delete", "reading list", "--index", index, home=home).returncode == 0
+    assert json.loads(paperscope("collection", "list", "--index", index, "--json", home=home).stdout) == []
+
+
+@pytest.mark.parametrize("name", ["a/b/c", 'it\'s "quoted"; DROP TABLE members; --', "é ✓ 名前"])
+def test_names_with_slashes_and_quotes_are_stored_safely(collections, name):
+    collections.create(name, ids=["p1"])
+    assert name in collections.names() and collections.show(name)["in_index"] == 1
+
+
+def test_bad_names_and_unknown_ids_are_one_line_errors(collections):
+    with pytest.raises(UserError, match="at most 200 characters, this one 10,000"):
+        collections.create("x" * 10_000)
+    with pytest.raises(UserError, match="control characters"):
+        collections.create("tab\there")
+    with pytest.raises(UserError, match="no paper with id 'nope'"):
+        collections.create("ok", ids=["nope"])
+    assert collections.names() == []  # nothing half-made
+
+
+def test_a_corrupted_or_locked_database_is_one_line_naming_it(library_corpus, tmp_path):
+    home, index = tmp_path / "home", library_corpus / "index"
+    home.mkdir()
+    (home / "collections.sqlite").write_bytes(b"this is not a database" * 100)
+    broken = paperscope("collection", "list", "--index", index, home=home)
+    assert broken.returncode == 2 and "collections.sqlite: not a readable collections database" in broken.stderr
+    assert len(broken.stderr.strip().splitlines()) == 1
+    (home / "collections.sqlite").unlink()
+    assert paperscope("collection", "create", "x", "p1", "--index", index, home=home).returncode == 0
+    holder = sqlite3.connect(home / "collections.sqlite")
+    holder.execute("BEGIN EXCLUSIVE")  # another program holds the file
+    locked = paperscope("collection", "add", "x", "p2", "--index", index, home=home)
+    holder.rollback()
+    holder.close()
+    assert locked.returncode == 2 and "locked by another paperscope" in locked.stderr
+    assert "collections.sqlite" in locked.stderr and len(locked.stderr.strip().splitlines()) == 1
+
+
+def test_concurrent_writers_lose_nothing(collections):
+    collections.create("shared")
+    path = default_path()
+    errors = []
+
+    def writer(ids):
+        try:
+            mine = Collections(collections.index, path)
+            for paper_id in ids:
+                mine.add("shared", ids=[paper_id])
+        except Exception as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=([f"p{i}" for i in range(start, 36, 3)],)) for start in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and collections.show("shared")["in_index"] == 36

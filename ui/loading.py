@@ -1,0 +1,36 @@
+"""What the command line's commands share: the index they act on, and how results are printed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def index_folder(args) -> Path:
+    """The --index folder, or the default sample index, built on first use."""
+    from paperscope.index.build.pipeline import sample_index
+
+    return Path(args.index) if args.index else sample_index()
+
+
+def load(args):
+    """The :class:`~paperscope.index.paper_index.PaperIndex` of --index (and --model, if given)."""
+    from paperscope.index.paper_index import PaperIndex
+
+    return PaperIndex.load(index_folder(args), model_path=getattr(args, "model", None))
+
+
+def print_json(value) -> None:
+    """Print a JSON value as ``--json`` does: indented, Unicode as is."""
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def print_results(results, as_json: bool) -> None:
+    """Print ranked papers (a results DataFrame): a line each, or a JSON list of records."""
+    if as_json:
+        from paperscope.ui.records import records
+
+        print_json(records(results))
+        return
+    for row in results.itertuples():
+        print(f"{row.rank:>3}  {row.score:6.3f}  {row.id:<14}  {row.title}")
