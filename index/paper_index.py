@@ -254,6 +254,32 @@ class PaperIndex:
         """The papers :meth:`search_rows` finds, as a results DataFrame (see the class docstring)."""
         return self.frame(self.search_rows(text, k, mode, within, settings))
 
+    def recommend_rows(
+        self, positive, negative=(), k: int = 20, within=None, positive_vectors=None, negative_vectors=None
+    ) -> Ranking:
+        """The ``k`` papers most like a collection (the ids ``positive``, and papers outside the
+        index by their vectors ``positive_vectors``, (m, dimension) as :meth:`embed_query` makes
+        them) and least like the ids ``negative`` and ``negative_vectors``, as a :class:`Ranking`;
+        the given papers are excluded; ``within``: only the papers of this mask. A linear SVM
+        per collection, chosen by ``benchmarks/recommend.py``: see
+        :func:`paperscope.index.search.recommend.recommend`."""
+        from paperscope.index.search.recommend import recommend
+
+        k = check_k(k)
+        empty = np.zeros((0, self.vectors.shape[1]), np.float32)
+        positive_vectors = empty if positive_vectors is None else positive_vectors
+        negative_vectors = empty if negative_vectors is None else negative_vectors
+        positive = self.rows([positive] if isinstance(positive, str) else list(positive))
+        negative = self.rows([negative] if isinstance(negative, str) else list(negative))
+        return recommend(self.ranker, positive, positive_vectors, negative, negative_vectors, k, within)
+
+    def recommend(
+        self, positive, negative=(), k: int = 20, within=None, positive_vectors=None, negative_vectors=None
+    ) -> pd.DataFrame:
+        """The papers :meth:`recommend_rows` finds, as a results DataFrame (the columns of
+        :meth:`similar`; ``score`` is the classifier's margin, above 0 on the collection's side)."""
+        return self.frame(self.recommend_rows(positive, negative, k, within, positive_vectors, negative_vectors))
+
     def results(self, ranking: Ranking) -> pa.Table:
         """A ranking's papers as an Arrow table: rank, id, title, the score columns, then the papers'
         metadata (what ``--json`` prints and the service answers)."""

@@ -94,8 +94,8 @@ def test_recommendations_exclude_members_and_an_outside_entry_steers_them(collec
         "Pruning attention heads in vision transformers. "
         "We prune the attention heads of vision transformers with a learned gate and keep accuracy."
     )
-    expected = index.search(text, k=3, mode="dense", settings=QuerySettings(feedback=Feedback(on=False)))
-    assert steered["id"].iloc[0] == expected["id"].iloc[0]
+    nearest = index.search(text, k=5, mode="dense", settings=QuerySettings(feedback=Feedback(on=False)))
+    assert set(steered["id"]) <= set(nearest["id"])  # the entry's neighbourhood, not the collection before
 
 
 def test_collections_survive_a_rebuild_and_an_add_and_missing_papers_stay(library_corpus, tmp_path, monkeypatch):

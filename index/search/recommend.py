@@ -20,15 +20,21 @@ So that it costs the same at a million papers as at a thousand (p50 ≤ 50 ms fo
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import scipy.sparse
+
+from paperscope.errors import UserError
+from paperscope.index.search.ranking import Ranking
 
 C = 0.1  # LinearSVC's C, as arxiv-sanity-lite sets it
 SAMPLE = 1000  # other papers the classifier learns against (fixed: rows of a seeded sample)
 PER_MEMBER = 50  # each member's nearest papers among the candidates
 KEYWORD_CANDIDATES = 200  # papers of the members' heaviest terms among the candidates
-NEWTON_STEPS = 8
-CG_STEPS = 20
+SCORE_ALL = 5000  # a filter keeping at most this many papers: all of them are scored
+NEWTON_STEPS = 3
+CG_STEPS = 10
 
 
 def fit_svm(
@@ -39,20 +45,21 @@ def fit_svm(
     ``weights``ᵢ max(0, 1 - yᵢ(xᵢ·w + b))², by finite Newton steps (Keerthi & DeCoste 2005): each
     solves the least squares of the rows inside the margin by conjugate gradients, then an exact
     line search."""
-    terms, used = sparse.shape[1], np.unique(sparse.indices)  # zero on terms no training row uses
-    sparse = scipy.sparse.csr_matrix(sparse[:, used], dtype=np.float64)
-    dense = np.asarray(dense, dtype=np.float64)
+    terms = sparse.shape[1]
+    used = np.flatnonzero(np.bincount(sparse.indices, minlength=terms))  # w is 0 on terms no row uses
+    sparse = scipy.sparse.csr_matrix(sparse[:, used], dtype=np.float32)
+    dense = np.asarray(dense, dtype=np.float32)
     width = dense.shape[1]
-    y = labels.astype(np.float64)
+    y, weights = labels.astype(np.float32), weights.astype(np.float32)
 
     def times(w):  # X w
         return dense @ w[:width] + sparse @ w[width:-1] + w[-1]
 
     def times_t(r):  # Xᵀ r
-        return np.concatenate([dense.T @ r, sparse.T @ r, [r.sum()]])
+        return np.concatenate([dense.T @ r, sparse.T @ r, [r.sum()]], dtype=np.float32)
 
-    w = np.zeros(width + sparse.shape[1] + 1)
-    f = np.zeros(len(y))
+    w = np.zeros(width + sparse.shape[1] + 1, np.float32)
+    f = np.zeros(len(y), np.float32)
     active = None
     for _ in range(NEWTON_STEPS):
         inside = y * f < 1
@@ -94,3 +101,97 @@ def fit_svm(
     sparse_weights = np.zeros(terms)
     sparse_weights[used] = w[width:-1]
     return w[:width], sparse_weights, float(w[-1])
+
+
+@lru_cache(maxsize=4)
+def training_sample(count: int) -> np.ndarray:
+    """The rows the classifier learns against in an index of ``count`` papers: ``SAMPLE`` rows
+    drawn once with a fixed seed (every row in a smaller index), sorted."""
+    if count <= SAMPLE:
+        return np.arange(count)
+    return np.sort(np.random.default_rng(0).choice(count, SAMPLE, replace=False))
+
+
+def _as_documents(ranker, vectors: np.ndarray) -> np.ndarray:
+    """Vectors of papers outside the index as the index's papers are ranked: smoothed (plus the
+    index's smoothing weight x the mean of their nearest papers, renormalised) when the index is."""
+    smoothing = ranker.search_manifest.get("smoothing")
+    if ranker.smoothed is None or not smoothing or not len(vectors):
+        return vectors
+    near = ranker.faiss_search(vectors, min(smoothing["k"], len(ranker)))[1]
+    mixed = vectors + smoothing["weight"] * np.asarray(ranker.vectors)[near].mean(axis=1)
+    return (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
+
+
+def recommend(
+    ranker,
+    positive: np.ndarray,
+    positive_vectors: np.ndarray,
+    negative: np.ndarray,
+    negative_vectors: np.ndarray,
+    k: int,
+    within: np.ndarray | None = None,
+) -> Ranking:
+    """The ``k`` papers of ``ranker``'s index most like a collection (rows ``positive``, and
+    papers outside the index by their vectors ``positive_vectors``, (m, d), maybe empty) and
+    least like the papers to avoid (``negative`` rows and ``negative_vectors``), members
+    excluded, only among the rows of the mask ``within`` when given (see the module docstring).
+    Score columns: "score" (the classifier's margin: above 0 on the collection's side),
+    "cosine" (with the mean of the members' vectors) and "keyword_score" (TF-IDF cosine with
+    the members' terms)."""
+    dimension = ranker.vectors.shape[1]
+    positive, negative = (np.asarray(rows, dtype=np.int64).reshape(-1) for rows in (positive, negative))
+    positive_vectors, negative_vectors = (
+        np.asarray(vectors, dtype=np.float32).reshape(-1, dimension) for vectors in (positive_vectors, negative_vectors)
+    )
+    if not len(positive) and not len(positive_vectors):
+        raise UserError("a recommendation needs at least one paper of the collection")
+    if within is not None and (np.shape(within) != (len(ranker),) or np.asarray(within).dtype != bool):
+        raise UserError(f"within must be a boolean mask of the index's {len(ranker)} papers (see where())")
+    documents = ranker.vectors if ranker.smoothed is None else ranker.smoothed
+    keyword = ranker.keyword
+    members = np.union1d(positive, negative)
+    sample = np.setdiff1d(training_sample(len(ranker)), members, assume_unique=True)
+    outside_positive, outside_negative = (
+        _as_documents(ranker, positive_vectors),
+        _as_documents(ranker, negative_vectors),
+    )
+    terms = keyword.matrix.shape[1]
+    groups = [  # rows of the training set: dense features, keyword features (none from outside), label
+        (documents[positive], keyword.matrix[positive], 1.0),
+        (outside_positive, scipy.sparse.csr_matrix((len(outside_positive), terms)), 1.0),
+        (documents[negative], keyword.matrix[negative], -1.0),
+        (outside_negative, scipy.sparse.csr_matrix((len(outside_negative), terms)), -1.0),
+        (documents[sample], keyword.matrix[sample], -1.0),
+    ]
+    labels = np.concatenate([np.full(len(dense), label) for dense, _, label in groups])
+    wanted = len(positive) + len(positive_vectors)
+    member_weight = len(labels) / (2 * wanted)  # balanced classes; each paper to avoid weighs as a member
+    weights = np.full(len(labels), len(labels) / (2 * max(len(labels) - wanted, 1)))
+    weights[: wanted + len(negative) + len(negative_vectors)] = member_weight
+    dense_weights, term_weights, bias = fit_svm(
+        np.concatenate([np.asarray(dense, np.float32) for dense, _, _ in groups]),
+        scipy.sparse.vstack([terms for _, terms, _ in groups], format="csr"),
+        labels,
+        weights,
+    )
+
+    raw = np.concatenate([np.asarray(ranker.vectors[positive]), positive_vectors])
+    centre = raw.mean(axis=0)
+    centre /= max(np.linalg.norm(centre), 1e-12)
+    query = keyword.weighted_rows(positive.tolist(), [1 / len(positive)] * len(positive)) if len(positive) else None
+    if within is not None and np.count_nonzero(within) <= SCORE_ALL:
+        candidates = np.flatnonzero(within)  # a narrow filter (a feed of new papers): score them all
+    else:
+        count = min(max(PER_MEMBER, k + len(members)), len(ranker))
+        near = ranker.faiss_search(np.concatenate([raw, centre[None]]), count, within)[1]
+        by_terms = np.zeros(0, np.int64) if query is None else keyword.candidates(query, KEYWORD_CANDIDATES)
+        candidates = np.union1d(near[near >= 0], by_terms if within is None else by_terms[within[by_terms]])
+    candidates = np.setdiff1d(candidates, members)
+
+    score = np.asarray(documents[candidates]) @ dense_weights + keyword.matrix[candidates] @ term_weights + bias
+    top = np.argsort(-score, kind="stable")[:k]
+    rows = candidates[top]
+    cosine = np.asarray(ranker.vectors[rows]) @ centre
+    keyword_score = np.zeros(len(rows), np.float32) if query is None else keyword.row_scores(rows, query)
+    return Ranking(rows, {"score": score[top].astype(np.float32), "cosine": cosine, "keyword_score": keyword_score})
