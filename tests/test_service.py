@@ -285,3 +285,34 @@ def test_the_api_docs_page_works_offline(served, browser):
     assert page.get_by_text("/search").count() >= 1
     assert requested and all(address.startswith(url) for address in requested)  # nothing from a CDN
     page.close()
+
+
+def test_collections_and_recommendations_over_http(served, sample_index):
+    url, log, _ = served
+    ids = sample_index.papers["id"].tolist()
+    name = "reading/list 'one'"  # slashes and quotes travel in the path
+    path = "/collections/" + urllib.parse.quote(name, safe="")
+    status, shown, _ = call(url, "PUT", path, {"ids": ids[:3]})
+    assert status == 200 and shown["name"] == name and shown["in_index"] == 3
+    status, shown, _ = call(url, "POST", path + "/papers", {"ids": [ids[5]]})
+    assert status == 200 and {paper["id"] for paper in shown["papers"]} == {*ids[:3], ids[5]}
+    status, listing, _ = call(url, "GET", "/collections")
+    assert status == 200 and [(c["name"], c["members"]) for c in listing] == [(name, 4)]
+    status, found, _ = call(url, "POST", "/recommend", {"collection": name, "k": 6})
+    expected = cli_json("recommend", name, "-k", "6", "--index", str(log.parent / "index"))  # the served copy
+    assert status == 200 and found == expected and not {*ids[:3], ids[5]} & {paper["id"] for paper in found}
+    status, shown, _ = call(url, "PUT", path, {"ids": [ids[9]]})  # PUT sets the papers
+    assert status == 200 and [paper["id"] for paper in shown["papers"]] == [ids[9]]
+
+    status, error, _ = call(url, "GET", "/collections/reading%2Flist%20%27onne%27")
+    assert status == 404 and "did you mean" in error["error"] and name in error["error"]
+    status, error, _ = call(url, "POST", path + "/papers", {"ids": ["nope"]})
+    assert status == 404 and error["error"].startswith("no paper with id 'nope'")
+    status, error, _ = call(url, "POST", "/recommend", {"collection": "x" * 300})
+    assert status == 422 and "collection" in error["error"]
+    status, error, _ = call(url, "PUT", "/collections/" + "x" * 300, {"ids": []})
+    assert status == 422 and "at most 200 characters" in error["error"]
+    status, deleted, _ = call(url, "DELETE", path)
+    assert status == 200 and deleted == {"deleted": name}
+    status, listing, _ = call(url, "GET", "/collections")
+    assert listing == [] and "Traceback" not in log.read_text()

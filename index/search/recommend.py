@@ -103,13 +103,18 @@ def fit_svm(
     return w[:width], sparse_weights, float(w[-1])
 
 
-@lru_cache(maxsize=4)
-def training_sample(count: int) -> np.ndarray:
-    """The rows the classifier learns against in an index of ``count`` papers: ``SAMPLE`` rows
-    drawn once with a fixed seed (every row in a smaller index), sorted."""
-    if count <= SAMPLE:
-        return np.arange(count)
-    return np.sort(np.random.default_rng(0).choice(count, SAMPLE, replace=False))
+_samples: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a Ranker's sample rows and features
+
+
+def training_sample(ranker) -> tuple[np.ndarray, np.ndarray, scipy.sparse.csr_matrix]:
+    """The rows the classifier learns against (``SAMPLE`` rows drawn once with a fixed seed; every
+    row of a smaller index), sorted, and their dense and keyword features: read once per index."""
+    if ranker not in _samples:
+        count = len(ranker)
+        rows = np.arange(count) if count <= SAMPLE else np.sort(np.random.default_rng(0).choice(count, SAMPLE, False))
+        documents = ranker.vectors if ranker.smoothed is None else ranker.smoothed
+        _samples[ranker] = rows, np.asarray(documents[rows], np.float32), ranker.keyword.matrix[rows]
+    return _samples[ranker]
 
 
 def _as_documents(ranker, vectors: np.ndarray) -> np.ndarray:
@@ -123,75 +128,34 @@ def _as_documents(ranker, vectors: np.ndarray) -> np.ndarray:
     return (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
 
 
-def recommend(
-    ranker,
-    positive: np.ndarray,
-    positive_vectors: np.ndarray,
-    negative: np.ndarray,
-    negative_vectors: np.ndarray,
-    k: int,
-    within: np.ndarray | None = None,
-) -> Ranking:
-    """The ``k`` papers of ``ranker``'s index most like a collection (rows ``positive``, and
-    papers outside the index by their vectors ``positive_vectors``, (m, d), maybe empty) and
-    least like the papers to avoid (``negative`` rows and ``negative_vectors``), members
-    excluded, only among the rows of the mask ``within`` when given (see the module docstring).
-    Score columns: "score" (the classifier's margin: above 0 on the collection's side),
-    "cosine" (with the mean of the members' vectors) and "keyword_score" (TF-IDF cosine with
-    the members' terms)."""
-    dimension = ranker.vectors.shape[1]
-    positive, negative = (np.asarray(rows, dtype=np.int64).reshape(-1) for rows in (positive, negative))
-    positive_vectors, negative_vectors = (
-        np.asarray(vectors, dtype=np.float32).reshape(-1, dimension) for vectors in (positive_vectors, negative_vectors)
-    )
-    if not len(positive) and not len(positive_vectors):
-        raise UserError("a recommendation needs at least one paper of the collection")
-    if within is not None and (np.shape(within) != (len(ranker),) or np.asarray(within).dtype != bool):
-        raise UserError(f"within must be a boolean mask of the index's {len(ranker)} papers (see where())")
+def _classifier(ranker, positive, positive_vectors, negative, negative_vectors):
+    """The collection's linear SVM (dense weights, term weights, bias): members (+1) against the
+    papers to avoid, each weighing as a member, and the sample (-1), classes balanced."""
     documents = ranker.vectors if ranker.smoothed is None else ranker.smoothed
-    keyword = ranker.keyword
-    members = np.union1d(positive, negative)
-    sample = np.setdiff1d(training_sample(len(ranker)), members, assume_unique=True)
-    outside_positive, outside_negative = (
-        _as_documents(ranker, positive_vectors),
-        _as_documents(ranker, negative_vectors),
+    matrix = ranker.keyword.matrix
+    sample, sample_dense, sample_terms = training_sample(ranker)
+    keep = ~np.isin(sample, np.concatenate([positive, negative]))
+    if not keep.all():  # a member is one of the sample: it only counts as a member
+        sample_dense, sample_terms = sample_dense[keep], sample_terms[keep]
+    outside = len(positive_vectors) + len(negative_vectors)
+    dense = np.concatenate(
+        [
+            np.asarray(documents[positive], np.float32),
+            _as_documents(ranker, positive_vectors),
+            np.asarray(documents[negative], np.float32),
+            _as_documents(ranker, negative_vectors),
+            sample_dense,
+        ]
     )
-    terms = keyword.matrix.shape[1]
-    groups = [  # rows of the training set: dense features, keyword features (none from outside), label
-        (documents[positive], keyword.matrix[positive], 1.0),
-        (outside_positive, scipy.sparse.csr_matrix((len(outside_positive), terms)), 1.0),
-        (documents[negative], keyword.matrix[negative], -1.0),
-        (outside_negative, scipy.sparse.csr_matrix((len(outside_negative), terms)), -1.0),
-        (documents[sample], keyword.matrix[sample], -1.0),
-    ]
-    labels = np.concatenate([np.full(len(dense), label) for dense, _, label in groups])
+    no_terms = scipy.sparse.csr_matrix((len(positive_vectors), matrix.shape[1]), dtype=np.float32)
+    terms = scipy.sparse.vstack(  # papers from outside have no keyword row: their vectors steer alone
+        [matrix[positive], no_terms, matrix[negative], no_terms[: len(negative_vectors)], sample_terms], format="csr"
+    )
+    if len(negative_vectors) > len(positive_vectors):
+        terms.resize((len(dense), matrix.shape[1]))  # the empty rows of outside papers
     wanted = len(positive) + len(positive_vectors)
-    member_weight = len(labels) / (2 * wanted)  # balanced classes; each paper to avoid weighs as a member
-    weights = np.full(len(labels), len(labels) / (2 * max(len(labels) - wanted, 1)))
-    weights[: wanted + len(negative) + len(negative_vectors)] = member_weight
-    dense_weights, term_weights, bias = fit_svm(
-        np.concatenate([np.asarray(dense, np.float32) for dense, _, _ in groups]),
-        scipy.sparse.vstack([terms for _, terms, _ in groups], format="csr"),
-        labels,
-        weights,
-    )
-
-    raw = np.concatenate([np.asarray(ranker.vectors[positive]), positive_vectors])
-    centre = raw.mean(axis=0)
-    centre /= max(np.linalg.norm(centre), 1e-12)
-    query = keyword.weighted_rows(positive.tolist(), [1 / len(positive)] * len(positive)) if len(positive) else None
-    if within is not None and np.count_nonzero(within) <= SCORE_ALL:
-        candidates = np.flatnonzero(within)  # a narrow filter (a feed of new papers): score them all
-    else:
-        count = min(max(PER_MEMBER, k + len(members)), len(ranker))
-        near = ranker.faiss_search(np.concatenate([raw, centre[None]]), count, within)[1]
-        by_terms = np.zeros(0, np.int64) if query is None else keyword.candidates(query, KEYWORD_CANDIDATES)
-        candidates = np.union1d(near[near >= 0], by_terms if within is None else by_terms[within[by_terms]])
-    candidates = np.setdiff1d(candidates, members)
-
-    score = np.asarray(documents[candidates]) @ dense_weights + keyword.matrix[candidates] @ term_weights + bias
-    top = np.argsort(-score, kind="stable")[:k]
-    rows = candidates[top]
-    cosine = np.asarray(ranker.vectors[rows]) @ centre
-    keyword_score = np.zeros(len(rows), np.float32) if query is None else keyword.row_scores(rows, query)
-    return Ranking(rows, {"score": score[top].astype(np.float32), "cosine": cosine, "keyword_score": keyword_score})
+    labels = -np.ones(len(dense))
+    labels[:wanted] = 1
+    weights = np.full(len(dense), len(dense) / (2 * (len(dense) - wanted)))
+    weights[: wanted + len(negative) + outside - len(positive_vectors)] = len(dense) / (2 * wanted)
+    return fit_svm(dense, terms, labels, weights)
