@@ -1,7 +1,7 @@
 """Recommendations for a collection of papers: which method, how good (P@20 by area), how fast.
 
     .venv/bin/python -m benchmarks.recommend --index DIR [--corpus IJCAI.jsonl] [--seeds 10]
-        [--million 1000000 --work DIR] [--json benchmarks/recommend.json]
+        [--million 1000000 --work DIR] [--large-index /tmp/million/index] [--json benchmarks/recommend.json]
 
 DIR is an index of the labelled corpus (the IJCAI areas: ``shared/evaldata``). For every area with
 at least size + 20 papers, a collection of ``size`` (5 and 20) random papers of that area, once
@@ -24,7 +24,8 @@ Times: p50 per recommendation at this size (scikit-learn's import excluded).
 --million N: ``recommend`` and ``similar`` on a synthetic index of N papers (each a copy of a
 paper of DIR: its vector and smoothed vector plus Gaussian noise (sd 0.02 a dimension),
 renormalised, its keyword row; HNSW32 with efSearch tuned as a build tunes it), built once into
---work and reused. Prints Markdown tables and writes JSON.
+--work and reused; --large-index: the same timings on an index built by ``benchmarks.million``.
+Prints Markdown tables and writes JSON.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ SIZES = (5, 20)
 NEGATIVES = 5
 C = 0.1
 TODAY = "similar(ids): Rocchio, hybrid (today)"
+REFERENCE = "LinearSVC, smoothed + TF-IDF"
+NUMPY = "numpy SVM, smoothed + TF-IDF, every paper"
 SHIPPED = "recommend(): numpy SVM, smoothed + TF-IDF, sample + candidates"
 
 
@@ -120,7 +123,7 @@ def methods(index) -> dict:
         "centroid (Rocchio), dense": similar("dense"),
         "best cosine to any member, dense": best_member,
         **{f"LinearSVC, {name}": linear_svc(matrix) for name, matrix in features.items()},
-        "numpy SVM, smoothed + TF-IDF, every paper": numpy_svm,
+        NUMPY: numpy_svm,
         SHIPPED: shipped,
     }
 
@@ -149,9 +152,10 @@ def collections(labels: np.ndarray, vectors: np.ndarray, seeds: int):
 
 
 def quality(index, labels: np.ndarray, seeds: int) -> dict:
-    """P@20 per method, size and negatives, by seed; p50 time per method and size."""
+    """P@20 per method, size and negatives, by seed; p50 time per method and size; how many of
+    LinearSVC's 20 the numpy SVM (same features, same papers) also recommends."""
     ranked = methods(index)
-    precision, times, negative_areas = {}, {}, {}
+    precision, times, negative_areas, overlap = {}, {}, {}, []
     for seed, size, negatives, area, positive, negative, near in collections(labels, np.asarray(index.vectors), seeds):
         negative_areas[area] = near
         for name, method in ranked.items():
@@ -162,6 +166,9 @@ def quality(index, labels: np.ndarray, seeds: int) -> dict:
             key = (name, size, negatives)
             precision.setdefault(key, {}).setdefault(seed, []).append(float(np.sum(labels[rows] == area)) / K)
             times.setdefault((name, size), []).append(elapsed)
+            if name in (REFERENCE, NUMPY):
+                overlap.append(set(rows.tolist()))
+        overlap[-2:] = [len(overlap[-2] & overlap[-1]) / K]
     results = {}
     for (name, size, negatives), by_seed in precision.items():
         means = np.array([np.mean(by_seed[seed]) for seed in sorted(by_seed)])
@@ -178,7 +185,12 @@ def quality(index, labels: np.ndarray, seeds: int) -> dict:
         }
     for (name, size), values in times.items():
         results[name][f"p50_ms size {size}"] = statistics.median(values)
-    return {"methods": results, "negative_areas": negative_areas, "seeds": seeds}
+    return {
+        "methods": results,
+        "numpy_svm_top20_overlap_with_linearsvc": float(np.mean(overlap)),
+        "negative_areas": negative_areas,
+        "seeds": seeds,
+    }
 
 
 def replicate_rows(matrix: scipy.sparse.csr_matrix, count: int) -> scipy.sparse.csr_matrix:
@@ -245,16 +257,17 @@ def million_ranker(index, count: int, work: Path):
     return Ranker(arrays["vectors"], arrays["smoothed"], faiss.read_index(str(faiss_path)), grown, search)
 
 
-def at_million(index, count: int, work: Path, queries: int = 40) -> dict:
-    """p50/p99 of ``recommend`` (5 and 20 members) and ``similar`` (20 members) at ``count`` papers;
-    the FAISS share of ``recommend`` (its candidate search alone)."""
+def at_scale(ranker, what: str, queries: int = 40) -> dict:
+    """p50/p99 of ``recommend`` (5 and 20 members) and ``similar`` (20 members) on ``ranker``'s
+    papers (the first 5 of each left out: the sample's features are read on the first), and the
+    FAISS share of ``recommend`` (its candidate searches alone)."""
     from paperscope.index.search import recommend as recommending
     from paperscope.settings import QuerySettings
 
-    ranker = million_ranker(index, count, work)
+    count = len(ranker)
     none = np.zeros((0, ranker.vectors.shape[1]), np.float32)
     rng = np.random.default_rng(7)
-    results = {"papers": count, "ef_search": ranker.search_manifest["ef_search"]}
+    results = {"papers": count, "what": what, "ef_search": ranker.search_manifest.get("ef_search")}
     for size in SIZES:
         times, faiss_times = [], []
         for _ in range(queries):
@@ -262,9 +275,10 @@ def at_million(index, count: int, work: Path, queries: int = 40) -> dict:
             start = time.perf_counter()
             recommending.recommend(ranker, positive, none, np.zeros(0, np.int64), none, K)
             times.append((time.perf_counter() - start) * 1000)
-            start = time.perf_counter()
-            wanted = min(max(recommending.PER_MEMBER, K + size), count)
-            ranker.faiss_search(np.asarray(ranker.vectors[positive]), wanted)
+            members = np.asarray(ranker.vectors[positive])
+            start = time.perf_counter()  # the same candidate searches again, alone
+            ranker.faiss_search(members, recommending.PER_MEMBER)
+            ranker.faiss_search(members.mean(axis=0), recommending.CENTRAL + size)
             faiss_times.append((time.perf_counter() - start) * 1000)
         results[f"recommend, {size} members"] = {
             "p50_ms": statistics.median(times[5:]),
@@ -298,6 +312,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--million", type=int, default=0, help="papers of the synthetic index (0: skip)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/recommend-million"), help="its arrays, kept")
+    parser.add_argument("--large-index", help="also time this index (one benchmarks.million built)")
     args = parser.parse_args()
     from paperscope import PaperIndex
 
@@ -305,8 +320,11 @@ def main() -> None:
     label_of = labels_by_id(args.corpus)
     labels = np.array([label_of[paper_id] for paper_id in index.ids()])
     results = {"papers": len(index), **quality(index, labels, args.seeds)}
+    results["at scale"] = []
     if args.million:
-        results["million"] = at_million(index, args.million, args.work)
+        results["at scale"].append(at_scale(million_ranker(index, args.million, args.work), "synthetic arrays"))
+    if args.large_index:
+        results["at scale"].append(at_scale(PaperIndex.load(args.large_index).ranker, args.large_index))
     columns = [f"size {size}{', negatives' if negatives else ''}" for negatives in (False, True) for size in SIZES]
     table = []
     for name, by_column in results["methods"].items():
@@ -315,11 +333,12 @@ def main() -> None:
     header = [f"{len(index)} papers, {args.seeds} seeds: P@20 ± std (min–max); gain over today ± std"]
     named = [column.replace("negatives", f"{NEGATIVES} negatives") for column in columns]
     report([*header, *named, "p50 ms (5 / 20)"], table, results, args.json)
-    if args.million:
-        million = results["million"]
-        print(f"\n| {million['papers']} synthetic papers (efSearch {million['ef_search']}) | p50 ms | p99 ms | FAISS |")
+    print(f"\nnumpy SVM against LinearSVC: {results['numpy_svm_top20_overlap_with_linearsvc']:.3f} of the 20 in common")
+    for scale in results["at scale"]:
+        title = f"{scale['papers']} papers ({scale['what']}, efSearch {scale['ef_search']})"
+        print(f"\n| {title} | p50 ms | p99 ms | FAISS p50 ms |")
         print("|---|---|---|---|")
-        for name, values in million.items():
+        for name, values in scale.items():
             if isinstance(values, dict):
                 faiss_ms = f"{values['faiss_p50_ms']:.1f}" if "faiss_p50_ms" in values else "–"
                 print(f"| {name} | {values['p50_ms']:.1f} | {values['p99_ms']:.1f} | {faiss_ms} |")

@@ -248,7 +248,12 @@ class PaperIndex:
             keyword=self.ranker.keyword.transform([text]),
             first=acronym_rows(text, self._papers, self.ranker.keyword) if mode != "dense" else np.zeros(0, np.int64),
         )
-        return self.ranker.search(query, len(text.split()), k, _settings(settings, mode), within)
+        found = self.ranker.search(query, len(text.split()), k, _settings(settings, mode), within)
+        if mode == "keyword" and not len(found.rows):
+            where = " among the papers passing the filters" if within is not None else ""
+            note = f"no paper{where} contains a word of '{text[:80]}'; --mode hybrid finds papers by meaning too"
+            return dataclasses.replace(found, note=note)
+        return found
 
     def search(self, text: str, k: int = 10, mode: str | None = None, within=None, settings=None) -> pd.DataFrame:
         """The papers :meth:`search_rows` finds, as a results DataFrame (see the class docstring)."""
@@ -297,8 +302,12 @@ class PaperIndex:
         return pa.table(columns | dict(zip(metadata.column_names, metadata.columns, strict=True)))
 
     def frame(self, ranking: Ranking) -> pd.DataFrame:
-        """A ranking's papers as a results DataFrame (:meth:`results` in pandas)."""
-        return self.results(ranking).to_pandas(use_threads=False)  # threads cost more than they save on 10 rows
+        """A ranking's papers as a results DataFrame (:meth:`results` in pandas); when there are
+        none, ``frame.attrs["note"]`` may say why."""
+        frame = self.results(ranking).to_pandas(use_threads=False)  # threads cost more than they save on 10 rows
+        if ranking.note:
+            frame.attrs["note"] = ranking.note
+        return frame
 
     # --- why, and the corpus as a whole --------------------------------------------------------
 

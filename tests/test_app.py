@@ -211,3 +211,113 @@ def test_the_app_starts_without_umap_numba_datamapplot_or_torch():
     )
     loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
+
+
+def _type_new_option(selectbox, text: str) -> None:
+    """What typing a new name into a selectbox that accepts new options sends (AppTest sets a
+    selectbox only to one of its options)."""
+    selectbox.options.append(text)
+    selectbox.set_value(text)
+
+
+def _open_popover(app, key: str) -> None:
+    app.session_state[key] = True  # its widgets are drawn only while it is open
+    app.run()
+
+
+HOSTILE_NAME = "Reading <script>alert('x')</script> \"group\" / **bold** $x$"
+
+
+def test_a_result_goes_into_a_new_collection_and_showing_it_recommends_beyond_it(default_index):
+    import html
+
+    app = _app(q="graph neural networks").run()
+    assert f"Collections ({len(default_index.collections.names())})" in [e.label for e in app.expander]
+    first = app.session_state["shown"][0]
+    _open_popover(app, f"add-card-{first}")
+    names = app.selectbox(key=f"add-card-{first}-name")
+    assert names.label == "Add 1 paper to" and names.value is None
+    _type_new_option(names, HOSTILE_NAME)
+    app.button(key=f"add-card-{first}-add").click().run()
+    assert not app.exception and not app.error
+    assert [toast.value for toast in app.toast] == [
+        r"""Added 1 paper to “Reading \<script\>alert\('x'\)\</script\> "group" / \*\*bold\*\* \$x\$”"""
+    ]
+    assert default_index.collections.members(HOSTILE_NAME)["id"].tolist() == [first]
+    bodies = "".join(_htmls(app))
+    assert f"<td>{html.escape(HOSTILE_NAME)}</td><td>1</td><td>1</td><td>0</td><td>0</td>" in bodies
+
+    app.selectbox(key="collection").set_value(HOSTILE_NAME).run()  # shown: its recommendations
+    assert not app.exception and app.text_input(key="query").value == ""
+    assert app.query_params["collection"] in (HOSTILE_NAME, [HOSTILE_NAME])
+    expected = default_index.collections.recommend(HOSTILE_NAME, k=10)
+    assert _result_titles(app) == [html.escape(t, quote=False) for t in expected["title"]]
+    assert first not in expected["id"].tolist() and len(expected) == 10
+    bodies = "".join(_htmls(app))
+    assert f"Recommended for the collection <b>{html.escape(HOSTILE_NAME)}</b>: 1 paper, 1 ringed on the map" in bodies
+    assert "<script>" not in bodies and "<b>bold" not in bodies
+    assert {button.label for button in app.get("download_button")} >= {"CSV", "BibTeX", "RIS"}
+    assert {e.label for e in app.expander} >= {"Abstract"}  # why-similar is off for a collection
+
+    app.text_input(key="query").input("diffusion transformers").run()  # a query replaces the collection
+    assert app.selectbox(key="collection").value is None and "collection" not in app.query_params
+    assert app.query_params["q"] in ("diffusion transformers", ["diffusion transformers"])
+
+
+def test_the_selected_paper_and_a_map_selection_go_into_an_existing_collection(default_index):
+    ids = default_index.papers["id"].tolist()
+    default_index.collections.add("picked", ids=[ids[0]], create=True)
+    app = _app(paper=ids[5]).run()
+    _open_popover(app, "add-selected")
+    app.selectbox(key="add-selected-name").set_value("picked")
+    app.button(key="add-selected-add").click().run()
+    app.session_state["lasso"] = ids[10:14]  # as a box drawn on the map leaves it
+    app.run()
+    assert "4 papers selected on the map" in "".join(_htmls(app))
+    _open_popover(app, "add-lasso")
+    assert app.selectbox(key="add-lasso-name").value == "picked"  # the last one added to comes first
+    assert app.selectbox(key="add-lasso-name").label == "Add 4 papers to"
+    app.button(key="add-lasso-add").click().run()
+    assert not app.exception and not app.error
+    assert default_index.collections.members("picked")["id"].tolist() == [ids[0], ids[5], *ids[10:14]]
+    _open_popover(app, "add-selected")
+    app.button(key="add-selected-add").click().run()  # again: already there, nothing doubled
+    assert len(default_index.collections.members("picked")) == 6
+
+
+def test_a_collection_link_reopens_it_with_its_members_on_the_map(default_index):
+    from paperscope.ui.collections_view import collection_focus
+
+    ids = default_index.papers["id"].tolist()
+    default_index.collections.add("linked/one", ids=ids[20:23], create=True)
+    app = _app(collection="linked/one", k="5").run()
+    assert not app.exception and app.selectbox(key="collection").value == "linked/one"
+    expected = default_index.collections.recommend("linked/one", k=5)
+    assert _result_titles(app) == expected["title"].str.replace("&", "&amp;").tolist()
+    shown = {"name": "linked/one", "ids": ids[20:23]}
+    focus = collection_focus(default_index, shown, expected, "coarse")
+    assert focus["chosen"] == focus["selected"] == [default_index.row(i) for i in ids[20:23]]  # members ringed
+    assert focus["neighbours"] == [default_index.row(i) for i in expected["id"]]  # joined to the star
+    members = default_index.papers.iloc[20:23]
+    assert focus["star"] == pytest.approx([members["x"].mean(), members["y"].mean()], abs=1e-5)
+
+    app = _app(collection="linked/on").run()  # a typo: one line naming the close one, nothing shown
+    assert not app.exception and len(app.error) == 1
+    assert "no collection named" in app.error[0].value and "linked/one" in app.error[0].value
+    assert app.selectbox(key="collection").value is None and not _result_titles(app)
+
+
+def test_removing_members_and_deleting_a_collection_from_the_panel(default_index):
+    ids = default_index.papers["id"].tolist()
+    default_index.collections.add("pruned", ids=ids[30:33], create=True)
+    app = _app(collection="pruned").run()
+    app.multiselect(key="collection_remove").set_value([ids[31]]).run()
+    app.button(key="collection_remove_go").click().run()
+    assert not app.exception and default_index.collections.members("pruned")["id"].tolist() == [ids[30], ids[32]]
+    assert "2 papers, 2 ringed on the map" in "".join(_htmls(app))
+    assert app.button(key="collection_delete").disabled  # until ticked
+    app.checkbox(key="collection_delete_sure").check().run()
+    app.button(key="collection_delete").click().run()
+    assert not app.exception and "pruned" not in default_index.collections.names()
+    assert app.selectbox(key="collection").value is None and not _result_titles(app)
+    assert any("Deleted the collection" in toast.value for toast in app.toast)

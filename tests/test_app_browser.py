@@ -295,3 +295,92 @@ def test_the_app_serves_a_read_only_index(read_only_index, browser, sample_index
         page.close()
     output = log.read_text()
     assert "Traceback" not in output and "Error" not in output, output[-2000:]
+
+
+def _bookmark(page, key: str, name: str):
+    """Open the add-to-collection popover ``key`` (a card's, the selected paper's or the map
+    selection's), type the name of a new collection, and return its Add button."""
+    from playwright.sync_api import expect
+
+    opener = page.locator(f".st-key-{key} [data-testid='stPopoverButton']:visible")  # (a hidden copy measures it)
+    expect(opener).to_have_count(1, timeout=60_000)
+    opener.click()
+    box = page.get_by_test_id("stPopoverBody").get_by_role("combobox")
+    box.fill(name)
+    box.press("Enter")  # a new option, accepted
+    expect(box).to_have_value(name)
+    return page.get_by_test_id("stPopoverBody").get_by_role("button", name="Add", exact=True)
+
+
+def _choose(page, label: str, option: str) -> None:
+    """Pick ``option`` in the selectbox ``label``: once the app is idle, and again if a rerun
+    closes the list before the option is clicked."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(5):
+        page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=30_000)
+        page.get_by_role("combobox", name=label).click()
+        try:
+            page.get_by_role("option", name=option).click(timeout=5_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"{option!r} never offered in {label!r}")
+
+
+def test_two_sessions_add_to_one_collection_at_once_and_it_recommends_beyond_its_members(
+    server, browser, sample_index, sample_index_dir
+):
+    from playwright.sync_api import expect
+
+    from paperscope.index.collections.export import as_bibtex
+
+    name = "Group <b>\"reading\"</b> / 'café'"  # tags, quotes and a slash: stored and shown as typed
+    selected = sample_index.papers["id"][3]
+    carded = sample_index.search("protein structure", k=5)["id"][0]
+    assert carded != selected
+    contexts = [browser.new_context(viewport={"width": 1440, "height": 900}) for _ in range(2)]
+    first, second = (context.new_page() for context in contexts)
+    first.goto(f"{server}/?paper={selected}")  # one adds the paper it selected ...
+    second.goto(f"{server}/?q=protein+structure&k=5")  # ... the other a result card
+    _wait_for_results(first, 10)
+    _wait_for_results(second, 5)
+    adds = [_bookmark(first, "add-selected", name), _bookmark(second, f"add-card-{carded}", name)]
+    for add in adds:  # both at once: each creates the collection if it is not there yet, and adds
+        add.click()
+    for page in (first, second):
+        expect(page.get_by_test_id("stToast")).to_contain_text("Added 1 paper to", timeout=30_000)
+    members = PaperIndex.load(sample_index_dir).collections.members(name)
+    assert sorted(members["id"]) == sorted([selected, carded])  # nothing lost
+
+    first.keyboard.press("Escape")  # the popover closed (a rerun)
+    expect(first.get_by_test_id("stPopoverBody")).to_have_count(0)
+    first.get_by_text("Collections (").click()
+    expect(first.locator(".ps-collections")).to_contain_text(name)
+    _choose(first, "Show a collection", name)
+    first.wait_for_selector(".ps-collection", timeout=30_000)
+    assert f"Recommended for the collection {name}: 2 papers, 2 ringed on the map" in first.locator(
+        ".ps-collection"
+    ).inner_text().replace("\n", " ")
+    expected = sample_index.collections.recommend(name, k=10)
+    _wait_for_results(first, 10)
+    shown = [title.split(". ", 1)[1] for title in _result_titles(first)]
+    assert shown == expected["title"].tolist()
+    assert not set(shown) & set(members["title"])  # its members are not recommended
+    first.wait_for_function(
+        "() => { const map = document.querySelector('.ps-map')?.parentElement.__paperscopeMap;"
+        " return map && map.chosen.size === 2 && map.neighbours.length === 10 && map.star; }",
+        timeout=30_000,
+    )  # members ringed, the star at their centre joined to the recommendations
+    first.wait_for_function("() => location.search.includes('collection=')", timeout=10_000)
+    with first.expect_download() as download:
+        first.get_by_role("button", name="BibTeX").click()
+    assert Path(download.value.path()).read_text() == as_bibtex(sample_index.collections.papers(name))
+    _shot(first, "collections.png")
+
+    second.goto(first.url)  # the link reopens the collection
+    _wait_for_results(second, 10)
+    assert [title.split(". ", 1)[1] for title in _result_titles(second)] == expected["title"].tolist()
+    assert name in second.locator(".ps-collection").inner_text()
+    for context in contexts:
+        context.close()

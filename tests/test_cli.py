@@ -135,3 +135,38 @@ def test_setup_builds_the_sample_so_the_app_answers_at_once(tmp_path):
     assert generations.is_current_format(home / "indexes" / "neurips2025-sample")
     lookup = run("search", "speculative decoding", "-k", "1", home=home)
     assert "first run" not in lookup.stderr and lookup.stdout.strip()
+
+
+@pytest.mark.parametrize("command", ["serve", "app"])
+def test_a_server_on_a_port_in_use_is_one_line_and_claims_nothing(sample_index_dir, command):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        extra = "--headless" if command == "app" else "--access-log"
+        result = run(command, "--index", sample_index_dir, "--port", port, extra, check=False)
+    assert result.returncode == 2 and result.stderr.strip() == (
+        f"paperscope: error: cannot listen on 127.0.0.1:{port} (address already in use); choose another with --port"
+    )
+    assert "serving" not in result.stdout + result.stderr
+
+
+def test_the_app_listens_on_this_machine_only_and_asks_no_outside_service(sample_index_dir, tmp_path):
+    import psutil
+
+    from tests.servers import paperscope_server
+
+    log = tmp_path / "app.log"
+    with open(log, "w") as output, paperscope_server("app", sample_index_dir, stdout=output, stderr=output) as (_, app):
+        servers = [
+            child
+            for child in psutil.Process(app.pid).children(recursive=True)
+            if "streamlit" in " ".join(child.cmdline())
+        ]
+        connections = [connection for server in servers for connection in server.net_connections("inet")]
+        listening = {connection.laddr.ip for connection in connections if connection.status == psutil.CONN_LISTEN}
+    assert listening == {"127.0.0.1"}
+    printed = log.read_text()
+    assert "Network URL" not in printed and "External URL" not in printed and "external IP" not in printed

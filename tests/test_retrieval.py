@@ -2,6 +2,8 @@
 
 import json
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -240,3 +242,29 @@ def test_hybrid_returns_k_papers_when_k_exceeds_its_candidates(sample_index):
     within = sample_index.where(topics=[sample_index.topics("coarse")["name"][0]])
     found = sample_index.search("learning", k=50, within=within, settings=few)
     assert len(found) == within.sum() and set(found["id"]) == set(sample_index.papers["id"][within])
+
+
+def test_a_word_of_a_single_paper_is_found_in_a_large_corpus_and_a_query_matching_nothing_says_so(sample_index):
+    from paperscope.index.build.keyword_fit import PHRASES_FROM_TWO, fit_keyword_index
+
+    words = ["graph", "learning", "robot", "planning", "vision", "language", "proof", "theorem", "agent", "market"]
+    texts = [
+        f"{words[i % 10]} {words[(i * 7) % 10]} networks study number {i % 50}" for i in range(PHRASES_FROM_TWO + 200)
+    ]
+    texts[123] += " oversmoothing in deep message passing"
+    keyword = fit_keyword_index(texts)
+    scores = keyword.scores(keyword.transform(["oversmoothing"]))
+    assert np.flatnonzero(scores > 0).tolist() == [123]  # the one paper that uses the word
+    assert "message passing" not in keyword.terms and "oversmoothing" in keyword.terms  # a one-paper phrase is not
+    norms = np.sqrt(np.asarray(keyword.matrix.multiply(keyword.matrix).sum(axis=1)).ravel())
+    assert np.allclose(norms, 1, atol=1e-5)  # rows still unit length once phrases were dropped
+
+    for nothing in ("xxxxqq", "🙂🙂"):
+        found = sample_index.search(nothing, k=5, mode="keyword")
+        assert found.empty and found.attrs["note"].startswith("no paper contains a word of")
+    assert (sample_index.search("diffusion", k=50, mode="keyword")["keyword_score"] > 0).all()  # no 0.000 filler
+    done = subprocess.run(
+        [sys.executable, "-m", "paperscope.ui.cli", "search", "xxxxqq", "--mode", "keyword", "--index",
+         str(sample_index.folder), "--json"], capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0 and json.loads(done.stdout) == [] and "no paper contains" in done.stderr

@@ -2,7 +2,8 @@
 
 Run with ``paperscope app [--index DIR]`` (or ``streamlit run ui/app.py -- --index DIR``).
 Everything shown from the corpus is HTML-escaped; the view lives in the URL
-(``?paper=ID``, ``?paper=ID1,ID2&not=ID3`` or ``?q=text&k=10``; ``&mode=dense|keyword|hybrid``).
+(``?paper=ID``, ``?paper=ID1,ID2&not=ID3``, ``?q=text&k=10`` or ``?collection=NAME``;
+``&mode=dense|keyword|hybrid``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ from paperscope.errors import UserError
 from paperscope.index.paper_index import PaperIndex
 from paperscope.index.store.generations import current_generation_name, is_current_format, is_index
 from paperscope.settings import LEVELS, MODES, UNCLUSTERED_NAME
+from paperscope.ui.collections_view import (
+    add_popover,
+    collection_focus,
+    collection_header,
+    collections_panel,
+)
 from paperscope.ui.map_component import topic_map
 from paperscope.ui.mapplot import cluster_colours, map_focus, map_payload
 from paperscope.ui.topics_view import topics_panel
@@ -151,11 +158,13 @@ def _why_html(why: dict, query_label: str) -> str:
     return "".join(parts)
 
 
-def _result_header(row, colour: str) -> str:
-    width = max(0.0, min(float(row.score), 1.0)) * 90
+def _result_header(row, colour: str, score: str = "score") -> str:
+    """A result card's first lines: rank, title, its ``score`` column as a bar, topic, id."""
+    value = float(getattr(row, score))
+    width = max(0.0, min(value, 1.0)) * 90
     return (
         f"<div class='ps-result'><span class='ps-title'>{row.rank}. {html.escape(str(row.title))}</span><br>"
-        f"<span class='ps-bar' style='width:{width:.0f}px'></span> <b>{row.score:.3f}</b> "
+        f"<span class='ps-bar' style='width:{width:.0f}px'></span> <b>{value:.3f}</b> "
         f"<span class='ps-meta'><span class='ps-dot' style='background:{colour}'></span>"
         f"{html.escape(_topic_path(row))} · <span title='{html.escape(str(row.id), quote=True)}'>"
         f"{html.escape(short_id(str(row.id)))}</span></span></div>"
@@ -249,7 +258,7 @@ def _upload_form() -> None:
             st.error(str(exc).replace(str(saved), upload.name))
             return
     st.session_state["built_upload"] = upload.file_id
-    _switch(index_label=name, papers=[], not_papers=[], query="", like_set=[], lasso=[])
+    _switch(index_label=name, papers=[], not_papers=[], query="", like_set=[], lasso=[], collection=None)
 
 
 def _read_url_state(index: PaperIndex) -> None:
@@ -266,16 +275,19 @@ def _read_url_state(index: PaperIndex) -> None:
     )
     if not st.session_state["papers"] and params.get("q"):
         st.session_state["query"] = params["q"][:20_000]
+    if not st.session_state["papers"] and not params.get("q") and params.get("collection"):
+        st.session_state["collection"] = params["collection"]  # checked against the index's by the panel
 
 
 def _on_query_change() -> None:
     if st.session_state.get("query"):
         st.session_state["papers"], st.session_state["not_papers"], st.session_state["like_set"] = [], [], []
+        st.session_state["collection"] = None
 
 
 def _on_paper_change() -> None:
     if st.session_state.get("papers"):
-        st.session_state["query"], st.session_state["like_set"] = "", []
+        st.session_state["query"], st.session_state["like_set"], st.session_state["collection"] = "", [], None
 
 
 def _switch(**state) -> None:
@@ -317,7 +329,7 @@ def _take_map_events(index: PaperIndex) -> None:
         st.session_state["lasso"] = index.take(events["lasso"], ["id"]).column("id").to_pylist()
     if events.get("click") is not None:
         clicked = index.take([events["click"]], ["id"]).column("id")[0].as_py()
-        st.session_state.update(papers=[clicked], not_papers=[], query="", like_set=[], lasso=[])
+        st.session_state.update(papers=[clicked], not_papers=[], query="", like_set=[], lasso=[], collection=None)
 
 
 def _lasso_panel(index: PaperIndex, column: str) -> None:
@@ -327,12 +339,14 @@ def _lasso_panel(index: PaperIndex, column: str) -> None:
         return
     chosen = index.take(index.rows(ids), ["id", "title", column]).to_pandas().rename(columns={column: "topic"})
     st.html(f"<div class='ps-meta'><b>{len(ids):,} papers selected on the map</b></div>")
-    like, clear, download = st.columns([3, 2, 3])
+    like, clear, download, add = st.columns([6, 4, 6, 2])
     if like.button("More like these", key="more_like_lasso", type="primary"):
-        _switch(papers=[], not_papers=[], query="", like_set=ids, lasso=[])
+        _switch(papers=[], not_papers=[], query="", like_set=ids, lasso=[], collection=None)
     if clear.button("Clear", key="clear_lasso"):
         _switch(lasso=[])
     download.download_button("Selection as CSV", chosen.to_csv(index=False), "paperscope-selection.csv", "text/csv")
+    with add:
+        add_popover(index, ids, "add-lasso", help="Add the papers selected on the map to a collection")
     items = "".join(
         f"<li>{html.escape(str(row.title))} <span class='ps-meta'>· {html.escape(str(row.topic))}</span></li>"
         for row in chosen.head(LASSO_LISTED).itertuples()
@@ -370,11 +384,14 @@ def _search_inputs(index: PaperIndex) -> None:
     )
 
 
-def _results_list(source: tuple[str, str], results: pd.DataFrame, level: str, explain_with: dict | None) -> None:
-    """Result cards (dots in the colour of their topic at ``level``) with exports; ``explain_with``
-    (other_id or query) fills in why each is similar, from the index of ``source`` (folder,
-    generation), when its card is opened (explaining ten results costs ~0.6 s a page; ten people
-    at once, 6 s)."""
+def _results_list(
+    source: tuple[str, str], results: pd.DataFrame, level: str, explain_with: dict | None, score: str = "score"
+) -> None:
+    """Result cards (dots in the colour of their topic at ``level``, a bar for their ``score``
+    column, a button adding the paper to a collection) with exports; ``explain_with`` (other_id
+    or query) fills in why each is similar, from the index of ``source`` (folder, generation),
+    when its card is opened (explaining ten results costs ~0.6 s a page; ten people at once, 6 s)."""
+    index = load_index(*source)
     exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
     download_csv, download_json = st.columns(2)
     download_csv.download_button("Results as CSV", exports.to_csv(index=False), "paperscope-results.csv", "text/csv")
@@ -390,8 +407,13 @@ def _results_list(source: tuple[str, str], results: pd.DataFrame, level: str, ex
     colours = cluster_colours(results["coarse_cluster" if level == "coarse" else "cluster"])
     with st.container(key="results"):
         for row, colour in zip(results.itertuples(), colours, strict=True):
-            st.html(_result_header(row, colour))
-            card = st.expander("Abstract and why similar", key=f"why-{row.id}", on_change="rerun")
+            header, add = st.columns([12, 1], vertical_alignment="center", gap="small")
+            header.html(_result_header(row, colour, score))
+            with add:
+                add_popover(index, [row.id], f"add-card-{row.id}")
+            card = st.expander(
+                "Abstract and why similar" if explain_with else "Abstract", key=f"why-{row.id}", on_change="rerun"
+            )
             with card:
                 if card.open:
                     placeholders.append((row, st.empty()))
@@ -423,16 +445,22 @@ def _open_index(choices: dict[str, str]) -> tuple[str, str, str, PaperIndex]:
         st.stop()
 
 
-def _look_up(index: PaperIndex, side, filters: dict, k: int, mode: str, *, chosen: list[str], avoided: list[str]):
+def _look_up(
+    index: PaperIndex, side, filters: dict, k: int, mode: str, *, chosen: list[str], avoided: list[str], collection
+):
     """The results (None when nothing is asked) and the query's map position (None unless a text
     query), among the papers passing ``filters``: most like the ``chosen`` ids and least like the
-    ``avoided`` ones, else like the text query; the URL follows what was asked. A user error shows
+    ``avoided`` ones, else like the text query, else the recommendations for the ``collection``
+    shown (its name; the filters do not apply); the URL follows what was asked. A user error shows
     in ``side``."""
     query = st.session_state.get("query", "").strip()
     results, query_xy = None, None
     try:
         within = index.where(**filters)
-        if chosen:
+        if collection and not chosen and not query:
+            st.query_params.from_dict({"collection": collection, "k": k})
+            results = index.collections.recommend(collection, k=k)
+        elif chosen:
             results = index.similar(chosen, k=k, mode=mode, negative=avoided, within=within)
             if st.session_state.get("papers"):
                 url = {"paper": ",".join(chosen), "k": k, "mode": mode}
@@ -457,7 +485,11 @@ def _asked(index: PaperIndex, results, chosen: list[str], avoided: list[str]) ->
         titles = titles_of(index, [*chosen, *avoided])
         names = " + ".join(f"<b>{html.escape(titles[i])}</b>" for i in chosen)
         unlike = f", least like {' + '.join(html.escape(titles[i]) for i in avoided)}" if avoided else ""
-        st.html(f"<div class='ps-meta ps-selected'>Most similar to {names}{unlike}</div>")
+        asked, add = st.columns([12, 1], vertical_alignment="center", gap="small")
+        asked.html(f"<div class='ps-meta ps-selected'>Most similar to {names}{unlike}</div>")
+        with add:
+            help = "Add the selected paper to a collection" if len(chosen) == 1 else "Add these papers to a collection"
+            add_popover(index, chosen, "add-selected", help=help)
     elif chosen:
         count = f"<b>{len(chosen):,} papers</b>"
         st.html(f"<div class='ps-meta ps-selected'>Most similar to the {count} you selected</div>")
@@ -489,7 +521,7 @@ def main() -> None:
     _take_map_events(index)
     chosen_label, k, filters, mode, explain = _sidebar(index, filter_choices(folder, generation), choices, label)
     if chosen_label != label:
-        _switch(index_label=chosen_label, papers=[], not_papers=[], query="", like_set=[], lasso=[])
+        _switch(index_label=chosen_label, papers=[], not_papers=[], query="", like_set=[], lasso=[], collection=None)
 
     map_column, side_column = st.columns([17, 8], gap="small")
     side = side_column.container(key="side")
@@ -499,13 +531,17 @@ def main() -> None:
             f"<span class='ps-meta' style='font-weight:400'>{html.escape(label)}</span></div>"
         )
         _search_inputs(index)
+        unlike_slot = st.container()  # "…and less like these", once the results are known: above the collections
+        shown = collections_panel(index)
     chosen = st.session_state.get("papers") or st.session_state.get("like_set") or []
     avoided = [i for i in st.session_state.get("not_papers") or [] if i not in chosen] if chosen else []
-    results, query_xy = _look_up(index, side, filters, k, mode, chosen=chosen, avoided=avoided)
+    shown = shown if not chosen and not st.session_state.get("query", "").strip() else None
+    results, query_xy = _look_up(index, side, filters, k, mode, chosen=chosen, avoided=avoided,
+                                 collection=shown and shown["name"])  # fmt: skip
 
     st.session_state["shown"] = results["id"].tolist() if results is not None else []
     if st.session_state.get("papers"):
-        with side:  # picked among the results (and those already picked): each rerun sends its titles
+        with unlike_slot:  # picked among the results (and those already picked): each rerun sends its titles
             unlike = [*avoided, *(i for i in st.session_state["shown"] if i not in avoided)]
             st.multiselect("…and less like these", unlike, key="not_papers", format_func=titles_of(index, unlike).get,
                            placeholder="optional: pick among the results")  # fmt: skip
@@ -518,13 +554,19 @@ def main() -> None:
         chosen_rows=lasso_rows or ([index.row(i) for i in chosen] if len(chosen) > MAX_STARRED else []),
         query_xy=query_xy,
     )
+    if shown:  # its members ringed (a map selection's papers instead while there is one)
+        focus = collection_focus(index, shown, results, level, lasso_rows)
     with side:  # before the map: at a million papers the map's points take seconds to send
         _lasso_panel(index, "coarse_name" if level == "coarse" else "cluster_name")
-        _asked(index, results, chosen, avoided)
+        if shown:
+            collection_header(index, shown)
+        else:
+            _asked(index, results, chosen, avoided)
         if results is not None:
             query = None if chosen else st.session_state.get("query", "").strip()
             explain_with = {"other_id": chosen[0] if chosen else None, "query": query}
-            _results_list((folder, generation), results, level, explain_with if explain else None)
+            _results_list((folder, generation), results, level, explain_with if explain and not shown else None,
+                          "cosine" if shown else "score")  # fmt: skip
     with map_column:
         _map_panel(index, (folder, generation), focus, level, filters["topics"] or [])
 

@@ -256,7 +256,7 @@ def cmd_app(args) -> None:
     """Start the Streamlit dashboard (the bundled sample when no index is given)."""
     from paperscope.ui.launch import run_app
 
-    raise SystemExit(run_app(args.port, args.index, headless=args.headless))
+    raise SystemExit(run_app(args.port, args.index, headless=args.headless, host=args.host))
 
 
 def cmd_serve(args) -> None:
@@ -423,6 +423,7 @@ def _duplicates_options(duplicates) -> None:
 def _app_options(app) -> None:
     _with_index(app)
     app.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
+    app.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     app.add_argument("--headless", action="store_true", help="do not open a browser (the URL is printed)")
 
 

@@ -4,6 +4,7 @@ then open the browser (unless headless), and stop the server when the command st
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -14,6 +15,7 @@ from pathlib import Path
 from paperscope.errors import UserError
 
 APP = Path(__file__).with_name("app.py")
+LOCAL = "127.0.0.1"  # where servers listen unless told: this machine only
 STREAMLIT_HEALTH = "/_stcore/health"
 START_SECONDS = 20  # a server not answering by then: no browser is opened
 STOP_SECONDS = 10  # Streamlit's graceful shutdown can hang on open sessions: killed after this
@@ -35,12 +37,29 @@ def wait_until_healthy(
     return False
 
 
-def streamlit_command(port: int, index: str | None = None) -> list[str]:
-    """The command line that serves the dashboard on ``port`` (over the index folder ``index``, if
-    given). Always headless: otherwise Streamlit's first run stops at an e-mail prompt in the
-    terminal; the browser is opened by :func:`run_app` instead, once the server answers."""
+def check_free(host: str, port: int) -> None:
+    """A UserError naming the port when something on this machine already listens on ``host``:``port``
+    (before a server claims it: uvicorn and Streamlit would print their address, then fail)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind: TIME_WAIT is free
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise UserError(
+                f"cannot listen on {host}:{port} ({exc.strerror.lower()}); choose another with --port"
+            ) from None
+
+
+def streamlit_command(port: int, index: str | None = None, host: str = LOCAL) -> list[str]:
+    """The command line that serves the dashboard on ``host``:``port`` (over the index folder
+    ``index``, if given). Always headless: otherwise Streamlit's first run stops at an e-mail prompt
+    in the terminal; the browser is opened by :func:`run_app` instead, once the server answers. An
+    address of its own: Streamlit then neither listens on every interface nor asks an outside
+    service for this machine's external IP."""
     settings = {
         "browser.gatherUsageStats": "false",
+        "server.address": host,
         "server.port": str(port),
         "server.maxUploadSize": "50",
         "client.toolbarMode": "minimal",
@@ -57,12 +76,13 @@ def streamlit_command(port: int, index: str | None = None) -> list[str]:
     return command
 
 
-def run_app(port: int, index: str | None = None, headless: bool = False) -> int:
-    """Serve the dashboard on ``port`` until the server stops or this process is stopped; opens
-    the browser once the server answers, unless ``headless``. Returns the server's exit status."""
-    server = subprocess.Popen(streamlit_command(port, index))
+def run_app(port: int, index: str | None = None, headless: bool = False, host: str = LOCAL) -> int:
+    """Serve the dashboard on ``host``:``port`` until the server stops or this process is stopped;
+    opens the browser once the server answers, unless ``headless``. Returns the server's exit status."""
+    check_free(host, port)
+    server = subprocess.Popen(streamlit_command(port, index, host))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` stops the server too
-    url = f"http://localhost:{port}"
+    url = f"http://{'localhost' if host in (LOCAL, '0.0.0.0', '::') else host}:{port}"
     try:
         if wait_until_healthy(url, server, timeout=START_SECONDS) and not headless:
             webbrowser.open(url)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 
@@ -26,7 +27,10 @@ def print_json(value) -> None:
 
 
 def print_results(results, as_json: bool) -> None:
-    """Print ranked papers (a results DataFrame): a line each, or a JSON list of records."""
+    """Print ranked papers (a results DataFrame): a line each, or a JSON list of records; when
+    there are none, why (on stderr)."""
+    if results.empty and results.attrs.get("note"):
+        logging.getLogger("paperscope").info("%s", results.attrs["note"])
     if as_json:
         from paperscope.ui.records import records
 

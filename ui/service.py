@@ -45,6 +45,7 @@ MAX_IDS = 1_000  # paper ids in one POST /similar
 MAX_BODY_BYTES = 256 * 1024  # a longest query (20,000 characters, each escaped in JSON) fits
 WATCH_SECONDS = 0.5  # how often the folder's CURRENT generation is checked
 GENERATION_HEADER = "X-Paperscope-Generation"
+NOTE_HEADER = "X-Paperscope-Note"  # why a list of results is empty (a keyword query matching no paper)
 INDEX_VARIABLE = "PAPERSCOPE_SERVE_INDEX"  # the index folder, for worker processes
 # One worker a core by default (benchmarks/serve_load.py, IJCAI, 2 cores: one worker answered
 # 310 similar requests/s at most, two 624-666); each holds its own query model, ~250 MB.
@@ -242,13 +243,20 @@ def _answer(served: Served, compute) -> Response:
 
 
 def _ranked(served: Served, find, filters: Filters | None) -> Response:
-    """The papers ``find(index, within)`` ranks, among those passing ``filters``, as results."""
+    """The papers ``find(index, within)`` ranks, among those passing ``filters``, as results; when
+    there are none because the query matched nothing, the ``NOTE_HEADER`` says so."""
+    notes = []
 
     def results(index: PaperIndex) -> list[dict]:
         within = index.where(**filters.model_dump()) if filters else None
-        return json_rows(index.results(find(index, within)))
+        ranking = find(index, within)
+        notes.extend([ranking.note] if ranking.note else [])
+        return json_rows(index.results(ranking))
 
-    return _answer(served, results)
+    response = _answer(served, results)
+    if notes:  # header values are Latin-1: the query's other characters as escapes
+        response.headers[NOTE_HEADER] = notes[0].encode("ascii", "backslashreplace").decode()
+    return response
 
 
 def _handle_errors(app: FastAPI) -> None:
@@ -374,9 +382,12 @@ def serve(folder: Path, host: str, port: int, workers: int | None = None, access
     they share, memory-mapped, and its own query model, about 250 MB each)."""
     import uvicorn
 
+    from paperscope.ui.launch import check_free
+
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise UserError(f"--workers must be at least 1, got {workers}")
+    check_free(host, port)
     _one_thread_each()
     address = f"http://{host}:{port}"
     if workers == 1:

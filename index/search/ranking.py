@@ -36,6 +36,7 @@ class Ranking:
 
     rows: np.ndarray
     scores: dict[str, np.ndarray]
+    note: str | None = None  # why there are no results, when a query matched nothing
 
 
 @dataclass(frozen=True)
@@ -116,9 +117,11 @@ class Ranker:
         if mode == "hybrid":
             candidates, first, columns = self._hybrid_candidates(query, k, candidates, within)
             scores = weight * columns.pop("blend_cosine") + (1 - weight) * columns["keyword_score"]
-        else:
+        else:  # keyword: only papers that use a term of the query, or that go first
             candidates = np.arange(len(self)) if within is None else np.flatnonzero(within)
             scores = self.keyword.scores(query.keyword)[candidates]
+            used = (scores > 0) | np.isin(candidates, first)
+            candidates, scores = candidates[used], scores[used]
             columns = {"keyword_score": scores}
         order = scores.astype(np.float64)
         order[np.isin(candidates, first)] += FIRST_BONUS

@@ -20,7 +20,7 @@ So that it costs the same at a million papers as at a thousand (p50 ≤ 50 ms fo
 
 from __future__ import annotations
 
-from functools import lru_cache
+import weakref
 
 import numpy as np
 import scipy.sparse
@@ -30,11 +30,12 @@ from paperscope.index.search.ranking import Ranking
 
 C = 0.1  # LinearSVC's C, as arxiv-sanity-lite sets it
 SAMPLE = 1000  # other papers the classifier learns against (fixed: rows of a seeded sample)
-PER_MEMBER = 50  # each member's nearest papers among the candidates
-KEYWORD_CANDIDATES = 200  # papers of the members' heaviest terms among the candidates
+PER_MEMBER = 20  # each member's nearest papers among the candidates
+KEYWORD_CANDIDATES = 200  # the papers of the members' heaviest terms among the candidates
 SCORE_ALL = 5000  # a filter keeping at most this many papers: all of them are scored
-NEWTON_STEPS = 3
-CG_STEPS = 10
+CENTRAL = 50  # the nearest papers to the members' mean among the candidates (at least k, and the members)
+NEWTON_STEPS = 2  # (3, 10) gives the same P@20, 1.5x slower (benchmarks/recommend.py)
+CG_STEPS = 8
 
 
 def fit_svm(
@@ -55,8 +56,10 @@ def fit_svm(
     def times(w):  # X w
         return dense @ w[:width] + sparse @ w[width:-1] + w[-1]
 
+    sparse_t = sparse.T.tocsr()
+
     def times_t(r):  # Xᵀ r
-        return np.concatenate([dense.T @ r, sparse.T @ r, [r.sum()]], dtype=np.float32)
+        return np.concatenate([dense.T @ r, sparse_t @ r, [r.sum()]], dtype=np.float32)
 
     w = np.zeros(width + sparse.shape[1] + 1, np.float32)
     f = np.zeros(len(y), np.float32)
@@ -137,25 +140,73 @@ def _classifier(ranker, positive, positive_vectors, negative, negative_vectors):
     keep = ~np.isin(sample, np.concatenate([positive, negative]))
     if not keep.all():  # a member is one of the sample: it only counts as a member
         sample_dense, sample_terms = sample_dense[keep], sample_terms[keep]
-    outside = len(positive_vectors) + len(negative_vectors)
-    dense = np.concatenate(
-        [
-            np.asarray(documents[positive], np.float32),
-            _as_documents(ranker, positive_vectors),
-            np.asarray(documents[negative], np.float32),
-            _as_documents(ranker, negative_vectors),
-            sample_dense,
-        ]
-    )
-    no_terms = scipy.sparse.csr_matrix((len(positive_vectors), matrix.shape[1]), dtype=np.float32)
-    terms = scipy.sparse.vstack(  # papers from outside have no keyword row: their vectors steer alone
-        [matrix[positive], no_terms, matrix[negative], no_terms[: len(negative_vectors)], sample_terms], format="csr"
-    )
-    if len(negative_vectors) > len(positive_vectors):
-        terms.resize((len(dense), matrix.shape[1]))  # the empty rows of outside papers
-    wanted = len(positive) + len(positive_vectors)
+
+    def no_terms(count: int):  # papers from outside have no keyword row: their vectors steer alone
+        return scipy.sparse.csr_matrix((count, matrix.shape[1]), dtype=np.float32)
+
+    groups = [  # dense features, keyword features
+        (documents[positive], matrix[positive]),
+        (_as_documents(ranker, positive_vectors), no_terms(len(positive_vectors))),
+        (documents[negative], matrix[negative]),
+        (_as_documents(ranker, negative_vectors), no_terms(len(negative_vectors))),
+        (sample_dense, sample_terms),
+    ]
+    dense = np.concatenate([np.asarray(features, np.float32) for features, _ in groups])
+    terms = scipy.sparse.vstack([features for _, features in groups], format="csr")
+    wanted, avoided = len(positive) + len(positive_vectors), len(negative) + len(negative_vectors)
     labels = -np.ones(len(dense))
     labels[:wanted] = 1
-    weights = np.full(len(dense), len(dense) / (2 * (len(dense) - wanted)))
-    weights[: wanted + len(negative) + outside - len(positive_vectors)] = len(dense) / (2 * wanted)
+    weights = np.full(len(dense), len(dense) / (2 * max(len(dense) - wanted, 1)))
+    weights[: wanted + avoided] = len(dense) / (2 * wanted)
     return fit_svm(dense, terms, labels, weights)
+
+
+def recommend(
+    ranker,
+    positive: np.ndarray,
+    positive_vectors: np.ndarray,
+    negative: np.ndarray,
+    negative_vectors: np.ndarray,
+    k: int,
+    within: np.ndarray | None = None,
+) -> Ranking:
+    """The ``k`` papers of ``ranker``'s index most like a collection (rows ``positive``, and
+    papers outside the index by their vectors ``positive_vectors``, (m, d), maybe empty) and
+    least like the papers to avoid (``negative`` rows and ``negative_vectors``), members
+    excluded, only among the rows of the mask ``within`` when given (see the module docstring).
+    Score columns: "score" (the classifier's margin: above 0 on the collection's side),
+    "cosine" (with the mean of the members' vectors) and "keyword_score" (TF-IDF cosine with
+    the members' terms)."""
+    dimension = ranker.vectors.shape[1]
+    positive, negative = (np.asarray(rows, dtype=np.int64).reshape(-1) for rows in (positive, negative))
+    positive_vectors, negative_vectors = (
+        np.asarray(vectors, dtype=np.float32).reshape(-1, dimension) for vectors in (positive_vectors, negative_vectors)
+    )
+    if not len(positive) and not len(positive_vectors):
+        raise UserError("a recommendation needs at least one paper of the collection")
+    if within is not None and (np.shape(within) != (len(ranker),) or np.asarray(within).dtype != bool):
+        raise UserError(f"within must be a boolean mask of the index's {len(ranker)} papers (see where())")
+    dense_weights, term_weights, bias = _classifier(ranker, positive, positive_vectors, negative, negative_vectors)
+
+    keyword, members = ranker.keyword, np.union1d(positive, negative)
+    raw = np.concatenate([np.asarray(ranker.vectors[positive]), positive_vectors])
+    centre = raw.mean(axis=0)
+    centre /= max(np.linalg.norm(centre), 1e-12)
+    query = keyword.weighted_rows(positive.tolist(), [1 / len(positive)] * len(positive)) if len(positive) else None
+    if within is not None and np.count_nonzero(within) <= SCORE_ALL:
+        candidates = np.flatnonzero(within)  # a narrow filter (a feed of new papers): score them all
+    else:
+        near = ranker.faiss_search(raw, min(PER_MEMBER, len(ranker)), within)[1]
+        central = ranker.faiss_search(centre, min(max(CENTRAL, k) + len(members), len(ranker)), within)[1]
+        by_terms = np.zeros(0, np.int64) if query is None else keyword.candidates(query, KEYWORD_CANDIDATES)
+        by_terms = by_terms if within is None else by_terms[within[by_terms]]
+        candidates = np.union1d(np.union1d(near[near >= 0], central[central >= 0]), by_terms)
+    candidates = np.setdiff1d(candidates, members)
+
+    documents = ranker.vectors if ranker.smoothed is None else ranker.smoothed
+    score = np.asarray(documents[candidates]) @ dense_weights + keyword.matrix[candidates] @ term_weights + bias
+    top = np.argsort(-score, kind="stable")[:k]
+    rows = candidates[top]
+    cosine = np.asarray(ranker.vectors[rows]) @ centre
+    keyword_score = np.zeros(len(rows), np.float32) if query is None else keyword.row_scores(rows, query)
+    return Ranking(rows, {"score": score[top].astype(np.float32), "cosine": cosine, "keyword_score": keyword_score})

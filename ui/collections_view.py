@@ -1,0 +1,251 @@
+"""The dashboard's collections: papers added to a collection from a result card, the selected
+paper or a map selection (a small popover: choose a collection or type a new name); the
+Collections panel (each collection's counts, the one shown, removing members, deleting); the
+collection shown (``?collection=NAME``): its members ringed on the map, its recommendations as the
+result cards, its members exported as CSV, BibTeX or RIS.
+
+It only draws what ``PaperIndex.collections`` (:mod:`paperscope.index.collections`) keeps: every
+write is one SQLite transaction, so two sessions adding at once both land. Names and titles are
+HTML-escaped wherever they are drawn, and Markdown-escaped in messages.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+import streamlit as st
+
+from paperscope.errors import UserError
+from paperscope.index.collections.export import as_bibtex, as_csv, as_ris
+from paperscope.ui.mapplot import map_focus
+
+NOTE = "collection_note"  # session state: what the last add, remove or delete said, shown on the next run
+LAST = "last_collection"  # session state: the collection last added to, offered first
+MAX_STARRED = 12  # members ringed boldly up to this many (the map's rings for selected papers), else lightly
+SHOWN = "collection"  # session state (and the URL's parameter): the collection shown
+PANEL_CSS = """<style>
+.ps-collections {width: 100%; border-collapse: collapse; font-size: 0.85rem; margin-bottom: 0.4rem;}
+.ps-collections th {font-weight: 600; color: #666; text-align: right; padding: 0 0.3rem; white-space: nowrap;}
+.ps-collections td {text-align: right; padding: 0.05rem 0.3rem; border-top: 1px solid #eee;}
+.ps-collections th:first-child, .ps-collections td:first-child {text-align: left; word-break: break-word;}
+.ps-collections tr.ps-shown td {font-weight: 600;}
+.ps-collection {margin: 0.2rem 0;}
+</style>"""
+MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:])")
+COUNTS = (("members", "members"), ("in_index", "in index"), ("outside", "outside"), ("missing", "missing"))
+
+
+def plain(text: str) -> str:
+    """``text`` shown as it is in a Streamlit message (Markdown): its special characters escaped."""
+    return MARKDOWN_SPECIALS.sub(r"\\\1", text)
+
+
+def _papers(count: int) -> str:
+    return f"{count:,} paper{'' if count == 1 else 's'}"
+
+
+def _add(index, ids: list[str], name_key: str) -> None:
+    """Add ``ids`` to the collection named in ``st.session_state[name_key]`` (made if new); a
+    callback, so that the page drawn after it shows the collection as it is now."""
+    name = (st.session_state.get(name_key) or "").strip()
+    try:
+        if not name:
+            raise UserError("choose a collection, or type the name of a new one")
+        index.collections.add(name, ids=ids, create=True)
+    except UserError as exc:
+        st.session_state[NOTE] = ("error", str(exc))
+        return
+    st.session_state[LAST] = name
+    st.session_state[NOTE] = ("added", f"Added {_papers(len(ids))} to “{name}”")
+
+
+def add_popover(index, ids: list[str], key: str, label: str = "", help: str = "Add to a collection") -> None:
+    """A small button opening a popover that adds ``ids`` to a collection chosen from the index's
+    (the last one added to first) or created by typing a new name. Its widgets are drawn only
+    while it is open (a card each: ten closed popovers cost ten buttons)."""
+    popover = st.popover(label, icon=":material/bookmark_add:", help=help, key=key, on_change="rerun")
+    with popover:
+        if not popover.open:
+            return
+        try:
+            names = index.collections.names()
+        except UserError as exc:  # a damaged or locked collections file
+            st.error(plain(str(exc)))
+            return
+        default = st.session_state.get(SHOWN) or st.session_state.get(LAST)
+        st.selectbox(
+            f"Add {_papers(len(ids))} to",
+            names,
+            index=names.index(default) if default in names else None,
+            key=f"{key}-name",
+            accept_new_options=True,
+            placeholder="choose, or type a new name",
+        )
+        st.button("Add", key=f"{key}-add", type="primary", on_click=_add, args=(index, list(ids), f"{key}-name"))
+
+
+def _show_note() -> None:
+    """What the last add, remove or delete said: a toast, or a one-line error."""
+    kind, text = st.session_state.pop(NOTE, (None, ""))
+    if kind == "error":
+        st.error(plain(text))
+    elif kind:
+        st.toast(plain(text), icon=":material/bookmark_added:")
+
+
+def _on_show() -> None:
+    """A collection chosen: its recommendations replace the papers picked and the text query."""
+    if st.session_state.get(SHOWN):
+        st.session_state.update(papers=[], not_papers=[], query="", like_set=[])
+
+
+def _listing_html(listing, shown: str | None) -> str:
+    header = "".join(f"<th>{html.escape(label)}</th>" for label in ("collection", *(label for _, label in COUNTS)))
+    rows = "".join(
+        f"<tr{' class=ps-shown' if row['name'] == shown else ''}><td>{html.escape(row['name'])}</td>"
+        + "".join(f"<td>{int(row[column]):,}</td>" for column, _ in COUNTS)
+        + "</tr>"
+        for row in listing.to_dict("records")
+    )
+    return f"{PANEL_CSS}<table class='ps-collections'><tr>{header}</tr>{rows}</table>"
+
+
+def _check_shown(index, names: list[str]) -> None:
+    """Before the chooser exists: a collection shown that the index does not have (a link's
+    typo, or deleted by another session) is dropped, with the collections' own message."""
+    shown = st.session_state.get(SHOWN)
+    if shown is None or shown in names:
+        return
+    st.session_state[SHOWN] = None
+    try:
+        index.collections.members(shown)  # raises the message naming close names
+    except UserError as exc:
+        st.error(plain(str(exc)))
+
+
+def collections_panel(index) -> dict | None:
+    """The Collections panel: every collection of the index with its counts, a chooser of the one
+    shown, and (for that one) removing members and deleting it. Returns the collection shown:
+    {name, counts (a listing row), ids (its members in the index), members (key → title)}, or None."""
+    _show_note()
+    try:
+        listing = index.collections.listing()
+    except UserError as exc:  # a damaged or locked collections file: one line, the rest of the app works
+        st.error(plain(str(exc)))
+        return None
+    names = listing["name"].tolist()
+    _check_shown(index, names)
+    shown = st.session_state.get(SHOWN)
+    with st.expander(f"Collections ({len(names)})", icon=":material/bookmarks:"):
+        if not names:
+            st.caption("None yet: add papers with the bookmark button of a result, the selected paper or a map "
+                       "selection.")  # fmt: skip
+            return None
+        st.html(_listing_html(listing, shown))
+        choose, edit = st.columns([5, 1], vertical_alignment="bottom", gap="small")
+        choose.selectbox("Show a collection", names, index=None, key=SHOWN, on_change=_on_show,
+                         placeholder="choose one: its recommendations, its members on the map")  # fmt: skip
+        if not shown:
+            return None
+        try:
+            members = index.collections.members(shown)
+        except UserError as exc:  # deleted by another session since the listing, or the file locked
+            st.error(plain(str(exc)))
+            return None
+        titles = dict(zip(members["key"], members["title"].fillna(members["key"]), strict=True))
+        with edit.popover("", icon=":material/edit:", help="Remove members, or delete the collection"):
+            _manage(index, shown, titles)
+    counts = listing.set_index("name").loc[shown].to_dict()
+    return {"name": shown, "counts": counts, "ids": members.loc[members["in_index"], "id"].tolist(), "members": titles}
+
+
+def _remove(index, name: str) -> None:
+    keys = st.session_state.get("collection_remove") or []
+    try:
+        removed = index.collections.remove(name, keys)
+    except UserError as exc:
+        st.session_state[NOTE] = ("error", str(exc))
+        return
+    st.session_state["collection_remove"] = []
+    st.session_state[NOTE] = ("removed", f"Removed {_papers(removed)} from “{name}”")
+
+
+def _delete(index, name: str) -> None:
+    try:
+        index.collections.delete(name)
+    except UserError as exc:
+        st.session_state[NOTE] = ("error", str(exc))
+        return
+    st.session_state[SHOWN], st.session_state["collection_delete_sure"] = None, False
+    st.session_state[NOTE] = ("deleted", f"Deleted the collection “{name}”")
+
+
+def _manage(index, name: str, titles: dict[str, str]) -> None:
+    """Removing members of the collection shown, and deleting it (once ticked)."""
+    picked = st.multiselect("Remove members", list(titles), key="collection_remove", format_func=titles.get,
+                            placeholder="pick members to remove")  # fmt: skip
+    st.button(f"Remove {_papers(len(picked))}", key="collection_remove_go", disabled=not picked, on_click=_remove,
+              args=(index, name))  # fmt: skip
+    sure = st.checkbox(f"Delete this collection and its {_papers(len(titles))}", key="collection_delete_sure")
+    st.button("Delete it", key="collection_delete", type="primary", disabled=not sure, on_click=_delete,
+              args=(index, name))  # fmt: skip
+
+
+def _file_stem(name: str) -> str:
+    """A collection name as a download's file name: letters, digits, dots and dashes."""
+    return "paperscope-" + (re.sub(r"[^A-Za-z0-9.]+", "-", name).strip("-.")[:60] or "collection")
+
+
+def _close() -> None:
+    st.session_state[SHOWN] = None
+
+
+def collection_header(index, shown: dict) -> None:
+    """What the results answer (the collection shown and its counts), its members' exports (CSV,
+    BibTeX, RIS: written when clicked) and a button to stop showing it."""
+    counts = shown["counts"]
+    more = [f"{counts[column]:,} {label}" for column, label in COUNTS[2:] if counts[column]]
+    ringed = f"{counts['in_index']:,} ringed on the map" if counts["in_index"] else "none in the index"
+    st.html(
+        f"<div class='ps-meta ps-collection'>Recommended for the collection <b>{html.escape(shown['name'])}</b>: "
+        f"{_papers(int(counts['members']))}, {ringed}{''.join(f'; {m}' for m in more)}</div>"
+    )
+    stem, name = _file_stem(shown["name"]), shown["name"]
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small", key="collection_exports")
+    row.html("<span class='ps-meta'>Export its members:</span>", width="content")
+    for label, writer, suffix, mime in (
+        ("CSV", as_csv, "csv", "text/csv"),
+        ("BibTeX", as_bibtex, "bib", "application/x-bibtex"),
+        ("RIS", as_ris, "ris", "application/x-research-info-systems"),
+    ):
+        row.download_button(
+            label,
+            lambda writer=writer: writer(index.collections.papers(name)),
+            f"{stem}.{suffix}",
+            mime,
+            key=f"collection_{suffix}",
+            type="tertiary",
+            icon=":material/download:",
+        )
+    row.button("Close", key="collection_close", type="tertiary", icon=":material/close:", on_click=_close,
+               help="Stop showing this collection")  # fmt: skip
+
+
+def collection_focus(index, shown: dict, results, level: str, lasso_rows=()) -> dict:
+    """The map for a collection shown: its members in the index ringed (the papers of a map
+    selection instead, while there is one; a few members boldly), a star at the members' centre
+    joined to its recommendations."""
+    rows = index.rows(shown["ids"]) if shown["ids"] else np.empty(0, np.int64)
+    centre = None
+    if len(rows):
+        table = index.take(rows, ["x", "y"])
+        centre = np.array([np.mean(table.column("x").to_numpy()), np.mean(table.column("y").to_numpy())])
+    return map_focus(
+        level,
+        selected_rows=rows if len(rows) <= MAX_STARRED else [],  # a few: ringed boldly, over the lines
+        neighbour_rows=[index.row(i) for i in results["id"]] if results is not None and centre is not None else [],
+        chosen_rows=lasso_rows if len(lasso_rows) else rows,
+        query_xy=centre,
+    )
