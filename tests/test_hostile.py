@@ -213,3 +213,27 @@ def test_a_second_build_into_a_folder_being_built_fails_at_once_in_one_line(tmp_
     )
     build_index(corpus[:1], folder)  # the killed build's lock went with it
     assert len(PaperIndex.load(folder)) == 19
+
+
+def test_a_build_stopped_by_sigterm_cleans_up_as_on_ctrl_c_and_verify_names_leftovers(sample_index_dir, tmp_path):
+    folder = tmp_path / "index"
+    shutil.copytree(sample_index_dir, folder)
+    before = generations.current_generation_name(folder)
+    process = _build_halted_at("map and clusters", locations.bundled_corpus()[:1], folder)
+    assert generations.leftovers(folder)  # its work folder of shards, while it runs
+    process.terminate()  # SIGTERM, as a service manager or `kill` sends
+    rest = process.stderr.read()
+    assert process.wait() == 143 and "paperscope: stopped (SIGTERM)" in rest and "Traceback" not in rest
+    assert generations.leftovers(folder) == [] and generations.current_generation_name(folder) == before
+
+    process = _build_halted_at("map and clusters", locations.bundled_corpus()[:1], folder)
+    process.kill()  # SIGKILL: nothing can clean up
+    process.wait()
+    left = generations.leftovers(folder)
+    assert left
+    verified = subprocess.run(
+        [sys.executable, "-m", "paperscope.ui.cli", "verify", "--index", str(folder)], capture_output=True, text=True
+    )
+    assert verified.returncode == 0 and f"1 leftover of a stopped build: {left[0].name}" in verified.stderr
+    with generations.build_lock(folder):  # the next build or add takes the lock: the leftovers go at once
+        assert generations.leftovers(folder) == []

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from paperscope.errors import UserError
@@ -34,6 +36,14 @@ from paperscope.ui.logs import log_to_stderr
 EXIT_USER_ERROR = 2
 MAP_NEIGHBOURS = 5  # papers joined to a clicked one in the HTML map
 logger = logging.getLogger("paperscope")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, so that it stops as on Ctrl-C: every cleanup runs."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
 
 
 class _Parser(argparse.ArgumentParser):
@@ -141,12 +151,17 @@ def cmd_info(args) -> None:
 
 def cmd_verify(args) -> None:
     """Check every file of an index against the SHA-256 its build recorded."""
-    from paperscope.index.store.generations import verify
+    from paperscope.index.store.generations import leftovers, verify
 
     folder = index_folder(args)
     manifest = verify(folder)
     size = sum(entry["bytes"] for entry in manifest["files"].values())
     print(f"{folder}: {len(manifest['files'])} files ({size / 2**20:,.1f} MiB) match their checksums")
+    left = leftovers(folder)
+    if left:
+        names = ", ".join(path.name for path in left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+        logger.warning("%d %s of a stopped build: %s; the next build or add removes them", len(left),
+                       "leftover" if len(left) == 1 else "leftovers", names)  # fmt: skip
 
 
 def cmd_explain(args) -> None:
@@ -500,12 +515,17 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     log_to_stderr()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)  # cleanups run as on Ctrl-C (a build's work folder)
     try:
         args = make_parser().parse_args(argv)
         args.run(args)
     except UserError as exc:
         print(f"paperscope: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
+    except Terminated:
+        print("paperscope: stopped (SIGTERM)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("paperscope: interrupted", file=sys.stderr)
         return 130

@@ -68,6 +68,8 @@ def build_lock(folder: Path):
     except Timeout:
         raise UserError(f"{folder}: another build is writing this index; wait for it or use another -o") from None
     with lock:
+        for path in leftovers(folder):  # a killed build's: no build holds the lock but this one
+            _remove(path)
         try:
             yield
         except BaseException:
@@ -158,17 +160,30 @@ def write_generation(folder: Path, generation: Generation) -> Path:
     return target
 
 
+def leftovers(folder: str | Path) -> list[Path]:
+    """What killed builds left in ``folder``: its temporary files and folders (removed by the next
+    build or add, which holds the folder's lock; ``paperscope verify`` names them)."""
+    folder = Path(folder)
+    return (
+        sorted(path for path in folder.iterdir() if path.name.startswith(TEMPORARY_PREFIX)) if folder.is_dir() else []
+    )
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
 def remove_stale(folder: Path) -> None:
     """Delete generations other than the current one and leftovers of killed builds (under build_lock)."""
     current = current_generation_name(folder)
     for path in folder.iterdir():
-        stale_generation = path.name.startswith("gen-") and path.name != current
-        leftover = path.name.startswith(TEMPORARY_PREFIX)
-        if stale_generation or leftover:
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
+        if path.name.startswith("gen-") and path.name != current:
+            _remove(path)
+    for path in leftovers(folder):
+        _remove(path)
 
 
 def current_generation_name(folder: Path) -> str | None:
