@@ -191,7 +191,7 @@ def add_new(folder: Path, base_corpus: Path, count: int, work: Path) -> dict:
         check=True,
     )
     wall = time.perf_counter() - start
-    if f"added {count} papers" not in done.stderr:
+    if f"added {count:,} papers" not in done.stderr:
         raise RuntimeError(f"the add did not add {count} papers: {done.stderr[-500:]}")
     from paperscope import locations
     from paperscope.embed.corpus import embedding_texts

@@ -23,3 +23,8 @@ def split_sentences(text: str) -> list[str]:
     for abbreviation in _ABBREVIATIONS:
         protected = protected.replace(abbreviation, abbreviation.replace(".", "\0"))
     return [s.replace("\0", ".").strip() for s in _SENTENCE_END.split(protected) if s.strip()]
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun, in the singular or plural: "1 paper", "1,000 papers", "2 entries"."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"

@@ -50,7 +50,7 @@ def new_papers(tmp_path) -> Path:
     return path
 
 
-def test_added_papers_are_found_and_match_a_full_rebuild(sample_index_dir, new_papers, tmp_path):
+def test_added_papers_are_found_and_match_a_full_rebuild(sample_index_dir, new_papers, tmp_path, caplog):
     folder = tmp_path / "index"
     shutil.copytree(sample_index_dir, folder)
     report = add_papers([new_papers], folder)
@@ -75,8 +75,12 @@ def test_added_papers_are_found_and_match_a_full_rebuild(sample_index_dir, new_p
             == rebuilt.similar(paper_id, k=10, mode="dense")["id"].tolist()
         )
 
-    again = add_papers([new_papers], folder)  # the same papers again: reported and skipped
+    with caplog.at_level("INFO", logger="paperscope"):
+        again = add_papers([new_papers], folder)  # the same papers again: reported and skipped
     assert (again.added, again.skipped, again.count) == (0, 5, 43)
+    said = [record.getMessage() for record in caplog.records]
+    assert "5 papers already in the index (the same id or abstract): skipped" in said
+    assert not any("repeats" in line for line in said)
 
 
 def test_a_killed_add_leaves_the_index_answering(sample_index_dir, new_papers, tmp_path):

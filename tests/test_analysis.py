@@ -102,3 +102,43 @@ def test_cli_explain_and_duplicates(sample_index_dir, sample_index):
         check=True,
     )
     assert json.loads(pairs.stdout) == near_duplicates(sample_index, 0.6).to_dict("records")
+
+
+def test_a_topic_is_found_by_its_words_and_several_candidates_are_listed_alone(sample_index):
+    from paperscope.embed.terms import words
+    from paperscope.index.analysis.topics import find_topic
+
+    names = dict(
+        zip(sample_index.topic_table("fine")["cluster"], sample_index.topic_table("fine")["name"], strict=True)
+    )
+    for number, name in names.items():
+        if number < 0:
+            continue
+        backwards = " ".join(reversed(words(name)))  # its words in another order: still that topic, if alone
+        asked = {singular(word) for word in words(backwards)}
+        holders = [n for n, other in names.items() if asked <= {singular(word) for word in words(other)}]
+        if holders == [number]:
+            assert find_topic(sample_index, backwards, "fine") == number
+    shared = next(word for word in ("models", "large", "language") if sum(word in n for n in names.values()) >= 2)
+    holding = [name for name in names.values() if shared in name]
+    with pytest.raises(UserError) as raised:
+        find_topic(sample_index, shared, "fine")
+    message = str(raised.value)
+    assert f"matches {len(holding)} fine topics" in message
+    assert all(name in message for name in holding) and all(
+        n not in message for n in names.values() if n not in holding
+    )
+
+
+def test_topics_over_one_year_say_there_is_only_one(tmp_path):
+    papers, _ = read_corpus(locations.bundled_corpus()[:1])
+    corpus = tmp_path / "one-year.jsonl"
+    corpus.write_text("".join(json.dumps({"abstract": text, "year": 2024}) + "\n" for text in papers["abstract"]))
+    build_index([corpus], tmp_path / "index")
+    done = subprocess.run(
+        [sys.executable, "-m", "paperscope.ui.cli", "topics", "--by", "year", "--index", str(tmp_path / "index")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert (
+        done.returncode == 0 and "only one year in this corpus (2024)" in done.stdout and "grew most" not in done.stdout
+    )

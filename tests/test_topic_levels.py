@@ -188,7 +188,8 @@ def test_cli_topics_bridges_and_a_corpus_without_years(known_index, sample_index
     a, b, expected = next(found for found in _between_proteins_and_traffic(known_index) if len(found[2]))
     bridges = subprocess.run([*paperscope, "bridges", str(a), str(b), "--index", str(known_index.folder)],
                              capture_output=True, text=True, check=True).stdout  # fmt: skip
-    assert [line.split()[2] for line in bridges.splitlines()] == expected["id"].tolist()
+    header, *lines = bridges.splitlines()
+    assert header.split()[:2] == ["balance", "10"] and [line.split()[2] for line in lines] == expected["id"].tolist()
     by_year = subprocess.run([*paperscope, "topics", "--by", "year", "--index", str(known_index.folder)],
                              capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert "grew most:" in by_year and "2021" in by_year

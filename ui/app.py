@@ -451,15 +451,14 @@ def _look_up(
     """The results (None when nothing is asked) and the query's map position (None unless a text
     query), among the papers passing ``filters``: most like the ``chosen`` ids and least like the
     ``avoided`` ones, else like the text query, else the recommendations for the ``collection``
-    shown (its name; the filters do not apply); the URL follows what was asked. A user error shows
-    in ``side``."""
+    shown (its name); the URL follows what was asked. A user error shows in ``side``."""
     query = st.session_state.get("query", "").strip()
     results, query_xy = None, None
     try:
         within = index.where(**filters)
         if collection and not chosen and not query:
             st.query_params.from_dict({"collection": collection, "k": k})
-            results = index.collections.recommend(collection, k=k)
+            results = index.collections.recommend(collection, k=k, within=within)
         elif chosen:
             results = index.similar(chosen, k=k, mode=mode, negative=avoided, within=within)
             if st.session_state.get("papers"):

@@ -35,6 +35,7 @@ from paperscope.ui.logs import log_to_stderr
 
 EXIT_USER_ERROR = 2
 MAP_NEIGHBOURS = 5  # papers joined to a clicked one in the HTML map
+BRIDGE_NEIGHBOURS = 10  # nearest papers bridges count in each topic (its default)
 logger = logging.getLogger("paperscope")
 
 
@@ -230,6 +231,9 @@ def _print_topics_by_year(shares, as_json: bool) -> None:
     for _, row in shares.iterrows():
         cells = "".join(f"{row[year]:7.1%}" for year in years)
         print(f"{row['cluster']:>3}  {cells}  {row['change'] * 100:+6.1f}   {row['name']}")
+    if len(years) == 1:
+        print(f"\nonly one year in this corpus ({years[0]}): no change over time to show")
+        return
     grew, shrank = shares.iloc[0], shares.iloc[-1]
     print(f"\ngrew most: {grew['name']} ({grew['change'] * 100:+.1f} points, {years[0]}-{years[-1]})")
     print(f"shrank most: {shrank['name']} ({shrank['change'] * 100:+.1f} points)")
@@ -247,8 +251,12 @@ def cmd_bridges(args) -> None:
         return
     if found.empty:
         logger.info("no paper has nearest neighbours in both topics")
+        return
+    neighbours = f"{BRIDGE_NEIGHBOURS} nearest in A/B"
+    print(f"balance  {neighbours}  {'id':<14}  title  [its own topic]")
     for row in found.itertuples():
-        print(f"{row.balance:5.2f}  {row.in_a:>2}/{row.in_b:<2}  {row.id:<14}  {row.title}  [{row.topic}]")
+        split = f"{row.in_a}/{row.in_b}"
+        print(f"{row.balance:7.2f}  {split:^{len(neighbours)}}  {row.id:<14}  {row.title}  [{row.topic}]")
 
 
 def cmd_map(args) -> None:
@@ -258,7 +266,7 @@ def cmd_map(args) -> None:
     index = load(args)
     info, fine, coarse = index.info(), index.topic_table("fine"), index.topic_table("coarse")
     trust = info["map"]["map_trust"]["mean"]
-    title = f"{info['count']:,} papers · {len(coarse)} topics in {len(fine)} · map trust {trust:.0%}"
+    title = f"{info['count']:,} papers · {len(coarse)} topics of {len(fine)} clusters · map trust {trust:.0%}"
     if args.output.lower().endswith(".html"):  # a click in the HTML joins a paper to its nearest papers
         papers, knn = index.map_table(), index.map_neighbours(MAP_NEIGHBOURS)
     else:  # the PNG names points by their topics

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from paperscope.embed.text import counted
 from paperscope.ui.loading import load, print_json, print_results
 
 logger = logging.getLogger("paperscope")
@@ -19,10 +20,9 @@ def _report(what: str, matched) -> None:
     ways = ", ".join(f"{count} by {way}" for way, count in counts.items() if count and way != "outside")
     outside = counts["outside"]
     logger.info(
-        "%s: %d %s%s%s%s",
+        "%s: %s%s%s%s",
         what,
-        len(matched.members),
-        "entry" if len(matched.members) == 1 else "entries",
+        counted(len(matched.members), "entry", "entries"),
         f" matched corpus papers ({ways})" if ways else "",
         f"; {outside} not in the corpus, kept as outside members" if outside else "",
         f"; {matched.unusable} without a title or an abstract, left out" if matched.unusable else "",

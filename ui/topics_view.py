@@ -9,6 +9,23 @@ from paperscope.errors import UserError
 from paperscope.index.analysis.topics import bridges, topic_overview, topics_by_year
 
 
+def _over_time(shares, selected: list[str]) -> None:
+    """The chart of the topics' shares over the years (``selected`` topics, or the five largest)."""
+    years = [column for column in shares.columns if isinstance(column, int)]
+    if len(years) == 1:
+        st.caption(f"Only one year in this corpus ({years[0]}): no change over time to show.")
+        return
+    shown = shares[shares["name"].isin(selected)] if selected else shares.nlargest(5, years[-1])
+    chart = shown.set_index("name")[years].T
+    chart.index = chart.index.astype(str)
+    st.line_chart(chart, x_label="year", y_label="share of the year's papers")
+    grew, shrank = shares.iloc[0], shares.iloc[-1]
+    st.caption(
+        f"Grew most: {grew['name']} ({grew['change'] * 100:+.1f} points, {years[0]}–{years[-1]}); "
+        f"shrank most: {shrank['name']} ({shrank['change'] * 100:+.1f} points)."
+    )
+
+
 def topics_panel(index, level: str, selected: list[str]) -> None:
     """Three tabs about the topics of ``level``; ``selected`` names the topics picked in the
     sidebar (the chart over time shows them, or the five largest)."""
@@ -31,16 +48,7 @@ def topics_panel(index, level: str, selected: list[str]) -> None:
         except UserError as exc:
             st.caption(str(exc))
         else:
-            years = [column for column in shares.columns if isinstance(column, int)]
-            shown = shares[shares["name"].isin(selected)] if selected else shares.nlargest(5, years[-1])
-            chart = shown.set_index("name")[years].T
-            chart.index = chart.index.astype(str)
-            st.line_chart(chart, x_label="year", y_label="share of the year's papers")
-            grew, shrank = shares.iloc[0], shares.iloc[-1]
-            st.caption(
-                f"Grew most: {grew['name']} ({grew['change'] * 100:+.1f} points, {years[0]}–{years[-1]}); "
-                f"shrank most: {shrank['name']} ({shrank['change'] * 100:+.1f} points)."
-            )
+            _over_time(shares, selected)
     with between:
         if len(overview) < 2:
             st.caption("This index has fewer than two topics at this level.")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from paperscope.embed.terms import singular, words
 from paperscope.errors import UserError
 from paperscope.index.search.filters import check_level
 
@@ -37,20 +38,33 @@ def topic_overview(index, level: str = "coarse") -> pd.DataFrame:
     return overview.sort_values(["size", "cluster"], ascending=[False, True]).reset_index(drop=True)
 
 
+def _words(text: str) -> set[str]:
+    return {singular(word) for word in words(text)}
+
+
 def find_topic(index, topic, level: str = "coarse") -> int:
-    """The number of the topic of ``level`` given by its number or by (part of) its name."""
+    """The number of the topic of ``level`` given by its number, its name, a part of its name, or
+    words all of which its name uses (any order, singular or plural); several candidates are a
+    UserError that lists them alone."""
     table = index.topic_table(level)
     names = dict(zip(table["cluster"], table["name"], strict=True))
     text = str(topic).strip()
     if text.lstrip("-").isdigit() and int(text) in names:
         return int(text)
-    exact = [number for number, name in names.items() if name.lower() == text.lower()]
-    partial = [number for number, name in names.items() if text.lower() in name.lower()]
-    if len(exact) == 1 or len(partial) == 1:
-        return (exact or partial)[0]
+    asked = _words(text)
+    for matches in (
+        lambda name: name.lower() == text.lower(),
+        lambda name: text.lower() in name.lower(),
+        lambda name: bool(asked) and asked <= _words(name),
+    ):
+        found = [number for number, name in names.items() if matches(name)]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            listed = "; ".join(f"{number}: {names[number]}" for number in sorted(found))
+            raise UserError(f"topic '{text}' matches {len(found)} {level} topics ({listed}); give its number")
     known = "; ".join(f"{number}: {name}" for number, name in sorted(names.items()))
-    what = "matches several" if partial else "is not one of the"
-    raise UserError(f"topic '{text}' {what} {level} topics ({known}); give its number or more of its name")
+    raise UserError(f"topic '{text}' is not one of the {level} topics ({known}); give its number or words of its name")
 
 
 def topics_by_year(index, level: str = "coarse") -> pd.DataFrame:

@@ -26,6 +26,7 @@ import pyarrow as pa
 from paperscope import locations
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.corpus import Admission, abstract_key, admitted_papers, embedding_texts
+from paperscope.embed.text import counted
 from paperscope.errors import UserError, write_error
 from paperscope.index.build.smoothing import smooth
 from paperscope.index.search.encoding import QueryEncoder
@@ -37,6 +38,7 @@ from paperscope.settings import BuildSettings, Fields
 
 logger = logging.getLogger(__name__)
 
+IN_INDEX = "index:"  # marks the sources of the papers the index holds, in the admission's report
 # Above this share of papers placed rather than laid out, new topics may have formed that no
 # existing cluster holds: suggest a full rebuild.
 REBUILD_SHARE = 0.2
@@ -84,12 +86,22 @@ def _new_papers(old: generations.Generation, inputs, fields: Fields) -> tuple[pd
     for paper_id, abstract, source in zip(
         *(table.column(name).to_pylist() for name in ("id", "abstract", "source")), strict=True
     ):
-        admission.know(source, paper_id, abstract_key(abstract))
+        admission.know(f"{IN_INDEX}{source}", paper_id, abstract_key(abstract))
     new = pd.DataFrame(list(admitted_papers(inputs, fields.overrides(), admission)))
     report = admission.report
+    known = [line for line in report.duplicate_ids + report.duplicate_abstracts if IN_INDEX in line]
+    report.duplicate_ids = [line for line in report.duplicate_ids if IN_INDEX not in line]
+    report.duplicate_abstracts = [line for line in report.duplicate_abstracts if IN_INDEX not in line]
+    if known:
+        logger.info("%s already in the index (the same id or abstract): skipped", counted(len(known), "paper"))
     for line in report.lines():
         logger.warning("skipped: %s", line)
-    return new, len(report.skipped) + len(report.duplicate_ids) + len(report.duplicate_abstracts)
+    return new, len(known) + len(report.skipped) + len(report.duplicate_ids) + len(report.duplicate_abstracts)
+
+
+def _papers(count: int) -> str:
+    """ "1 paper", "20 papers"."""
+    return f"{count:,} {'paper' if count == 1 else 'papers'}"
 
 
 def _embed(old: generations.Generation, texts: list[str], use_cache: bool) -> tuple[np.ndarray, int, object]:
@@ -114,16 +126,14 @@ def _add(inputs, folder: Path, fields: Fields, use_cache: bool) -> AddReport:
         return AddReport(folder, 0, skipped, count, float(np.mean(_column(old.papers, "placed"))), 0.0)
     texts = embedding_texts(new)
     vectors, fresh, encoder = _embed(old, texts, use_cache)
-    logger.info(
-        "embedded %d new %s (%d from the cache)", len(new), "paper" if len(new) == 1 else "papers", len(new) - fresh
-    )
+    logger.info("embedded %s (%d from the cache)", counted(len(new), "paper"), len(new) - fresh)
     new["tokens"] = encoder.count_tokens(texts)
     generation = _grown(old, new.join(_place(old, vectors)), vectors, texts, inputs)
     generations.write_generation(folder, generation)
     placed = generation.manifest["map"]["layout"]["placed_share"]
     logger.info(
-        "added %d %s to %s (%d in all; %.0f%% placed on the map rather than laid out)",
-        len(new), "paper" if len(new) == 1 else "papers", folder, count + len(new), 100 * placed,
+        "added %s to %s (%d in all; %.0f%% placed on the map rather than laid out)",
+        counted(len(new), "paper"), folder, count + len(new), 100 * placed,
     )  # fmt: skip
     if placed > REBUILD_SHARE:
         logger.warning(

@@ -26,6 +26,7 @@ import pandas as pd
 from paperscope import locations
 from paperscope.embed.corpus import OPTIONAL_FIELDS, TEXT_RECIPE
 from paperscope.embed.model import Encoder
+from paperscope.embed.text import counted
 from paperscope.errors import UserError, write_error
 from paperscope.files import TEMPORARY_PREFIX, reserved_array
 from paperscope.index.build import ann, shards
@@ -220,7 +221,7 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
     ids, token_counts, filled, corpus_fingerprint = papers.summary()
     long_count = int((token_counts > encoder.max_tokens).sum())
     _log_long_texts(long_count, papers.count, encoder.max_tokens, job.long_text)
-    logger.info("embedded %d texts (%d from the cache)", embedded.embedded, papers.count - embedded.embedded)
+    logger.info("embedded %s (%d from the cache)", counted(embedded.embedded, "text"), papers.count - embedded.embedded)
     vectors = papers.vectors(work / "vectors.npy")
     logger.info("laying out the topic map and naming clusters")
     on_progress(0.8, "laying out the topic map")

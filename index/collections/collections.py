@@ -287,18 +287,18 @@ class Collections:
         dimension = self.index.vectors.shape[1]
         return ids, np.stack(vectors) if vectors else np.zeros((0, dimension), np.float32)
 
-    def recommend(self, name: str, avoid: str | None = None, k: int = 20, new: bool = False, since=None):
+    def recommend(self, name: str, avoid: str | None = None, k: int = 20, new: bool = False, since=None, within=None):
         """Papers like the collection ``name`` (its members excluded), and unlike the collection
         ``avoid``, as a results DataFrame (the columns of ``similar``). ``new``: only papers that
         came into the index since the collection was last shown (or since ``since``), which then
-        counts as shown."""
+        counts as shown; ``within``: only the papers of this mask (``PaperIndex.where``)."""
         ids, vectors = self._steering(name)
         if not ids and not len(vectors):
             raise UserError(f"the collection '{name}' has no member to recommend from; add papers to it first")
         avoid_ids, avoid_vectors = self._steering(avoid) if avoid else ([], None)
-        within = None
         if new or since is not None:
-            within = self.index.where(added_since=since if since is not None else self._shown(name))
+            fresh = self.index.where(added_since=since if since is not None else self._shown(name))
+            within = fresh if within is None else within & fresh
         found = self.index.recommend(
             ids, negative=avoid_ids, k=k, within=within, positive_vectors=vectors, negative_vectors=avoid_vectors
         )
