@@ -105,7 +105,7 @@ def test_a_build_in_many_shards_equals_a_build_in_one(sample_index, tmp_path, mo
         locations.bundled_corpus(), tmp_path / "sharded", on_progress=lambda fraction, stage: progress.append(fraction)
     )
     sharded = PaperIndex.load(tmp_path / "sharded")
-    assert sharded.papers.equals(sample_index.papers)
+    assert sharded.papers.drop(columns="added").equals(sample_index.papers.drop(columns="added"))  # but when built
     np.testing.assert_array_equal(sharded.vectors, sample_index.vectors)
     assert (sharded.ranker.keyword.matrix != sample_index.ranker.keyword.matrix).nnz == 0
     assert sharded.manifest["corpus"]["fingerprint"] == sample_index.manifest["corpus"]["fingerprint"]
@@ -340,7 +340,8 @@ def test_hybrid_ranks_on_smoothed_vectors_and_dense_on_raw_ones(sample_index_dir
         .exists()
     )
     paper_id = raw.papers["id"][0]
-    assert smoothed.similar(paper_id, mode="dense").equals(raw.similar(paper_id, mode="dense"))
+    dense = {index: index.similar(paper_id, mode="dense").drop(columns="added") for index in (smoothed, raw)}
+    assert dense[smoothed].equals(dense[raw])  # the same papers and scores (each build has its own time)
     with_smoothing, without = smoothed.similar(paper_id, k=5), raw.similar(paper_id, k=5)
     assert np.allclose(
         with_smoothing["cosine"], raw.similar(paper_id, k=37).set_index("id").loc[with_smoothing["id"], "cosine"]

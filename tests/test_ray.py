@@ -36,8 +36,8 @@ def test_ray_and_local_engines_give_identical_neighbours(ray_index_dir, sample_i
     assert sample_index.manifest["engine"] == {"name": "local"}
     assert on_ray.manifest["search"]["faiss"] == sample_index.manifest["search"]["faiss"] == "Flat"
     assert on_ray.papers["id"].tolist() == sample_index.papers["id"].tolist()  # corpus order kept
-    assert on_ray.papers.drop(columns=["x", "y", "cluster", "cluster_name", "map_trust"]).equals(
-        sample_index.papers.drop(columns=["x", "y", "cluster", "cluster_name", "map_trust"])
+    assert on_ray.papers.drop(columns=["x", "y", "cluster", "cluster_name", "map_trust", "added"]).equals(
+        sample_index.papers.drop(columns=["x", "y", "cluster", "cluster_name", "map_trust", "added"])
     )
     np.testing.assert_allclose(on_ray.vectors, sample_index.vectors, atol=1e-5)
     for paper_id in sample_index.papers["id"]:
