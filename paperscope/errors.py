@@ -9,8 +9,13 @@ class UserError(Exception):
     """
 
 
-class UnknownPaper(UserError):
-    """A paper id the index does not hold (the service answers it with 404)."""
+class NotFound(UserError):
+    """Something asked for by name that the index does not hold: a paper, a collection, a topic,
+    a field to filter on (the service answers 404)."""
+
+
+class UnknownPaper(NotFound):
+    """A paper id the index does not hold."""
 
 
 WRITE_ERRORS = {
@@ -30,5 +35,12 @@ def write_error(exc: OSError, folder) -> UserError | None:
     return UserError(f"{folder}: stopped: {WRITE_ERRORS[exc.errno]}{where}; the index there is unchanged")
 
 
-class UnknownCollection(UserError):
-    """A collection name the index has none of (the service answers it with 404)."""
+class UnknownCollection(NotFound):
+    """A collection name the index has none of."""
+
+
+def shown(text, limit: int = 80) -> str:
+    """Text a user gave, as an error message quotes it: on one line (unprintable characters
+    escaped, as ``\\n``) and at most ``limit`` characters (longer: cut, with "…")."""
+    text = "".join(char if char.isprintable() else char.encode("unicode_escape").decode() for char in str(text))
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -18,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from paperscope.errors import UserError
+from paperscope.errors import UserError, shown
 
 Mode = Literal["dense", "keyword", "hybrid"]
 Level = Literal["coarse", "fine"]  # topic levels: coarse topics merge fine clusters
@@ -45,7 +45,7 @@ DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weig
 def check_choice(value, choices: tuple[str, ...], what: str) -> str:
     """``value`` if it is one of ``choices``, else a UserError naming the choices."""
     if value not in choices:
-        raise UserError(f"unknown {what} '{value}'; choose one of {', '.join(choices)}")
+        raise UserError(f"unknown {what} '{shown(value)}'; choose one of {', '.join(choices)}")
     return value
 
 

@@ -220,3 +220,14 @@ def test_concurrent_writers_lose_nothing(collections):
     for thread in threads:
         thread.join()
     assert errors == [] and collections.show("shared")["in_index"] == 36
+
+
+def test_a_years_filter_takes_one_year_a_range_or_an_open_range(library_corpus):
+    index = PaperIndex.load(library_corpus / "index")
+    years = index.papers["year"].to_numpy()
+    assert (index.where(years=2025) == (years == 2025)).all()
+    assert (index.where(years=(2025, None)) == (years >= 2025)).all()
+    assert (index.where(years=[None, 2024]) == (years <= 2024)).all()
+    assert index.where(years=(2020, 2030)).all()
+    with pytest.raises(UserError, match="a year or a \\(low, high\\) pair"):
+        index.where(years="2024")

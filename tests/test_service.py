@@ -316,3 +316,20 @@ def test_collections_and_recommendations_over_http(served, sample_index):
     assert status == 200 and deleted == {"deleted": name}
     status, listing, _ = call(url, "GET", "/collections")
     assert listing == [] and "Traceback" not in log.read_text()
+
+
+def test_405_names_the_allowed_methods_and_filters_explain_themselves(served):
+    url, _, _ = served
+    for method, path, allowed in (
+        ("TRACE", "/topics", "GET"),
+        ("PATCH", "/collections/x", "DELETE, GET, PUT"),
+        ("PUT", "/collections/x/papers", "POST"),  # the papers of "x", not a collection named "x/papers"
+    ):
+        status, error, headers = call(url, method, path, {"ids": []})
+        assert status == 405 and headers["allow"] == allowed and error["status"] == 405
+    status, error, _ = call(url, "POST", "/search", {"text": "graphs", "filters": {"years": [2022, None]}})
+    assert status == 404 and "have no 'year' field" in error["error"]  # the sample has no years
+    status, found, headers = call(url, "POST", "/search", {"text": "\u200b\u200b"})
+    assert status == 200 and found == [] and "nothing to search by" in headers["x-paperscope-note"]
+    status, found, headers = call(url, "POST", "/search", {"text": "xxxxqq", "mode": "keyword"})
+    assert status == 200 and found == [] and headers["x-paperscope-note"].startswith("no paper contains")

@@ -96,7 +96,7 @@ def cmd_recommend(args) -> None:
     """Papers like a collection (its members excluded), unlike another; with --new only new papers."""
     index = load(args)
     found = index.collections.recommend(args.name, avoid=args.avoid, k=args.k, new=args.new, since=args.since)
-    if found.empty and not args.json:
+    if found.empty and not found.attrs.get("note") and not args.json:
         logger.info("no %spapers to recommend", "new " if args.new or args.since else "")
     print_results(found, args.json)
 
@@ -106,7 +106,7 @@ def _digest_markdown(digest: list[dict]) -> str:
     for entry in digest:
         lines.append(f"## {entry['name']}\n")
         papers = entry["papers"]
-        if papers is None or papers.empty:
+        if papers.empty:
             lines.append(f"No new papers since {entry['since'][:16].replace('T', ' ')}.\n")
             continue
         for row in papers.itertuples():
@@ -123,8 +123,7 @@ def cmd_digest(args) -> None:
     digest = load(args).collections.digest(k=args.k)
     if args.json:
         print_json([
-            {"name": e["name"], "since": e["since"], "papers": records(e["papers"]) if e["papers"] is not None else []}
-            for e in digest
+            {"name": entry["name"], "since": entry["since"], "papers": records(entry["papers"])} for entry in digest
         ])  # fmt: skip
         return
     print(_digest_markdown(digest))

@@ -24,16 +24,20 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Literal
 
-from fastapi import FastAPI, Query, Request
+import numpy as np
+from fastapi import Body, FastAPI, Query, Request
+from fastapi import Path as FastApiPath
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from paperscope.errors import UnknownCollection, UnknownPaper, UserError
+from paperscope.errors import NotFound, UserError
 from paperscope.index.paper_index import PaperIndex
-from paperscope.index.search.encoding import MAX_QUERY_CHARS
+from paperscope.index.search.encoding import MAX_QUERY_CHARS, searchable
+from paperscope.index.search.ranking import Ranking
 from paperscope.index.store.generations import current_generation_name
 from paperscope.settings import LEVELS, MODES
 from paperscope.ui.logs import log_to_stderr
@@ -60,7 +64,11 @@ class Filters(BaseModel):
     """Only papers that pass every filter given (see ``PaperIndex.where``)."""
 
     model_config = ConfigDict(extra="forbid")
-    years: tuple[int, int] | None = Field(None, description="low and high year, inclusive")
+    years: int | tuple[int | None, int | None] | None = Field(
+        None,
+        description="one year, or the low and high year, inclusive; null for an open end ([2022, null]: 2022 on)",
+        examples=[2024, [2022, 2024], [2022, None]],
+    )
     topics: list[str] | None = Field(None, description="names of coarse topics or fine clusters (GET /topics)")
     venues: list[str] | None = None
     category: str | None = Field(None, description="text the paper's categories contain, in any case")
@@ -70,7 +78,14 @@ class SearchRequest(BaseModel):
     """Papers nearest to free text."""
 
     model_config = ConfigDict(extra="forbid")
-    text: str = Field(max_length=MAX_QUERY_CHARS, description="a question, a title or an abstract")
+    text: str = Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        pattern=r"\S",
+        description="a question, a title or an abstract (at least one character other than spaces); a text of "
+        "only unprintable characters answers an empty list, the header X-Paperscope-Note saying why",
+        examples=["making diffusion transformers faster"],
+    )
     k: int = Field(10, ge=1, le=MAX_K)
     mode: Mode | None = Field(None, description="default: the index's (hybrid)")
     filters: Filters | None = None
@@ -107,8 +122,17 @@ class ApiError(BaseModel):
     status: int
 
 
-ERRORS = {code: {"model": ApiError} for code in (404, 413, 415, 422)}
-RESULTS = {200: {"model": list[Result]}, **ERRORS}
+ERRORS = {code: {"model": ApiError} for code in (400, 404, 405, 413, 415, 422)}
+RESULTS = {200: {"model": list[Result], "headers": {NOTE_HEADER: {"description": "why the list is empty, when it is",
+                                                               "schema": {"type": "string"}}}}, **ERRORS}  # fmt: skip
+# The papers of a result, and theirs: OpenAPI links (a client or a fuzzer follows them to real ids)
+PAPER_LINKS = {
+    "paper": {"operationId": "getPaper", "parameters": {"paper_id": "$response.body#/0/id"}},
+    "similar": {"operationId": "similarToPaper", "parameters": {"paper_id": "$response.body#/0/id"}},
+    "moreLikeThese": {"operationId": "similarToPapers", "requestBody": {"ids": ["$response.body#/0/id"]}},
+}
+LINKED_RESULTS = {**RESULTS, 200: {**RESULTS[200], "links": PAPER_LINKS}}
+NOTHING_TO_SEARCH = "the query has nothing to search by (no printable character)"
 
 
 class Served:
@@ -172,9 +196,10 @@ class LiveIndex:
         self._watcher.join(timeout=5)
 
 
-def _error(status: int, message: str, generation: str | None = None) -> JSONResponse:
-    headers = {GENERATION_HEADER: generation} if generation else None
-    return JSONResponse({"error": message, "status": status}, status_code=status, headers=headers)
+def _error(status: int, message: str, generation: str | None = None, headers: dict | None = None) -> JSONResponse:
+    """The JSON error ``{error, status}``, with the generation that answered and other ``headers``."""
+    headers = {**(headers or {}), **({GENERATION_HEADER: generation} if generation else {})}
+    return JSONResponse({"error": message, "status": status}, status_code=status, headers=headers or None)
 
 
 def _validation_message(exc: RequestValidationError) -> tuple[int, str]:
@@ -237,7 +262,7 @@ def _answer(served: Served, compute) -> Response:
     try:
         content = compute(served.index)
     except UserError as exc:
-        return _error(404 if isinstance(exc, (UnknownPaper, UnknownCollection)) else 422, str(exc), served.generation)
+        return _error(404 if isinstance(exc, NotFound) else 422, str(exc), served.generation)
     body = json.dumps(content, ensure_ascii=False).encode()
     return Response(body, media_type="application/json", headers={GENERATION_HEADER: served.generation or ""})
 
@@ -259,6 +284,18 @@ def _ranked(served: Served, find, filters: Filters | None) -> Response:
     return response
 
 
+def _allowed(app: FastAPI, path: str) -> str:
+    """The methods some route of ``app`` answers at ``path`` (a 405's Allow header: RFC 9110). The
+    papers of a collection are only the papers route's (see ``service_library``)."""
+    methods = set()
+    for route in app.router.routes:
+        if isinstance(route, APIRoute) and route.path_regex.match(path):
+            if path.startswith("/collections/") and path.endswith("/papers") and not route.path.endswith("/papers"):
+                continue
+            methods |= route.methods
+    return ", ".join(sorted(methods))
+
+
 def _handle_errors(app: FastAPI) -> None:
     """Answer every error as ``{error, status}``: invalid requests in one sentence, unknown
     endpoints naming /docs, and a failure as a 500 whose details go to the log only."""
@@ -271,7 +308,9 @@ def _handle_errors(app: FastAPI) -> None:
     async def http_error(request: Request, exc: HTTPException):
         if exc.status_code == 404:
             return _error(404, f"no endpoint {request.method} {request.url.path}; the API is described at /docs")
-        return _error(exc.status_code, f"{request.method} {request.url.path}: {str(exc.detail).lower()}")
+        message = f"{request.method} {request.url.path}: {str(exc.detail).lower()}"
+        headers = {**(exc.headers or {}), "Allow": _allowed(app, request.url.path)} if exc.status_code == 405 else None
+        return _error(exc.status_code, message, headers=headers or exc.headers)
 
     @app.exception_handler(Exception)
     async def failure(request: Request, exc: Exception):
@@ -293,18 +332,35 @@ def _add_routes(app: FastAPI, live: LiveIndex) -> None:
 
         return _answer(served, described)
 
-    @app.get("/papers/{paper_id:path}/similar", summary="The papers most similar to one paper", responses=RESULTS)
-    async def similar_to_one(paper_id: str, k: Annotated[int, Query(ge=1, le=MAX_K)] = 10, mode: Mode | None = None):
+    examples = live.current.index.take([0, min(1, len(live.current.index) - 1)], ["id"]).column("id").to_pylist()
+    example = examples[0]  # a real paper, for /docs and fuzzers
+    similar_body = Body(openapi_examples={"more like these": {"value": {"ids": examples, "not": [], "k": 5}}})
+    paper_id_path = FastApiPath(description="a paper's id (the id of a result)", examples=[example])
+
+    @app.get(
+        "/papers/{paper_id:path}/similar",
+        summary="The papers most similar to one paper",
+        responses=LINKED_RESULTS,
+        operation_id="similarToPaper",
+    )
+    async def similar_to_one(
+        paper_id: str = paper_id_path, k: Annotated[int, Query(ge=1, le=MAX_K)] = 10, mode: Mode | None = None
+    ):
         return _ranked(live.current, lambda index, within: index.similar_rows(paper_id, k=k, mode=mode), None)
 
-    @app.get("/papers/{paper_id:path}", summary="One paper's metadata", responses=ERRORS)
-    async def paper(paper_id: str):
+    @app.get("/papers/{paper_id:path}", summary="One paper's metadata", responses=ERRORS, operation_id="getPaper")
+    async def paper(paper_id: str = paper_id_path):
         return _answer(
             live.current, lambda index: {name: jsonable(value) for name, value in index.paper(paper_id).items()}
         )
 
-    @app.post("/similar", summary="The papers most like several papers and least like others", responses=RESULTS)
-    async def similar(request: SimilarRequest):
+    @app.post(
+        "/similar",
+        summary="The papers most like several papers and least like others",
+        responses=LINKED_RESULTS,
+        operation_id="similarToPapers",
+    )
+    async def similar(request: SimilarRequest = similar_body):
         return _ranked(
             live.current,
             lambda index, within: index.similar_rows(
@@ -313,13 +369,14 @@ def _add_routes(app: FastAPI, live: LiveIndex) -> None:
             request.filters,
         )
 
-    @app.post("/search", summary="The papers most similar to free text", responses=RESULTS)
+    @app.post("/search", summary="The papers most similar to free text", responses=LINKED_RESULTS)
     async def search(request: SearchRequest):
-        return _ranked(
-            live.current,
-            lambda index, within: index.search_rows(request.text, k=request.k, mode=request.mode, within=within),
-            request.filters,
-        )
+        def find(index: PaperIndex, within):
+            if not searchable(request.text):  # valid JSON text, nothing to search by: an empty answer, and why
+                return Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)}, note=NOTHING_TO_SEARCH)
+            return index.search_rows(request.text, k=request.k, mode=request.mode, within=within)
+
+        return _ranked(live.current, find, request.filters)
 
     @app.get("/topics", summary="Every topic: size, share, map trust, central papers, terms", responses=ERRORS)
     def topics(level: Level = "coarse"):
@@ -348,7 +405,7 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
     app.state.live = live
     _handle_errors(app)
     _add_routes(app, live)
-    add_library_routes(app, live, _answer, ERRORS, RESULTS)
+    add_library_routes(app, live, _answer, ERRORS, LINKED_RESULTS)
     return app
 
 

@@ -6,12 +6,27 @@ data folder's SQLite file, shared by every worker (WAL: concurrent writers queue
 
 from __future__ import annotations
 
+import datetime
+from typing import Annotated
+
+from fastapi import Path, Request
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
 
 from paperscope.index.collections.collections import MAX_NAME_CHARS
 from paperscope.ui.records import records
 
 MAX_MEMBERS = 10_000  # ids in one request
+PAPERS = "/papers"  # the path of a collection's papers, after its name
+# What collections.check_name accepts: no control character, at least one other than spaces
+NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+Name = Annotated[
+    str,
+    Path(
+        min_length=1, max_length=MAX_NAME_CHARS, pattern=NAME_PATTERN, examples=["reading list"],
+        description="a collection's name: up to 200 characters, no control characters (slashes and quotes are fine)",
+    ),
+]  # fmt: skip
 
 
 class CollectionPapers(BaseModel):
@@ -25,11 +40,22 @@ class RecommendRequest(BaseModel):
     """Papers like a collection (its members excluded), unlike another, optionally only new ones."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    collection: str = Field(min_length=1, max_length=MAX_NAME_CHARS, description="the collection to recommend from")
-    avoid: str | None = Field(None, alias="not", max_length=MAX_NAME_CHARS, description="a collection to avoid")
+    collection: str = Field(
+        min_length=1, max_length=MAX_NAME_CHARS, pattern=NAME_PATTERN, description="the collection to recommend from"
+    )
+    avoid: str | None = Field(
+        None,
+        alias="not",
+        min_length=1,
+        max_length=MAX_NAME_CHARS,
+        pattern=NAME_PATTERN,
+        description="a collection to avoid",
+    )
     k: int = Field(20, ge=1, le=1_000)
     new: bool = Field(False, description="only papers added since the collection was last shown (then shown)")
-    since: str | None = Field(None, description="only papers added since this date (ISO 8601, e.g. 2026-12-01)")
+    since: datetime.datetime | datetime.date | None = Field(
+        None, description="only papers added since this time or date (ISO 8601, e.g. 2026-12-01)"
+    )
 
 
 def _shown(collections, name: str) -> dict:
@@ -39,18 +65,42 @@ def _shown(collections, name: str) -> dict:
 
 def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
     """Add the collections and recommendation endpoints to ``app``; ``answer(served, compute)``
-    turns what ``compute(index)`` returns into the response (and a UserError into its error)."""
+    turns what ``compute(index)`` returns into the response (and a UserError into its error).
+
+    A name may hold slashes, so ``/collections/NAME/papers`` could be a collection named
+    "NAME/papers": it is always the papers of NAME (POST only; other methods answer 405)."""
+
+    def not_allowed(request: Request):
+        raise HTTPException(405, f"{request.method} is not one of the methods of {request.url.path}")
 
     @app.get("/collections", summary="The index's collections, with their counts", responses=errors)
     def list_collections():
         return answer(live.current, lambda index: records(index.collections.listing()))
 
-    @app.get("/collections/{name:path}", summary="One collection: members and how they matched", responses=errors)
-    def show_collection(name: str):
+    @app.get(
+        "/collections/{name:path}", summary="One collection: members and how they matched", responses=errors,
+        operation_id="getCollection",
+    )  # fmt: skip
+    def show_collection(name: Name, request: Request):
+        if name.endswith(PAPERS):
+            return not_allowed(request)
         return answer(live.current, lambda index: _shown(index.collections, name))
 
-    @app.put("/collections/{name:path}", summary="Create a collection, or set its papers", responses=errors)
-    def put_collection(name: str, body: CollectionPapers):
+    collection_links = {
+        "show": {"operationId": "getCollection", "parameters": {"name": "$request.path.name"}},
+        "add": {"operationId": "addToCollection", "parameters": {"name": "$request.path.name"}},
+        "recommend": {"operationId": "recommend", "requestBody": {"collection": "$request.path.name"}},
+    }
+    put_responses = {**errors, 200: {"description": "the collection", "links": collection_links}}
+
+    @app.put(
+        "/collections/{name:path}", summary="Create a collection, or set its papers", responses=put_responses,
+        operation_id="putCollection",
+    )  # fmt: skip
+    def put_collection(name: Name, body: CollectionPapers, request: Request):
+        if name.endswith(PAPERS):
+            return not_allowed(request)
+
         def put(index):
             collections = index.collections
             if name.strip() in collections.names():
@@ -63,22 +113,31 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
         return answer(live.current, put)
 
     @app.delete("/collections/{name:path}", summary="Delete a collection", responses=errors)
-    def delete_collection(name: str):
+    def delete_collection(name: Name, request: Request):
+        if name.endswith(PAPERS):
+            return not_allowed(request)
+
         def delete(index):
             index.collections.delete(name)
             return {"deleted": name.strip()}
 
         return answer(live.current, delete)
 
-    @app.post("/collections/{name:path}/papers", summary="Add papers to a collection", responses=errors)
-    def add_to_collection(name: str, body: CollectionPapers):
+    @app.post(
+        "/collections/{name:path}/papers", summary="Add papers to a collection", responses=errors,
+        operation_id="addToCollection",
+    )  # fmt: skip
+    def add_to_collection(name: Name, body: CollectionPapers):
         def add(index):
             index.collections.add(name, ids=body.ids)
             return _shown(index.collections, name)
 
         return answer(live.current, add)
 
-    @app.post("/recommend", summary="Papers like a collection; with new, only new ones", responses=results)
+    @app.post(
+        "/recommend", summary="Papers like a collection; with new, only new ones", responses=results,
+        operation_id="recommend",
+    )  # fmt: skip
     def recommend(request: RecommendRequest):
         def recommended(index):
             found = index.collections.recommend(

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from paperscope.embed.terms import singular, words
-from paperscope.errors import UserError
+from paperscope.errors import UserError, shown
 from paperscope.index.search.filters import check_level
 
 ALL_CANDIDATES = 100_000  # papers; a larger corpus looks for bridges among the two topics' papers only
@@ -62,9 +62,11 @@ def find_topic(index, topic, level: str = "coarse") -> int:
             return found[0]
         if found:
             listed = "; ".join(f"{number}: {names[number]}" for number in sorted(found))
-            raise UserError(f"topic '{text}' matches {len(found)} {level} topics ({listed}); give its number")
+            raise UserError(f"topic '{shown(text)}' matches {len(found)} {level} topics ({listed}); give its number")
     known = "; ".join(f"{number}: {name}" for number, name in sorted(names.items()))
-    raise UserError(f"topic '{text}' is not one of the {level} topics ({known}); give its number or words of its name")
+    raise UserError(
+        f"topic '{shown(text)}' is not one of the {level} topics ({known}); give its number or words of its name"
+    )
 
 
 def topics_by_year(index, level: str = "coarse") -> pd.DataFrame:

@@ -9,6 +9,7 @@ index folder, so they survive rebuilds and ``paperscope add``.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import unicodedata
@@ -22,6 +23,7 @@ from paperscope.errors import UnknownCollection, UserError
 from paperscope.index.collections import database
 from paperscope.index.collections.database import MEMBER_FIELDS, Database
 from paperscope.index.collections.matching import Matched, as_blob, from_blob, match_entries, member_text
+from paperscope.index.search.ranking import Ranking
 
 if TYPE_CHECKING:
     from paperscope.index.paper_index import PaperIndex
@@ -32,14 +34,14 @@ MEMBER_COLUMNS = ["key", "id", "title", "matched_by", "in_index", "year", "autho
 
 
 def check_name(name) -> str:
-    """A collection name: text of 1 to ``MAX_NAME_CHARS`` characters without control characters
-    (slashes and quotes are fine: names only ever travel as SQL parameters)."""
+    """A collection name: text of 1 to ``MAX_NAME_CHARS`` characters without control characters,
+    not only spaces (slashes and quotes are fine: names only ever travel as SQL parameters)."""
     if not isinstance(name, str) or not name.strip():
         raise UserError("a collection needs a name of at least one character")
     name = name.strip()
     if len(name) > MAX_NAME_CHARS:
         raise UserError(f"a collection name has at most {MAX_NAME_CHARS} characters, this one {len(name):,}")
-    if any(unicodedata.category(char).startswith("C") for char in name):
+    if any(unicodedata.category(char) in ("Cc", "Cs") for char in name):
         raise UserError(f"the collection name {name[:40]!r} holds control characters")
     return name
 
@@ -294,7 +296,9 @@ class Collections:
         counts as shown; ``within``: only the papers of this mask (``PaperIndex.where``)."""
         ids, vectors = self._steering(name)
         if not ids and not len(vectors):
-            raise UserError(f"the collection '{name}' has no member to recommend from; add papers to it first")
+            nothing = Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)})
+            note = f"the collection '{name}' has no member in this index to recommend from; add papers to it"
+            return self.index.frame(dataclasses.replace(nothing, note=note))
         avoid_ids, avoid_vectors = self._steering(avoid) if avoid else ([], None)
         if new or since is not None:
             fresh = self.index.where(added_since=since if since is not None else self._shown(name))
@@ -321,9 +325,5 @@ class Collections:
         found = []
         for name in self.names():
             since = self._shown(name)
-            try:
-                papers = self.recommend(name, k=k, new=True)
-            except UserError:  # an empty collection has nothing to recommend
-                papers = None
-            found.append({"name": name, "since": since, "papers": papers})
+            found.append({"name": name, "since": since, "papers": self.recommend(name, k=k, new=True)})
         return found

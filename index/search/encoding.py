@@ -18,11 +18,17 @@ QUERY_MEMORY = 64
 SENTENCE_MEMORY = 20_000  # sentence vectors remembered for explanations (15 MB)
 
 
+def searchable(text: str) -> str:
+    """Query text as it is searched: control and other unprintable characters as spaces, spaces
+    normalised ("" when nothing is left to search by)."""
+    return normalise_text("".join(ch if ch.isprintable() else " " for ch in text))
+
+
 def clean_query(text) -> str:
     """Normalise free query text; empty, non-text or overlong queries are user errors."""
     if not isinstance(text, str):
         raise UserError(f"the query must be text, got {type(text).__name__}")
-    text = normalise_text("".join(ch if ch.isprintable() else " " for ch in text))
+    text = searchable(text)
     if not text:
         raise UserError("the query is empty; type a few words or an abstract")
     if len(text) > MAX_QUERY_CHARS:

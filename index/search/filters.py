@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paperscope.errors import UserError
+from paperscope.errors import NotFound, UserError, shown
 from paperscope.index.store.papers import PaperTable
 from paperscope.settings import LEVELS, check_choice
 
@@ -32,13 +32,13 @@ def _is_whole(value) -> bool:
 
 def _names(what: str, names) -> list[str]:
     if isinstance(names, str) or not all(isinstance(name, str) for name in names):
-        raise UserError(f"{what} must be a list of names, got {names!r}")
+        raise UserError(f"{what} must be a list of names, got {shown(repr(names))}")
     return list(names)
 
 
 def _field(papers: PaperTable, name: str):
     if not papers.has(name):
-        raise UserError(f"the papers of {papers.folder} have no '{name}' field to filter on")
+        raise NotFound(f"the papers of {papers.folder} have no '{name}' field to filter on")
     return papers.column(name)
 
 
@@ -50,23 +50,35 @@ def _topics_condition(papers: PaperTable, topics, level: str | None):
     known = set().union(*(pc.unique(column).to_pylist() for column in columns))
     for name in names.to_pylist():
         if name not in known:
-            raise UserError(f"no topic named '{name}' in {papers.folder}; `paperscope topics` lists them")
+            raise NotFound(f"no topic named '{shown(name)}' in {papers.folder}; `paperscope topics` lists them")
     return functools.reduce(pc.or_, (pc.is_in(column, value_set=names) for column in columns))
 
 
 @dataclass(frozen=True)
 class Filters:
-    """What the papers must pass (None: no condition): ``years`` a (low, high) pair, inclusive;
+    """What the papers must pass (None: no condition): ``years`` one year or a (low, high) pair,
+    inclusive, either end None for an open range;
     ``topics`` names of topics of ``level`` ("coarse" or "fine"; None: of either); ``venues`` venue
     names; ``category`` text the paper's categories contain, in any case; ``added_since`` a time
     (Unix milliseconds, a datetime, or ISO-8601 text) from which the paper came into the index."""
 
-    years: tuple[int, int] | None = None
+    years: int | tuple[int | None, int | None] | None = None
     topics: list[str] | None = None
     venues: list[str] | None = None
     category: str | None = None
     level: str | None = None
     added_since: object = None
+
+
+def year_range(years) -> tuple[int, int]:
+    """The inclusive (low, high) of a years filter: one year (2024), or a pair of which either end
+    may be None (open: ``(2022, None)`` is 2022 on)."""
+    if _is_whole(years):
+        return int(years), int(years)
+    if isinstance(years, (list, tuple)) and len(years) == 2 and all(y is None or _is_whole(y) for y in years):
+        low, high = years
+        return (-(2**62) if low is None else int(low)), (2**62 if high is None else int(high))
+    raise UserError(f"years must be a year or a (low, high) pair of years, either of which may be open, got {years!r}")
 
 
 def moment(value) -> int:
@@ -94,11 +106,9 @@ def where(papers: PaperTable, wanted: Filters, created: int):
     a UserError."""
     conditions = []
     if wanted.years is not None:
-        years = wanted.years
-        if not (isinstance(years, (list, tuple)) and len(years) == 2 and all(_is_whole(year) for year in years)):
-            raise UserError(f"years must be a (low, high) pair of whole numbers, got {years!r}")
+        low, high = year_range(wanted.years)
         column = _field(papers, "year")
-        conditions.append(pc.and_(pc.greater_equal(column, years[0]), pc.less_equal(column, years[1])))
+        conditions.append(pc.and_(pc.greater_equal(column, low), pc.less_equal(column, high)))
     if wanted.topics is not None:
         conditions.append(_topics_condition(papers, wanted.topics, wanted.level))
     if wanted.venues is not None:

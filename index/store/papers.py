@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paperscope.errors import UnknownPaper, UserError
+from paperscope.errors import UnknownPaper, UserError, shown
 
 CLOSE_IDS_UP_TO = 100_000  # papers; above this an unknown id is not compared with every id
 
@@ -67,11 +67,11 @@ class PaperTable:
         suggestions = list(dict.fromkeys(close + by_title))
         if not suggestions:
             return UnknownPaper(
-                f"no paper with id '{paper_id}' in {self.folder}; `paperscope search TEXT` finds papers by text"
+                f"no paper with id '{shown(paper_id)}' in {self.folder}; `paperscope search TEXT` finds papers by text"
             )
         named = self.take(self.rows(suggestions), ["id", "title"]).to_pylist()
         listed = ", ".join(f"{paper['id']} ({paper['title'][:50]})" for paper in named)
-        return UnknownPaper(f"no paper with id '{paper_id}' in {self.folder}; did you mean {listed}?")
+        return UnknownPaper(f"no paper with id '{shown(paper_id)}' in {self.folder}; did you mean {listed}?")
 
     def take(self, rows, columns: list[str] | None = None) -> pa.Table:
         """The papers at ``rows``, in that order, as an Arrow table (all columns, or ``columns``),
