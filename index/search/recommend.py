@@ -6,7 +6,8 @@ on the IJCAI corpus (2,690 papers, 14 areas, 10 seeds; docs/recommend.md). P@20 
 collection's area, members excluded, against ``similar(ids)`` (Rocchio, hybrid): 20 papers 0.700
 against 0.597 (+0.103, std over seeds of the paired gain 0.015; of either method ~0.02); 5 papers
 0.625 against 0.591 (+0.034 ± 0.028: within the spread); with 5 papers to avoid from the nearest
-area, +0.070 ± 0.024 and +0.038 ± 0.039. Time: 26 ms at 2,690 papers, 38-42 ms at a million.
+area, +0.070 ± 0.024 and +0.038 ± 0.039. p50 for 20 papers: 16-49 ms at 2,690 papers and 23-42 ms
+at a million (a shared, busy machine).
 
 So that it costs the same at a million papers as at a thousand (p50 ≤ 50 ms for 20 papers):
 
