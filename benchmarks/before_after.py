@@ -1,0 +1,117 @@
+"""Lookups and the app's first results of this checkout against another version, side by side.
+
+    .venv/bin/pip install --no-deps --target /tmp/base-pkg git+file://$PWD@COMMIT   # or a folder of it
+    .venv/bin/python -m benchmarks.before_after --baseline /tmp/base-pkg --index IJCAI [--index /tmp/million/index]
+
+Each measure runs in a fresh process, alternating the two versions (``--rounds`` times each): the
+baseline through ``PYTHONPATH`` (ahead of this checkout's editable install), this checkout as
+installed. Per index: in-process ``similar`` (hybrid and dense) and ``search`` p50 after load, the
+load time, and the first results of a ``?paper=`` link in a fresh ``paperscope app`` in headless
+Chromium. Prints a Markdown table of the medians over rounds and writes JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+from benchmarks.common import parser as common_parser
+from benchmarks.common import report
+
+LOOKUPS = """
+import json, statistics, sys, time
+start = time.perf_counter()
+from paperscope import PaperIndex
+index = PaperIndex.load(sys.argv[1])
+load = time.perf_counter() - start
+ids = index.take(list(range(0, len(index), max(1, len(index) // 500)))[:500], ["id"]).column("id").to_pylist()
+queries = ["making diffusion transformers faster", "graph neural networks", "privacy in federated learning",
+           "watermarking language model outputs", "reinforcement learning for reasoning"]
+for query in queries:
+    index.search(query)  # the query vectors are then remembered: timings exclude embedding
+def p50(call, items):
+    times = []
+    for item in items:
+        begin = time.perf_counter(); call(item); times.append((time.perf_counter() - begin) * 1000)
+    return statistics.median(times)
+print(json.dumps({"load_s": load, "similar_ms": p50(lambda i: index.similar(i, k=10), ids),
+                  "similar_dense_ms": p50(lambda i: index.similar(i, k=10, mode="dense"), ids),
+                  "search_ms": p50(lambda q: index.search(q, k=10), queries * 60)}))
+"""
+
+FIRST_ID = """
+import json, sys
+from paperscope import PaperIndex
+print(json.dumps({"id": PaperIndex.load(sys.argv[1]).take([0], ["id"]).column("id")[0].as_py()}))
+"""
+
+FIRST_RESULTS = """
+import json, socket, subprocess, sys, time, urllib.request
+from playwright.sync_api import sync_playwright
+index, paper = sys.argv[1], sys.argv[2]
+with socket.socket() as probe:
+    probe.bind(("127.0.0.1", 0)); port = probe.getsockname()[1]
+start = time.perf_counter()
+app = [sys.executable, "-m", "paperscope.ui.cli", "app", "--index", index, "--port", str(port), "--headless"]
+server = subprocess.Popen(app, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+url = f"http://127.0.0.1:{port}"
+while True:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as answer:
+            if answer.status == 200:
+                break
+    except OSError:
+        time.sleep(0.05)
+with sync_playwright() as playwright:
+    browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"])
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{url}/?paper={paper}")
+    page.wait_for_selector(".ps-title", timeout=120_000)
+    seconds = time.perf_counter() - start
+    browser.close()
+server.terminate(); server.wait(timeout=30)
+print(json.dumps({"first_results_s": seconds}))
+"""
+
+
+def measure(script: str, arguments: list[str], baseline: str | None) -> dict:
+    """Run ``script`` in a fresh process of the baseline (``baseline``: its package folder) or of
+    this checkout (None); its last line of output, as JSON."""
+    environment = {**os.environ, "PYTHONPATH": baseline} if baseline else dict(os.environ)
+    done = subprocess.run(
+        [sys.executable, "-c", script, *arguments], capture_output=True, text=True, check=True, env=environment
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    """Measure both versions, alternating, and print the table."""
+    parser = common_parser(__doc__, "before_after")
+    parser.add_argument("--baseline", required=True, help="a folder holding the other version's `paperscope` package")
+    parser.add_argument(
+        "--index", action="append", required=True, help="an index folder (several: --index A --index B)"
+    )
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    results, rows = {}, []
+    for folder in args.index:
+        paper = measure(FIRST_ID, [folder], None)["id"]
+        runs = {"before": [], "after": []}
+        for _ in range(args.rounds):
+            for side, baseline in (("before", args.baseline), ("after", None)):
+                found = measure(LOOKUPS, [folder], baseline)
+                found |= measure(FIRST_RESULTS, [folder, paper], baseline)
+                runs[side].append(found)
+        medians = {side: {k: statistics.median(r[k] for r in found) for k in found[0]} for side, found in runs.items()}
+        results[folder] = {"runs": runs, "medians": medians}
+        for measure_name in medians["before"]:
+            before, after = medians["before"][measure_name], medians["after"][measure_name]
+            rows.append([folder, measure_name, f"{before:.2f}", f"{after:.2f}", f"{after / before:.2f}"])
+    report(["index", "measure (median of rounds)", "before", "after", "after / before"], rows, results, args.json)
+
+
+if __name__ == "__main__":
+    main()
