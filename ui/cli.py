@@ -30,7 +30,7 @@ from paperscope.settings import (
     Smoothing,
 )
 from paperscope.ui import library_commands
-from paperscope.ui.loading import index_folder, load, print_results
+from paperscope.ui.loading import index_folder, load, print_results, with_index, with_json
 from paperscope.ui.logs import log_to_stderr
 
 EXIT_USER_ERROR = 2
@@ -289,30 +289,20 @@ def cmd_serve(args) -> None:
     serve(index_folder(args), host=args.host, port=args.port, workers=args.workers, access_log=args.access_log)
 
 
-def _with_index(sub) -> None:
-    sub.add_argument(
-        "--index", metavar="DIR", help="index folder (default: the bundled NeurIPS 2025 sample, built on first use)"
-    )
-
-
-def _with_json(sub, what: str) -> None:
-    sub.add_argument("--json", action="store_true", help=f"print {what}")
-
-
 def _with_model(sub) -> None:
     sub.add_argument("--model", metavar="PATH", help="folder of the model the index was built with, if moved")
 
 
 def _with_lookup(sub) -> None:
     """The options of the lookups (similar, search): index, k, JSON, mode, model."""
-    _with_index(sub)
+    with_index(sub)
     sub.add_argument(
         "-k",
         type=int,
         default=10,
         help="number of results, 1 or more; more than the corpus holds returns them all (default 10)",
     )
-    _with_json(sub, "a JSON list of result objects")
+    with_json(sub, "a JSON list of result objects")
     sub.add_argument(
         "--mode",
         choices=MODES,
@@ -399,7 +389,7 @@ def _build_options(build) -> None:
 
 def _add_options(add) -> None:
     add.add_argument("inputs", nargs="+", metavar="FILE", help="corpus files with the new papers")
-    _with_index(add)
+    with_index(add)
     _with_fields(add, "embed the new papers again, ignoring the embedding cache")
 
 
@@ -419,20 +409,20 @@ def _search_options(search) -> None:
 
 
 def _info_options(info) -> None:
-    _with_index(info)
-    _with_json(info, "the manifest as JSON")
+    with_index(info)
+    with_json(info, "the manifest as JSON")
 
 
 def _explain_options(explain) -> None:
     explain.add_argument("first_id", metavar="ID1")
     explain.add_argument("second_id", metavar="ID2")
-    _with_index(explain)
-    _with_json(explain, "the explanation as JSON")
+    with_index(explain)
+    with_json(explain, "the explanation as JSON")
     _with_model(explain)
 
 
 def _duplicates_options(duplicates) -> None:
-    _with_index(duplicates)
+    with_index(duplicates)
     duplicates.add_argument(
         "--threshold",
         type=float,
@@ -440,18 +430,18 @@ def _duplicates_options(duplicates) -> None:
         help=f"cosine similarity from which a pair counts (default {DUPLICATE_THRESHOLD}, "
         "measured: see benchmarks/duplicates_threshold.py)",
     )
-    _with_json(duplicates, "a JSON list of pairs")
+    with_json(duplicates, "a JSON list of pairs")
 
 
 def _app_options(app) -> None:
-    _with_index(app)
+    with_index(app)
     app.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
     app.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     app.add_argument("--headless", action="store_true", help="do not open a browser (the URL is printed)")
 
 
 def _serve_options(serve) -> None:
-    _with_index(serve)
+    with_index(serve)
     serve.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
     )
@@ -463,7 +453,7 @@ def _serve_options(serve) -> None:
 
 
 def _topics_options(topics) -> None:
-    _with_index(topics)
+    with_index(topics)
     topics.add_argument(
         "--level",
         choices=LEVELS,
@@ -471,20 +461,20 @@ def _topics_options(topics) -> None:
         help="coarse topics (merged clusters) or fine clusters (default: coarse)",
     )
     topics.add_argument("--by", choices=["year"], help="each topic's share of each year's papers, and its change")
-    _with_json(topics, "a JSON list of topics")
+    with_json(topics, "a JSON list of topics")
 
 
 def _bridges_options(bridges) -> None:
     bridges.add_argument("first", metavar="A", help="a topic: its number or (part of) its name, see paperscope topics")
     bridges.add_argument("second", metavar="B", help="the other topic")
-    _with_index(bridges)
+    with_index(bridges)
     bridges.add_argument("--level", choices=LEVELS, default="coarse", help="level of both topics (default: coarse)")
     bridges.add_argument("-k", type=int, default=10, help="number of papers (default 10)")
-    _with_json(bridges, "a JSON list of papers")
+    with_json(bridges, "a JSON list of papers")
 
 
 def _map_options(topic_map) -> None:
-    _with_index(topic_map)
+    with_index(topic_map)
     topic_map.add_argument("-o", "--output", metavar="FILE", required=True, help="map.png or map.html")
 
 
@@ -496,7 +486,7 @@ COMMANDS = (
     ("similar", "papers most similar to one or several papers", _similar_options, cmd_similar),
     ("search", "papers most similar to free text", _search_options, cmd_search),
     ("info", "describe an index", _info_options, cmd_info),
-    ("verify", "check every file of an index against its recorded checksums", _with_index, cmd_verify),
+    ("verify", "check every file of an index against its recorded checksums", with_index, cmd_verify),
     ("explain", "why two papers are similar", _explain_options, cmd_explain),
     ("duplicates", "pairs of papers that are versions of one another", _duplicates_options, cmd_duplicates),
     ("app", "start the dashboard in the browser", _app_options, cmd_app),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 from paperscope.embed.text import counted
-from paperscope.ui.loading import load, print_json, print_results
+from paperscope.ui.loading import load, print_json, print_results, with_index, with_json
 
 logger = logging.getLogger("paperscope")
 DIGEST_PAPERS = 5
@@ -129,16 +129,6 @@ def cmd_digest(args) -> None:
     print(_digest_markdown(digest))
 
 
-def _with_index(sub) -> None:
-    sub.add_argument(
-        "--index", metavar="DIR", help="index folder (default: the bundled NeurIPS 2025 sample, built on first use)"
-    )
-
-
-def _json(sub, what: str) -> None:
-    sub.add_argument("--json", action="store_true", help=f"print {what} as JSON")
-
-
 def collection_options(collection) -> None:
     """The ``collection`` command's own commands."""
     actions = collection.add_subparsers(dest="action", required=True, parser_class=type(collection))
@@ -154,7 +144,7 @@ def collection_options(collection) -> None:
             help="library files: BibTeX, RIS, CSL-JSON (Zotero), or any corpus file; entries are matched "
             "to the index's papers by DOI, arXiv id, then title",
         )  # fmt: skip
-        _with_index(sub)
+        with_index(sub)
         sub.set_defaults(run=run)
     remove = actions.add_parser("remove", help="remove members from a collection")
     remove.add_argument("name", metavar="NAME")
@@ -169,10 +159,10 @@ def collection_options(collection) -> None:
     delete.add_argument("name", metavar="NAME")
     for sub, run in ((remove, cmd_collection_remove), (listing, cmd_collection_list), (show, cmd_collection_show),
                      (export, cmd_collection_export), (delete, cmd_collection_delete)):  # fmt: skip
-        _with_index(sub)
+        with_index(sub)
         sub.set_defaults(run=run)
-    _json(listing, "the collections")
-    _json(show, "the collection")
+    with_json(listing, "the collections as JSON")
+    with_json(show, "the collection as JSON")
 
 
 def recommend_options(recommend) -> None:
@@ -184,8 +174,8 @@ def recommend_options(recommend) -> None:
         "--new", action="store_true", help="only papers added since the collection was last shown (then shown)"
     )
     recommend.add_argument("--since", metavar="DATE", help="only papers added since DATE (2026-12-01)")
-    _with_index(recommend)
-    _json(recommend, "a list of result objects")
+    with_index(recommend)
+    with_json(recommend, "a list of result objects as JSON")
 
 
 def digest_options(digest) -> None:
@@ -193,8 +183,8 @@ def digest_options(digest) -> None:
     digest.add_argument("-k", type=int, default=DIGEST_PAPERS, help=f"papers per collection (default {DIGEST_PAPERS})")
     output = digest.add_mutually_exclusive_group()
     output.add_argument("--md", action="store_true", help="print Markdown (the default)")
-    _json(output, "each collection's new papers")
-    _with_index(digest)
+    with_json(output, "each collection's new papers as JSON")
+    with_index(digest)
 
 
 # Read by paperscope.ui.cli.make_parser: name, one-line help, options, what runs it (None: its own commands do)

@@ -38,3 +38,15 @@ def print_results(results, as_json: bool) -> None:
         return
     for row in results.itertuples():
         print(f"{row.rank:>3}  {row.score:6.3f}  {row.id:<14}  {row.title}")
+
+
+def with_index(command) -> None:
+    """The --index option of a command."""
+    command.add_argument(
+        "--index", metavar="DIR", help="index folder (default: the bundled NeurIPS 2025 sample, built on first use)"
+    )
+
+
+def with_json(command, what: str) -> None:
+    """The --json option of a command that prints ``what``."""
+    command.add_argument("--json", action="store_true", help=f"print {what}")
