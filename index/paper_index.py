@@ -276,7 +276,7 @@ class PaperIndex:
         negative_vectors = empty if negative_vectors is None else negative_vectors
         positive = self.rows([positive] if isinstance(positive, str) else list(positive))
         negative = self.rows([negative] if isinstance(negative, str) else list(negative))
-        return recommend(self.ranker, positive, positive_vectors, negative, negative_vectors, k, within)
+        return recommend(self.ranker, positive, positive_vectors, negative, negative_vectors, k, within=within)
 
     def recommend(
         self, positive, negative=(), k: int = 20, within=None, positive_vectors=None, negative_vectors=None

@@ -134,6 +134,12 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
 
         return answer(live.current, add)
 
+    _add_recommend_route(app, live, answer, results)
+
+
+def _add_recommend_route(app, live, answer, results: dict) -> None:
+    """``POST /recommend``: papers like a collection, as results."""
+
     @app.post(
         "/recommend", summary="Papers like a collection; with new, only new ones", responses=results,
         operation_id="recommend",

@@ -171,6 +171,7 @@ def recommend(
     negative: np.ndarray,
     negative_vectors: np.ndarray,
     k: int,
+    *,
     within: np.ndarray | None = None,
 ) -> Ranking:
     """The ``k`` papers of ``ranker``'s index most like a collection (rows ``positive``, and
