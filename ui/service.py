@@ -214,6 +214,8 @@ def _validation_message(exc: RequestValidationError) -> tuple[int, str]:
         return 422, f"{where} is required"
     if problem["type"] == "extra_forbidden":
         return 422, f"unknown field '{where}'"
+    if problem["type"] == "string_pattern_mismatch":  # the patterns ask for something other than spaces
+        return 422, f"{where} is empty or only spaces or control characters; type a few words"
     given = problem.get("input")
     shown = repr(given) if not isinstance(given, str) or len(given) <= 60 else f"{len(given):,} characters"
     return 422, f"{where}: {problem['msg'][0].lower()}{problem['msg'][1:]}, got {shown}"
