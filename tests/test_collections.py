@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
 import threading
 
+import pandas as pd
 import pytest
 
 from paperscope import Feedback, PaperIndex, QuerySettings, UserError, build_index, locations
@@ -145,6 +147,13 @@ def test_a_collection_exports_as_csv_bibtex_and_ris_and_reads_back(collections, 
     else:
         text = path.read_text()
         assert text.splitlines()[0].startswith("id,title,year") and "10.5555/sample.0" in text
+    if suffix == ".csv":
+        years = pd.read_csv(path, dtype=str)["year"].dropna().tolist()
+    else:
+        years = re.findall(r"^PY  - (.*)$", path.read_text(), flags=re.M) + re.findall(
+            r"year = \{([^}]*)\}", path.read_text()
+        )
+    assert years and all(year.isdigit() for year in years)  # 2024, never 2024.0
 
 
 def test_the_command_line_manages_collections(library_corpus, tmp_path):

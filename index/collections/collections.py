@@ -147,7 +147,9 @@ class Collections:
             paper = {field: known.get(field, member.get(field)) for field in EXPORTED if field != "id"}
             papers.append({"id": member["paper_id"] or member["key"], **paper, "matched_by": member["matched_by"],
                            "in_index": bool(known)})  # fmt: skip
-        return pd.DataFrame(papers, columns=[*EXPORTED, "matched_by", "in_index"])
+        frame = pd.DataFrame(papers, columns=[*EXPORTED, "matched_by", "in_index"])
+        frame["year"] = pd.to_numeric(frame["year"], errors="coerce").astype("Int64")  # 2025, not 2025.0
+        return frame
 
     def export(self, name: str, path: str | Path) -> Path:
         """Write the collection ``name`` to ``path`` as CSV, BibTeX or RIS (by its suffix)."""
