@@ -212,6 +212,10 @@ class PaperIndex:
         """What filters can offer: see :func:`paperscope.index.search.filters.choices`."""
         return filters.choices(self._papers)
 
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        """Texts (papers outside the index: "title. abstract") embedded as its papers were, (n, dimension)."""
+        return self._queries.texts(texts)
+
     def embed_query(self, text: str) -> np.ndarray:
         """The query vector of free text, as the index's papers were embedded (the last few are kept)."""
         return self._queries.query(text)

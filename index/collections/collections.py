@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from paperscope.index.paper_index import PaperIndex
 
 MAX_NAME_CHARS = 200
+INSERT_MEMBER = (
+    f"INSERT OR IGNORE INTO members (collection_id, key, paper_id, matched_by, {', '.join(MEMBER_FIELDS)}, vector, "
+    f"vector_key, added) VALUES ({', '.join('?' for _ in range(len(MEMBER_FIELDS) + 7))})"
+)
 EXPORTED = ["id", "title", "year", "authors", "venue", "doi", "arxiv_id", "url", "abstract"]
 MEMBER_COLUMNS = ["key", "id", "title", "matched_by", "in_index", "year", "authors", "venue", "doi", "arxiv_id", "url"]
 
@@ -233,39 +237,35 @@ class Collections:
             found = match_entries(self.index.metadata(columns), entries)
             matched.members += found.members
             matched.unusable += found.unusable
+        outside = [member for member in matched.members if member["paper_id"] is None]
+        if outside:  # embedded now, in one batch, not while the database is held for writing
+            vectors = self.index.embed_texts([member_text(member) for member in outside])
+            for member, vector in zip(outside, vectors, strict=True):
+                member["vector"] = vector
         return matched
 
     def _insert(self, db, collection: int, matched: Matched) -> None:
         """Insert the members of ``matched`` not in the collection yet, outside ones with their vectors."""
-        outside = [member for member in matched.members if member["paper_id"] is None]
-        vectors = self._embedded([member_text(member) for member in outside]) if outside else []
-        vector_of = {member["key"]: vector for member, vector in zip(outside, vectors, strict=True)}
-        for member in matched.members:
-            vector = vector_of.get(member["key"])
-            db.execute(
-                "INSERT OR IGNORE INTO members (collection_id, key, paper_id, matched_by, "
-                + ", ".join(MEMBER_FIELDS)
-                + ", vector, vector_key, added) VALUES (?, ?, ?, ?, "
-                + ", ".join("?" for _ in MEMBER_FIELDS)
-                + ", ?, ?, ?)",
+        vector_key, added = self._vector_key(), database.now()
+        db.executemany(
+            INSERT_MEMBER,
+            [
                 (
                     collection, member["key"], member["paper_id"], member["matched_by"],
                     *(member.get(name) for name in MEMBER_FIELDS),
-                    as_blob(vector) if vector is not None else None,
-                    self._vector_key() if vector is not None else None,
-                    database.now(),
-                ),
-            )  # fmt: skip
+                    as_blob(member["vector"]) if "vector" in member else None,
+                    vector_key if "vector" in member else None,
+                    added,
+                )
+                for member in matched.members
+            ],
+        )  # fmt: skip
 
     def _vector_key(self) -> str:
         """What an outside member's vector depends on: the index's model and how it embeds texts."""
         model = self.index.manifest["model"]
         strategy = self.index.manifest["long_text"]["strategy"]
         return json.dumps([model["fingerprint"], model.get("quantize"), model.get("window"), strategy])
-
-    def _embedded(self, texts: list[str]) -> np.ndarray:
-        """Texts embedded as the index's papers were."""
-        return np.stack([self.index.embed_query(text) for text in texts])
 
     # --- recommendations and the feed --------------------------------------------------------
 
@@ -280,7 +280,7 @@ class Collections:
         current = self._vector_key()
         stale = [row for row in outside if row["vector_key"] != current]
         if stale:
-            for row, vector in zip(stale, self._embedded([member_text(row) for row in stale]), strict=True):
+            for row, vector in zip(stale, self.index.embed_texts([member_text(row) for row in stale]), strict=True):
                 row["vector"] = as_blob(vector)
             with self.database.connect(write=True) as db:
                 db.executemany(

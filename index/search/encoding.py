@@ -71,6 +71,10 @@ class QueryEncoder:
             )
         return encoder
 
+    def texts(self, texts: list[str]) -> np.ndarray:
+        """Texts embedded as the index's papers were, in batches (one row each; not remembered)."""
+        return self.encoder.encode(texts, long_text=self.long_text)
+
     def query(self, text: str) -> np.ndarray:
         """The vector of free text (the last ``QUERY_MEMORY`` are kept: an app reruns the same query
         for its results, its map position and its explanations)."""
