@@ -57,10 +57,18 @@ class ReadReport:
     skipped: list[str] = field(default_factory=list)  # "file:line: reason"
     duplicate_ids: list[str] = field(default_factory=list)
     duplicate_abstracts: list[str] = field(default_factory=list)
+    known: int = 0  # records repeating a paper the index holds already (its id or abstract)
+
+    def dropped(self) -> int:
+        """How many records were not kept, for whatever reason."""
+        return len(self.skipped) + len(self.duplicate_ids) + len(self.duplicate_abstracts) + self.known
 
     def lines(self) -> list[str]:
         """Human-readable summary lines (empty when nothing was dropped)."""
         out = []
+        if self.known:
+            paper = "paper" if self.known == 1 else "papers"
+            out.append(f"{self.known:,} {paper} already in the index (the same id or abstract)")
         for label, items in [
             ("records skipped", self.skipped),
             ("duplicate ids kept once", self.duplicate_ids),
@@ -410,6 +418,9 @@ def paper_row(record: dict) -> dict:
     }
 
 
+KNOWN = "the index"  # the "source" of a paper an index holds already
+
+
 class Admission:
     """Decides, record by record in corpus order, which become papers: the first of each id and of
     each abstract (up to case) is kept; empty and overlong abstracts are skipped. ``report`` says why."""
@@ -425,6 +436,8 @@ class Admission:
             self.report.skipped.append(f"{source}: empty abstract")
         elif chars > MAX_ABSTRACT_CHARS:
             self.report.skipped.append(f"{source}: abstract of {chars:,} characters (limit {MAX_ABSTRACT_CHARS:,})")
+        elif self._text_sources.get(text_key, "") is KNOWN or self._id_sources.get(paper_id, "") is KNOWN:
+            self.report.known += 1
         elif text_key in self._text_sources:
             self.report.duplicate_abstracts.append(f"{source} repeats {self._text_sources[text_key]}")
         elif paper_id in self._id_sources:
@@ -434,10 +447,10 @@ class Admission:
             return True
         return False
 
-    def know(self, source: str, paper_id: str, text_key: str) -> None:
-        """Record a paper kept before (an index's), so that later records repeating it are reported."""
-        self._id_sources.setdefault(paper_id, source)
-        self._text_sources.setdefault(text_key, source)
+    def know(self, paper_id: str, text_key: str) -> None:
+        """Record a paper the index holds already: records repeating it are counted (``report.known``)."""
+        self._id_sources.setdefault(paper_id, KNOWN)
+        self._text_sources.setdefault(text_key, KNOWN)
 
     def check_found(self, paths) -> None:
         """Raise the user error for a corpus in which nothing was admitted."""

@@ -79,7 +79,7 @@ def test_added_papers_are_found_and_match_a_full_rebuild(sample_index_dir, new_p
         again = add_papers([new_papers], folder)  # the same papers again: reported and skipped
     assert (again.added, again.skipped, again.count) == (0, 5, 43)
     said = [record.getMessage() for record in caplog.records]
-    assert "5 papers already in the index (the same id or abstract): skipped" in said
+    assert "skipped: 5 papers already in the index (the same id or abstract)" in said
     assert not any("repeats" in line for line in said)
 
 

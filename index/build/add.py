@@ -38,7 +38,6 @@ from paperscope.settings import BuildSettings, Fields
 
 logger = logging.getLogger(__name__)
 
-IN_INDEX = "index:"  # marks the sources of the papers the index holds, in the admission's report
 # Above this share of papers placed rather than laid out, new topics may have formed that no
 # existing cluster holds: suggest a full rebuild.
 REBUILD_SHARE = 0.2
@@ -83,20 +82,12 @@ def _new_papers(old: generations.Generation, inputs, fields: Fields) -> tuple[pd
     """The papers of ``inputs`` the index does not hold yet (by id or abstract), and how many were skipped."""
     admission = Admission()
     table = old.papers
-    for paper_id, abstract, source in zip(
-        *(table.column(name).to_pylist() for name in ("id", "abstract", "source")), strict=True
-    ):
-        admission.know(f"{IN_INDEX}{source}", paper_id, abstract_key(abstract))
+    for paper_id, abstract in zip(*(table.column(name).to_pylist() for name in ("id", "abstract")), strict=True):
+        admission.know(paper_id, abstract_key(abstract))
     new = pd.DataFrame(list(admitted_papers(inputs, fields.overrides(), admission)))
-    report = admission.report
-    known = [line for line in report.duplicate_ids + report.duplicate_abstracts if IN_INDEX in line]
-    report.duplicate_ids = [line for line in report.duplicate_ids if IN_INDEX not in line]
-    report.duplicate_abstracts = [line for line in report.duplicate_abstracts if IN_INDEX not in line]
-    if known:
-        logger.info("%s already in the index (the same id or abstract): skipped", counted(len(known), "paper"))
-    for line in report.lines():
+    for line in admission.report.lines():
         logger.warning("skipped: %s", line)
-    return new, len(known) + len(report.skipped) + len(report.duplicate_ids) + len(report.duplicate_abstracts)
+    return new, admission.report.dropped()
 
 
 def _papers(count: int) -> str:
