@@ -108,6 +108,7 @@ def test_clicking_a_point_on_the_map_selects_that_paper(server, page, sample_ind
     page.wait_for_function(f"() => location.search.includes('paper={target['id']}')", timeout=30_000)
     page.wait_for_selector("text=Most similar to", timeout=30_000)
     assert target["title"][:30] in page.locator(".ps-selected").inner_text()
+    _wait_for_results(page, 10)
     assert target["title"] not in " ".join(_result_titles(page))
     # The star sits on the paper, joined to each of the 10 results.
     page.wait_for_function(
@@ -171,6 +172,7 @@ def test_a_box_selection_lists_the_papers_and_finds_more_like_them(server, page,
     page.get_by_role("button", name="More like these").click()
     page.wait_for_selector(f"text=Most similar to the {len(inside)} papers you selected", timeout=30_000)
     expected = sample_index.similar(sample_index.papers["id"].iloc[inside].tolist(), k=10)["title"].tolist()
+    _wait_for_results(page, len(expected))
     assert [t.split(". ", 1)[1] for t in _result_titles(page)] == expected
 
 
