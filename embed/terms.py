@@ -324,7 +324,10 @@ def phrases(text_words: list[str], sizes: Collection[int], is_stop: Callable[[st
 
 def singular(word: str) -> str:
     """The simplest English plural undone, for matching ("benchmarks" → benchmark, "studies" →
-    study, "approaches" → approach); "loss", "focus", "analysis" and "bias" stay as they are."""
+    study, "approaches" → approach); "loss", "focus", "analysis", "bias", "series" and "species"
+    stay as they are."""
+    if word.endswith(("series", "species")):
+        return word
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):

@@ -151,7 +151,8 @@ def _place(old: generations.Generation, vectors: np.ndarray) -> pd.DataFrame:
         "fine": dict(zip(fine_topics["cluster"], fine_topics["name"], strict=True)),
         "coarse": dict(zip(coarse_topics["cluster"], coarse_topics["name"], strict=True)),
     }
-    placed = map_columns(coords, fine, coarse, names, trust, np.ones(len(vectors), dtype=bool))
+    flags = {"placed": np.ones(len(vectors), dtype=bool), "outlying": np.zeros(len(vectors), dtype=bool)}
+    placed = map_columns(coords, fine, coarse, names, trust, flags)
     return placed.assign(added=np.int64(time.time() * 1000))  # Unix milliseconds
 
 

@@ -11,30 +11,37 @@
    in "solve complex reasoning tasks"), dropped.
 3. Acronyms are joined to the expansion the abstracts define ("large language models (LLMs)");
    single words are kept only when the topic has too few phrases.
-4. The best candidates by c-TF-IDF are reranked by the similarity of their MiniLM embedding to
-   the topic's centroid (BERTopic's KeyBERT-inspired representation, with our own model) and
-   diversified by maximal marginal relevance; no term shares a word with another of its name.
+4. A topic's candidates that most of its papers use and that are at least twice as common in it
+   as in the corpus (lift, :mod:`.coverage`) are picked one at a time for the papers they name
+   that no picked term names yet, weighted by log lift and by their MiniLM similarity to the
+   topic's centroid (BERTopic's KeyBERT-inspired representation, with our own model); the name
+   holds the first terms that together are found in half of the topic's papers.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse
 
 from paperscope.embed.acronyms import DEFINITION, long_form
 from paperscope.embed.terms import BOILERPLATE, english_stop_words, phrases, singular, words
+from paperscope.index.topics.coverage import MIN_LIFT, TermFinder
 
 UNCLUSTERED = -1
 MAX_WORDS = 4  # longest candidate phrase
-CANDIDATES = 20  # best c-TF-IDF phrases (and as many single words) of a topic that the embedding reranks
-SCANNED = 2000  # c-TF-IDF terms of a topic read to find them
+POOL = 150  # a topic's candidates most of its papers use that may name it
+NAME_COVERAGE = 0.5  # a name grows until its terms are found in this share of its topic's papers
+MAX_TERMS = 4
+COHERENT_COVERAGE = 0.4  # fine clusters merge when two terms are found in this share of their papers
+PART_COVERAGE = 0.2  # and in this share of each cluster's
+PHRASE_WEIGHT = 1.3  # a phrase is picked before a single word naming as many papers
 WHOLE_PHRASE_SHARE = 0.7  # a phrase gives way to a longer one used by this share of its papers
 CONTINUED_SHARE = 0.5  # a phrase followed by another word more often than this is a fragment
 CONTEXT_TEXTS = 200  # member texts read to find fragments
-DIVERSITY = 0.3  # maximal marginal relevance: 0 ranks by relevance alone
 # Citation and layout residue that survives tokenising ("et al.", "e.g.", "Fig. 3").
 RESIDUE = {"et", "al", "eg", "ie", "etc", "cf", "vs", "resp", "fig", "figure", "table", "section", "appendix"}
 # Words that describe or act rather than name: a topic's phrase never starts with one.
@@ -57,6 +64,8 @@ NOT_TRAILING = {
     "suffer", "suffers", "lack", "lacks", "face", "faces", "achieve", "achieves", "perform", "performs", "rely",
     "relies",
 }  # fmt: skip
+# Endings of adjectives and verbs: a single word that ends so ("adaptive", "recognize") names no field.
+NOT_NOUN = ("ive", "ize", "ise", "ized", "ised", "ous", "able", "ible", "ed", "wn")
 # Generic heads: "federated learning framework" names no more than "federated learning".
 GENERIC_HEADS = {
     "method", "framework", "task", "approach", "technique", "strategy", "mechanism", "scheme", "module",
@@ -204,79 +213,166 @@ def _continued(term: str, texts: list[str], stop_words: frozenset[str]) -> bool:
     return bool(after) and followed > CONTINUED_SHARE * len(after)
 
 
-def _shortlist(
-    scores: dict[str, float], counts: dict[str, int], shown: dict[str, str], texts: list[str], stop_words
-) -> list[str]:
-    """Steps 2 and 3: the topic's best candidates as whole phrases in display form, best first.
-    ``texts``: some of the topic's texts as joined word lists, to tell fragments and plurals."""
-    picked: dict[bool, dict[str, float]] = {True: {}, False: {}}  # phrases, single words
+def _pool(counts: dict[str, int], shown: dict[str, str], texts: list[str], stop_words) -> list[str]:
+    """Steps 2 and 3: the candidates most of the topic's papers use, as whole phrases in display
+    form, fragments dropped. ``texts``: some of the topic's texts as joined word lists, to tell
+    fragments and plurals."""
     containers = _containers(counts)
-    for term in sorted(scores, key=lambda t: (-scores[t], t))[:SCANNED]:
+    pool = set()
+    for term in sorted(counts, key=lambda t: (-counts[t], t))[:POOL]:
         whole = _whole(term, counts, containers)
         if _continued(whole, texts, stop_words):
             continue
         display = _display(whole, shown) if whole in shown or any(w in shown for w in whole.split()) else None
         display = display or _surface(whole, texts)
-        kind = picked[" " in display]
-        if display in kind or len(kind) < CANDIDATES:
-            kind[display] = max(kind.get(display, 0.0), scores[term])
-        if all(len(kind) == CANDIDATES for kind in picked.values()):
+        if " " in display or (display not in NOT_LEADING | NOT_TRAILING and not display.endswith(NOT_NOUN)):
+            pool.add(display)
+    return sorted(pool)
+
+
+def _term_words(term: str) -> set[str]:
+    return set(_singular(" ".join(words(term))).split())
+
+
+class TopicTerms(NamedTuple):
+    """A topic's terms, best first, and how many of them its name needs."""
+
+    terms: list[str]
+    named_by: int
+
+
+def _bare(term: str) -> str:
+    """A term without the acronym joined to it."""
+    return term.rsplit(" (", 1)[0] if term.endswith(")") else term
+
+
+def _one_phrase(term: str, chosen: list[str], members: np.ndarray, finder: TermFinder) -> bool:
+    """Whether ``term`` and a term already chosen are two halves of one phrase that at least two
+    of the topic's papers write ("temporal" and "forecasting" in "temporal forecasting")."""
+    return any(
+        finder.found(f"{first} {second}")[members].sum() >= 2
+        for other in chosen
+        for first, second in ((_bare(term), _bare(other)), (_bare(other), _bare(term)))
+    )
+
+
+def _covering(pool: list[str], similarity: np.ndarray, members: np.ndarray, finder: TermFinder, lifts) -> TopicTerms:
+    """Step 4 (:func:`_greedy_cover`); where the terms most like the topic cannot cover
+    NAME_COVERAGE of it, the terms that cover most, if they cover more."""
+    named = _greedy_cover(pool, similarity, members, finder, lifts)
+    if finder.coverage(members, named.terms[: named.named_by]) < NAME_COVERAGE:
+        widest = _greedy_cover(pool, np.ones(len(pool)), members, finder, lifts)
+        if finder.coverage(members, widest.terms[: widest.named_by]) > finder.coverage(
+            members, named.terms[: named.named_by]
+        ):
+            return widest
+    return named
+
+
+def _greedy_cover(pool: list[str], similarity: np.ndarray, members: np.ndarray, finder: TermFinder, lifts):
+    """Step 4: terms picked one at a time, each the one that names most of the papers no term
+    picked so far names, weighted by how much more common it is in the topic than in the corpus
+    (log2 of its lift) and by its similarity to the topic's centroid, phrases a little before
+    single words, no two terms sharing a word; up to MAX_TERMS terms. The name needs the first
+    terms that cover NAME_COVERAGE of the papers (at least two; all where they do not)."""
+    covered = np.zeros(len(members), dtype=bool)
+    chosen: list[str] = []
+    named_by = 0
+    while len(chosen) < MAX_TERMS:
+        taken = set().union(*(_term_words(term) for term in chosen)) if chosen else set()
+        gains = [
+            0.0
+            if _term_words(term) & taken or _one_phrase(term, chosen, members, finder)
+            else (finder.found(term)[members] & ~covered).mean()
+            * np.log2(lift)
+            * max(float(similar), 0.01)
+            * (PHRASE_WEIGHT if " " in term else 1.0)
+            for term, similar, lift in zip(pool, similarity, lifts, strict=True)
+        ]
+        if not gains or max(gains) <= 0:
             break
-    return [term for kind in (True, False) for term in sorted(picked[kind], key=lambda t: (-picked[kind][t], t))]
+        chosen.append(pool[int(np.argmax(gains))])
+        covered |= finder.found(chosen[-1])[members]
+        if not named_by and len(chosen) >= 2 and covered.mean() >= NAME_COVERAGE:
+            named_by = len(chosen)
+    return TopicTerms(chosen, named_by or len(chosen))
 
 
-def _diverse(shortlist: list[str], similarity: np.ndarray, between: np.ndarray, n_terms: int) -> list[str]:
-    """Step 4: maximal marginal relevance over the reranked shortlist, no two terms sharing a word."""
-    chosen: list[int] = []
-    left = list(range(len(shortlist)))
-    while left and len(chosen) < n_terms:
-        redundancy = between[np.ix_(left, chosen)].max(axis=1) if chosen else np.zeros(len(left))
-        best = left[int(np.argmax((1 - DIVERSITY) * similarity[left] - DIVERSITY * redundancy))]
-        left.remove(best)
-        best_words = set(_singular(" ".join(words(shortlist[best]))).split())
-        if not any(best_words & set(_singular(" ".join(words(shortlist[i]))).split()) for i in chosen):
-            chosen.append(best)
-    return [shortlist[i] for i in chosen]
+def nameable(pool: list[tuple[str, float]], members: np.ndarray, finder: TermFinder) -> bool:
+    """Whether a topic of ``members`` with candidate names ``pool`` (from :func:`topic_pools`) can
+    be named honestly: its name's terms found in COHERENT_COVERAGE of its papers."""
+    if not pool:
+        return False
+    terms, lifts = zip(*pool, strict=True)
+    named = _greedy_cover(list(terms), np.ones(len(terms)), members, finder, lifts)
+    return finder.coverage(members, named.terms[: named.named_by]) >= COHERENT_COVERAGE
 
 
-def topic_terms(texts: list[str], levels: dict[str, np.ndarray], vectors: np.ndarray, encode, n_terms: int = 4):
-    """The 2–4 terms naming each topic of ``texts``, best first, for each labelling in ``levels``
-    ({level: labels}; -1 is no topic): {level: {label: terms}}.
+def hangs_together(finder: TermFinder, parts: list[np.ndarray], pool: list[str]) -> bool:
+    """Whether the papers of ``parts`` (row numbers of each fine cluster) make one topic: two terms
+    of ``pool`` with lift >= MIN_LIFT among them, picked greedily, are found in COHERENT_COVERAGE
+    of all of them and in PART_COVERAGE of each part (so that "spiking neural networks, graph
+    representation learning", one term per part, does not pass)."""
+    members = np.concatenate(parts)
+    found = [finder.found(term) for term in pool if finder.lift(members, term) >= MIN_LIFT]
+    covered = np.zeros(len(finder), dtype=bool)
+    for _ in range(2):
+        if not found:
+            break
+        covered |= max(found, key=lambda hit: (hit[members] & ~covered[members]).sum())
+    return covered[members].mean() >= COHERENT_COVERAGE and all(covered[part].mean() >= PART_COVERAGE for part in parts)
 
-    ``vectors`` are the texts' embeddings (the topic centroids come from them) and ``encode(terms)``
-    embeds candidate terms with the same model, once for all levels."""
+
+def topic_pools(texts: list[str], labels: np.ndarray, finder: TermFinder) -> dict[int, list[tuple[str, float]]]:
+    """Each topic's candidate names (steps 1–3) with lift >= MIN_LIFT, and their lift."""
     stop_words = english_stop_words()
     shown = acronyms(texts, stop_words)
-    shortlists = {level: {} for level in levels}
-    for level, labels in levels.items():
-        rng = np.random.default_rng(0)
-        for label, (scores, counts) in _class_terms(texts, labels, stop_words).items():
-            members = np.flatnonzero(labels == label)
-            read = rng.choice(members, min(CONTEXT_TEXTS, len(members)), replace=False)
-            joined = [f" {' '.join(words(texts[i]))} " for i in read]
-            shortlists[level][label] = _shortlist(scores, counts, shown, joined, stop_words)
-    everything = sorted({term for level in shortlists.values() for shortlist in level.values() for term in shortlist})
+    rng = np.random.default_rng(0)
+    pools = {}
+    for label, (_, counts) in _class_terms(texts, labels, stop_words).items():
+        members = np.flatnonzero(labels == label)
+        read = rng.choice(members, min(CONTEXT_TEXTS, len(members)), replace=False)
+        joined = [f" {' '.join(words(texts[i]))} " for i in read]
+        lifted = ((term, finder.lift(members, term)) for term in _pool(counts, shown, joined, stop_words))
+        pools[label] = [(term, lift) for term, lift in lifted if lift >= MIN_LIFT]
+    return pools
+
+
+def topic_terms(texts: list[str], levels: dict[str, np.ndarray], vectors: np.ndarray, encode, finder=None, pools=None):
+    """The terms naming each topic of ``texts``, best first, for each labelling in ``levels``
+    ({level: labels}; -1 is no topic): {level: {label: TopicTerms}}. Each term has lift >= MIN_LIFT
+    in its topic; the name's terms cover NAME_COVERAGE of its papers where 2–4 terms can.
+
+    ``vectors`` are the texts' embeddings (the topic centroids come from them), ``encode(terms)``
+    embeds candidate terms with the same model, once for all levels; ``finder`` is a
+    :class:`TermFinder` of ``texts`` (made here when not given); ``pools`` ({level: pools}) are
+    :func:`topic_pools` already made."""
+    finder = finder or TermFinder(texts)
+    pools = {level: (pools or {}).get(level) or topic_pools(texts, labels, finder) for level, labels in levels.items()}
+    everything = sorted({term for level in pools.values() for pool in level.values() for term, _ in pool})
     embedded = dict(zip(everything, encode(everything), strict=True)) if everything else {}
     terms = {level: {} for level in levels}
     for level, labels in levels.items():
-        for label, shortlist in shortlists[level].items():
-            if not shortlist:
-                terms[level][label] = []
+        for label, pool in pools[level].items():
+            members = np.flatnonzero(labels == label)
+            if not pool:
+                terms[level][label] = TopicTerms([], 0)
                 continue
-            centroid = np.asarray(vectors[labels == label], dtype=np.float32).mean(axis=0)
-            term_vectors = np.stack([embedded[term] for term in shortlist])
-            similarity = term_vectors @ (centroid / max(np.linalg.norm(centroid), 1e-12))
-            similarity -= np.array([" " not in term for term in shortlist])  # a single word only after every phrase
-            terms[level][label] = _diverse(shortlist, similarity, term_vectors @ term_vectors.T, n_terms)
+            centroid = np.asarray(vectors[members], dtype=np.float32).mean(axis=0)
+            similarity = np.stack([embedded[term] for term, _ in pool]) @ (
+                centroid / max(np.linalg.norm(centroid), 1e-12)
+            )
+            names, lifts = zip(*pool, strict=True)
+            terms[level][label] = _covering(list(names), similarity, members, finder, lifts)
     return terms
 
 
-def topic_names(terms: dict[int, list[str]], taken: set[str] = frozenset()) -> dict[int, str]:
-    """Distinct names of 2–4 terms each: the first two terms, more where two names would clash
-    (with each other or with a name in ``taken``)."""
+def topic_names(terms: dict[int, TopicTerms], taken: set[str] = frozenset()) -> dict[int, str]:
+    """Distinct names: the terms a topic's name needs, joined by commas, one more where two names
+    would clash (with each other or with a name in ``taken``), the topic's number as a last resort."""
     names: dict[int, str] = {}
-    for label, label_terms in terms.items():
-        options = [", ".join(label_terms[:size]) for size in range(min(2, len(label_terms)), len(label_terms) + 1)]
+    for label, (label_terms, named_by) in terms.items():
+        options = [", ".join(label_terms[:size]) for size in range(named_by, len(label_terms) + 1)]
         options = [name for name in options if name] or [f"topic {label + 1}"]
         used = set(names.values()) | set(taken)
         names[label] = next((name for name in options if name not in used), f"{options[-1]} ({label + 1})")

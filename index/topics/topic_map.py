@@ -15,11 +15,21 @@ import numpy as np
 import pandas as pd
 
 from paperscope.index.search.placement import PLACE_K, TRUST_K, place_by_neighbours
-from paperscope.index.topics.clusters import cluster, coarse_topics
+from paperscope.index.topics.clusters import adopt_outliers, bisect, cluster, coarse_topics
+from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.layout import SEED, knn_graph, layout, map_trust
-from paperscope.index.topics.naming import UNCLUSTERED, topic_names, topic_terms
+from paperscope.index.topics.naming import (
+    UNCLUSTERED,
+    hangs_together,
+    nameable,
+    topic_names,
+    topic_pools,
+    topic_terms,
+)
 from paperscope.settings import UNCLUSTERED_NAME
 
+SPLIT_PAPERS = 30  # a cluster this big that no name covers is split in two
+SPLIT_ROUNDS = 3  # and its halves checked again, this many times at most
 MAP_SAMPLE = 50_000  # larger corpora: layout and clusters fitted on a sample this big, the rest placed
 CLUSTER_COLUMNS = ["level", "cluster", "name", "terms", "size", "central_ids", "x", "y", "map_trust", "parent"]
 
@@ -49,6 +59,29 @@ def _single_child_names(coarse_of: dict[int, int], names: dict) -> set[str]:
     return {names["coarse"][group] for group, count in children.items() if count == 1}
 
 
+def _split_unnamed(texts: list[str], finder: TermFinder, vectors: np.ndarray, labels: np.ndarray):
+    """Clusters of at least SPLIT_PAPERS papers that no honest name covers (:func:`nameable`) are
+    grab-bags of neighbouring fields: each is split in two (:func:`bisect`), and the halves
+    checked again (SPLIT_ROUNDS in all). Returns (labels, {label: candidate names}, how many were split)."""
+    labels, split = labels.copy(), 0
+    for _ in range(SPLIT_ROUNDS):
+        pools = topic_pools(texts, labels, finder)
+        unnamed = [
+            label
+            for label, pool in pools.items()
+            if (labels == label).sum() >= SPLIT_PAPERS and not nameable(pool, np.flatnonzero(labels == label), finder)
+        ]
+        if not unnamed:
+            break
+        for label in unnamed:
+            members = np.flatnonzero(labels == label)
+            labels[members[bisect(vectors[members]) == 1]] = labels.max() + 1
+        split += len(unnamed)
+    else:
+        pools = topic_pools(texts, labels, finder)
+    return labels, pools, split
+
+
 @dataclass
 class _Laid:
     """Every paper on the map: the layout sample laid out and clustered, the rest placed."""
@@ -59,23 +92,28 @@ class _Laid:
     sample_vectors: np.ndarray
     coords: np.ndarray
     labels: np.ndarray  # fine cluster of each paper (UNCLUSTERED: none)
+    outlying: np.ndarray  # True: left out by the clustering, drawn in the nearest topic (adopt_outliers)
     trust: np.ndarray
     rest: np.ndarray  # rows placed by their nearest sampled papers
     manifest: dict  # the "layout" and "clusters" sections
 
 
-def _lay_out(vectors: np.ndarray, ids: list[str], sample_size: int) -> _Laid:
-    """Lay out and cluster a sample of at most ``sample_size`` papers, and place the rest."""
+def _lay_out(vectors: np.ndarray, ids: list[str], sample: np.ndarray, refine) -> _Laid:
+    """Lay out and cluster the papers of ``sample`` (row numbers), and place the rest.
+    ``refine(sample_vectors, labels)`` returns the clusters improved (:func:`_split_unnamed`)."""
     count = len(vectors)
-    sample, sample_vectors = np.arange(count), np.ascontiguousarray(vectors, dtype=np.float32)
-    if count > sample_size:
-        sample = np.sort(np.random.default_rng(SEED).choice(count, sample_size, replace=False))
-        sample_vectors = np.ascontiguousarray(vectors[sample], dtype=np.float32)
+    sample_vectors = np.ascontiguousarray(vectors[sample] if len(sample) < count else vectors, dtype=np.float32)
     knn = knn_graph(sample_vectors, k=max(16, TRUST_K + 1))
     sample_coords, layout_info = layout(sample_vectors, knn)
     sample_labels, cluster_info = cluster(sample_vectors, knn)
+    sample_labels, sample_outlying, threshold = adopt_outliers(sample_vectors, sample_labels)
+    sample_labels = refine(sample_vectors, sample_labels)
+    cluster_info |= {"left_out": int(sample_outlying.sum()) + int((sample_labels == UNCLUSTERED).sum())}
+    cluster_info |= {"adopted": int(sample_outlying.sum()), "adopt_similarity": round(threshold, 4)}
     coords, labels, trust = (np.empty((count, 2), np.float32), np.empty(count, np.int64), np.empty(count, np.float32))
     coords[sample], labels[sample], trust[sample] = sample_coords, sample_labels, map_trust(knn[0], sample_coords)
+    outlying = np.zeros(count, dtype=bool)
+    outlying[sample] = sample_outlying
     rest = np.setdiff1d(np.arange(count), sample)
     if len(rest):
         coords[rest], labels[rest], trust[rest] = _place_rest(
@@ -89,7 +127,7 @@ def _lay_out(vectors: np.ndarray, ids: list[str], sample_size: int) -> _Laid:
             "placement": f"similarity^4-weighted mean of the {PLACE_K} nearest laid-out papers",
         }
     manifest = {"layout": layout_info, "clusters": cluster_info}
-    return _Laid(vectors, ids, sample, sample_vectors, coords, labels, trust, rest, manifest)
+    return _Laid(vectors, ids, sample, sample_vectors, coords, labels, outlying, trust, rest, manifest)
 
 
 def _topic_row(laid: _Laid, labels: np.ndarray, label: int) -> dict:
@@ -111,11 +149,12 @@ def _topic_row(laid: _Laid, labels: np.ndarray, label: int) -> dict:
 
 
 def map_columns(
-    coords: np.ndarray, fine: np.ndarray, coarse: np.ndarray, names: dict[str, dict], trust: np.ndarray, placed
+    coords: np.ndarray, fine: np.ndarray, coarse: np.ndarray, names: dict[str, dict], trust: np.ndarray, flags
 ) -> pd.DataFrame:
     """The map's columns of each paper, as the papers' table stores them: x, y, cluster,
     cluster_name, coarse_cluster, coarse_name (``names``: {"fine"|"coarse": {label: name}}),
-    map_trust, placed (by its neighbours, not laid out)."""
+    map_trust, and the boolean columns ``flags`` ({"placed": by its neighbours, not laid out;
+    "outlying": left out by the clustering, drawn in the nearest topic})."""
     return pd.DataFrame(
         {
             "x": coords[:, 0],
@@ -125,8 +164,8 @@ def map_columns(
             "coarse_cluster": coarse,
             "coarse_name": [names["coarse"].get(label, UNCLUSTERED_NAME) for label in coarse],
             "map_trust": trust,
-            "placed": placed,
         }
+        | flags
     )
 
 
@@ -147,26 +186,43 @@ def topic_map(
     papers), x, y (label position: the member nearest the topic's median), map_trust, parent (a
     fine cluster's coarse topic; -1 for coarse rows); the manifest's "map" section).
     """
-    laid = _lay_out(vectors, ids, sample_size)
-    coarse_of = coarse_topics(laid.sample_vectors, laid.labels[laid.sample])
+    sample = np.arange(len(vectors))
+    if len(vectors) > sample_size:
+        sample = np.sort(np.random.default_rng(SEED).choice(len(vectors), sample_size, replace=False))
+    texts = texts_of(sample)
+    finder = TermFinder(texts)
+    refined = {}
+
+    def refine(sample_vectors: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        refined["labels"], refined["pools"], refined["split"] = _split_unnamed(texts, finder, sample_vectors, labels)
+        return refined["labels"]
+
+    laid = _lay_out(vectors, ids, sample, refine)
+    fine_sampled, fine_pools, split = refined["labels"], refined["pools"], refined["split"]
+
+    def coherent(clusters: list[int]) -> bool:
+        parts = [np.flatnonzero(fine_sampled == label) for label in clusters]
+        return hangs_together(finder, parts, sorted({term for label in clusters for term, _ in fine_pools[label]}))
+
+    coarse_of = coarse_topics(laid.sample_vectors, fine_sampled, coherent)
     coarse = np.array([coarse_of.get(label, UNCLUSTERED) for label in laid.labels], dtype=np.int64)
     levels = {"fine": laid.labels, "coarse": coarse}
     sampled_levels = {level: labels[laid.sample] for level, labels in levels.items()}
-    terms = topic_terms(texts_of(laid.sample), sampled_levels, laid.sample_vectors, encode)
+    terms = topic_terms(texts, sampled_levels, laid.sample_vectors, encode, finder, {"fine": fine_pools})
     names = {"coarse": topic_names(terms["coarse"])}
     names["fine"] = topic_names(
         terms["fine"], taken=set(names["coarse"].values()) - _single_child_names(coarse_of, names)
     )
     rows = [
-        {"level": level, "name": names[level][label], "terms": terms[level][label]}
+        {"level": level, "name": names[level][label], "terms": terms[level][label].terms}
         | _topic_row(laid, levels[level], label)
         | {"parent": coarse_of[label] if level == "fine" else UNCLUSTERED}
         for level in ("fine", "coarse")
         for label in sorted(names[level])
     ]
     clusters = pd.DataFrame(rows, columns=CLUSTER_COLUMNS)
-    placed = np.isin(np.arange(len(vectors)), laid.rest)
-    per_paper = map_columns(laid.coords, laid.labels, coarse, names, laid.trust, placed)
+    flags = {"placed": np.isin(np.arange(len(vectors)), laid.rest), "outlying": laid.outlying}
+    per_paper = map_columns(laid.coords, laid.labels, coarse, names, laid.trust, flags)
     trust_info = {"k": min(TRUST_K, len(laid.sample) - 1), "mean": float(laid.trust.mean())}
     if len(laid.rest):
         trust_info.update(laid_out=float(laid.trust[laid.sample].mean()), placed=float(laid.trust[laid.rest].mean()))
@@ -176,9 +232,11 @@ def topic_map(
             **laid.manifest["clusters"],
             "count": len(names["fine"]),
             "coarse_count": len(names["coarse"]),
-            "merge": "Ward linkage of normalised cluster centroids, cut at the largest jump in [sqrt(n), sqrt(2n)]",
-            "names": "c-TF-IDF phrases reranked by MiniLM similarity to the centroid, MMR",
+            "merge": "Ward linkage of normalised cluster centroids, cut at the largest jump in [sqrt(n), sqrt(2n)];"
+            " a group two terms do not name taken apart",
+            "names": "terms most papers use with lift >= 2, picked for coverage, lift and MiniLM similarity",
             "unclustered": int((laid.labels == UNCLUSTERED).sum()),
+            "split_unnamed": split,
         },
         "map_trust": trust_info,
     }

@@ -1,0 +1,77 @@
+"""Which papers a topic's name speaks for: coverage of a name and lift of a term.
+
+- A term is found in a paper when its title or abstract contains the term's words in order,
+  any case, each word singular or plural, or (for "expansion (ACRONYM)") the acronym alone.
+- Coverage of a name: the share of a topic's papers where at least one of its terms is found.
+- Lift of a term: its share among the topic's papers over its share among all papers; a term with
+  lift below 2 ("learning", "models") says nothing about the topic that it does not say of all.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from paperscope.embed.terms import singular, words
+
+MIN_LIFT = 2.0  # a term of a name is at least this much more common in its topic than in the corpus
+_ACRONYM = re.compile(r"^(.*\S)\s+\(([^()]+)\)$")
+
+
+def _normal(text: str) -> str:
+    """Lower-case singular words of ``text`` with hyphens split, joined by single spaces and
+    padded with one, so that " words " finds whole words only."""
+    return f" {' '.join(singular(word) for word in words(text))} "
+
+
+def term_forms(term: str) -> list[str]:
+    """The normalised forms of a name's term that count as finding it: the term, and for
+    "large language models (LLMs)" also the acronym "llm"."""
+    found = _ACRONYM.match(term)
+    parts = [found.group(1), found.group(2)] if found else [term]
+    return [form for form in (_normal(part) for part in parts) if form.strip()]
+
+
+class TermFinder:
+    """Finds terms in a fixed list of texts: an inverted index of normalised words narrows each
+    search to the texts holding all of a form's words before the phrase itself is looked for."""
+
+    def __init__(self, texts: list[str]) -> None:
+        """``texts``: one string per paper (its title and abstract)."""
+        self.texts = [_normal(text) for text in texts]
+        postings: dict[str, list[int]] = {}
+        for row, text in enumerate(self.texts):
+            for word in set(text.split()):
+                postings.setdefault(word, []).append(row)
+        self._postings = {word: np.array(rows, dtype=np.int64) for word, rows in postings.items()}
+        self._found: dict[str, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def found(self, term: str) -> np.ndarray:
+        """A boolean per text: whether ``term`` (in any of its forms) is in it."""
+        if term not in self._found:
+            hit = np.zeros(len(self.texts), dtype=bool)
+            for form in term_forms(term):
+                rows = None
+                for word in form.split():
+                    posting = self._postings.get(word, np.empty(0, np.int64))
+                    rows = posting if rows is None else np.intersect1d(rows, posting, assume_unique=True)
+                if rows is not None:
+                    hit[[row for row in rows.tolist() if form in self.texts[row]]] = True
+            self._found[term] = hit
+        return self._found[term]
+
+    def coverage(self, members: np.ndarray, terms: list[str]) -> float:
+        """Share of the papers ``members`` (row numbers) where at least one of ``terms`` is found."""
+        if not len(members) or not terms:
+            return 0.0
+        return float(np.any([self.found(term)[members] for term in terms], axis=0).mean())
+
+    def lift(self, members: np.ndarray, term: str) -> float:
+        """The term's share among ``members`` over its share among all texts (0 when absent)."""
+        hit = self.found(term)
+        overall = hit.mean()
+        return float(hit[members].mean() / overall) if overall else 0.0
