@@ -1,18 +1,27 @@
-"""How well the topics agree with a corpus's labels, at both levels, and how the merge is chosen.
+"""How well the topics agree with a corpus's labels, how many papers they leave grey, how well
+their names cover their papers, and how other clusterings of the same vectors compare.
 
-    .venv/bin/python -m benchmarks.topic_quality CORPUS.jsonl [--index DIR] [--json benchmarks/topic_quality.json]
+    .venv/bin/pip install -e ".[bench]"  # evoc and fast-hdbscan, the clusterings compared
+    .venv/bin/python -m benchmarks.topic_quality CORPUS.jsonl [--index DIR] [--before DIR] \
+        [--json benchmarks/topic_quality.json]
 
 CORPUS.jsonl holds records with a label (e.g. ../shared/evaldata/ijcai2021_2024_area.jsonl; read it
-from there). Builds an index of it (or reads --index), then reports, for the fine clusters and the
-coarse topics, adjusted mutual information (AMI) and purity against the labels over the papers in
-a topic, the number of topics and the share of papers in none; then AMI of the other ways to merge
-the same fine clusters (average or Ward linkage, at every number of topics the rule may choose).
+from there). Builds an index of it (or reads --index); --before reads an index of the same corpus
+built by an earlier paperscope, for a side-by-side table. Reports:
+1. per index and level: topics, adjusted mutual information (AMI) against the labels over all
+   papers (grey papers as one group of their own: the map as drawn) and over the papers in a
+   topic, purity, and the share of papers in no topic;
+2. the clusterings of the issue on the index's vectors: today's 5-D UMAP + HDBSCAN, EVoC (every
+   layer) and fast-hdbscan's PLSCAN (every layer, on the embeddings and on the 5-D UMAP), with time;
+3. per index, every coarse topic and every fine topic of at least 30 papers: its name's coverage
+   (share of its papers where a term of the name is found) and its terms' smallest lift.
 Prints Markdown tables and writes JSON.
 """
 
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +31,8 @@ from benchmarks.common import parser as common_parser
 from benchmarks.common import report
 from paperscope.index.analysis.evaluation import labels_by_id
 
+NAMED_PAPERS = 30  # fine topics this big are held to the coverage goal
+
 
 def purity(predicted: np.ndarray, truth: np.ndarray) -> float:
     """Share of papers whose topic's most common label is their own."""
@@ -29,58 +40,116 @@ def purity(predicted: np.ndarray, truth: np.ndarray) -> float:
     return float(frame.groupby("topic")["label"].agg(lambda labels: labels.value_counts().iloc[0]).sum() / len(frame))
 
 
+def agreement(labels: np.ndarray, truth: np.ndarray) -> dict:
+    """Topics, AMI over all papers and over those in a topic, purity, share in no topic."""
+    from sklearn.metrics import adjusted_mutual_info_score
+
+    inside = labels >= 0
+    return {
+        "topics": len(set(labels[inside].tolist())),
+        "ami_all": float(adjusted_mutual_info_score(truth, labels)),
+        "ami_in_topics": float(adjusted_mutual_info_score(truth[inside], labels[inside])),
+        "purity": purity(labels[inside], truth[inside]),
+        "unclustered": float(1 - inside.mean()),
+    }
+
+
+def clusterings(vectors: np.ndarray, truth: np.ndarray) -> list[dict]:
+    """Today's clustering and the two candidates of the issue, every layer, with time."""
+    import evoc
+    import fast_hdbscan
+
+    from paperscope.index.topics.clusters import cluster
+    from paperscope.index.topics.layout import knn_graph, umap_fit
+
+    found = []
+    started = time.perf_counter()
+    knn = knn_graph(vectors, 16)
+    umap_5d = umap_fit(vectors, knn, n_components=5, min_dist=0.0)
+    umap_time = time.perf_counter() - started
+    labels, _ = cluster(vectors, knn)
+    found.append({"method": "5-D UMAP + HDBSCAN (leaf)", "layer": 0, "seconds": time.perf_counter() - started}
+                 | agreement(labels, truth))  # fmt: skip
+    evoc.EVoC(random_state=42).fit_predict(vectors[:200])  # numba compiles once, outside the timing
+    for space, data, extra in (("embeddings", vectors, 0.0), ("5-D UMAP", umap_5d, umap_time)):
+        started = time.perf_counter()
+        model = fast_hdbscan.PLSCAN(metric="cosine" if space == "embeddings" else "euclidean").fit(data)
+        seconds = time.perf_counter() - started + extra
+        for layer, labels in enumerate(model.cluster_layers_):
+            measured = agreement(labels, truth)
+            found.append({"method": f"PLSCAN on {space}", "layer": layer, "seconds": seconds} | measured)
+    started = time.perf_counter()
+    model = evoc.EVoC(random_state=42)
+    model.fit_predict(vectors)
+    seconds = time.perf_counter() - started
+    for layer, labels in enumerate(model.cluster_layers_):
+        found.append({"method": "EVoC", "layer": layer, "seconds": seconds} | agreement(labels, truth))
+    return found
+
+
+def name_coverage(index) -> list[dict]:
+    """Coverage and smallest lift of every coarse topic's name and every fine one of >= 30 papers."""
+    from paperscope.index.topics.coverage import TermFinder
+
+    papers = index.papers
+    finder = TermFinder((papers["title"].fillna("") + ". " + papers["abstract"]).tolist())
+    rows = []
+    for level, column in (("coarse", "coarse_cluster"), ("fine", "cluster")):
+        for topic in index.topic_table(level).itertuples():
+            members = np.flatnonzero(papers[column].to_numpy() == topic.cluster)
+            if level == "fine" and len(members) < NAMED_PAPERS:
+                continue
+            terms = topic.name.split(", ")
+            rows.append({"level": level, "papers": len(members), "name": topic.name,
+                         "coverage": finder.coverage(members, terms),
+                         "min_lift": min(finder.lift(members, term) for term in terms)})  # fmt: skip
+    return rows
+
+
 def main() -> None:
-    """Build or read the index, measure and print the tables."""
+    """Build or read the indexes, measure and print the tables."""
     parser = common_parser(__doc__, "topic_quality")
     parser.add_argument("corpus")
     parser.add_argument("--index", help="an index of the corpus already built (default: build one)")
+    parser.add_argument("--before", help="an index of the same corpus built by an earlier paperscope")
     args = parser.parse_args()
-    from scipy.cluster.hierarchy import fcluster, linkage
-    from sklearn.metrics import adjusted_mutual_info_score
-
     from paperscope import PaperIndex, build_index
 
     folder = Path(args.index or tempfile.mkdtemp(prefix="paperscope-topics-")) / ("" if args.index else "index")
     if not args.index:
         build_index([args.corpus], folder)
-    index = PaperIndex.load(folder)
-    truth = index.papers["id"].map(labels_by_id(args.corpus)).to_numpy()
-    results = {"papers": len(index), "labels": len(set(truth)), "levels": {}, "merges": []}
+    indexes = {"after": PaperIndex.load(folder)} | ({"before": PaperIndex.load(args.before)} if args.before else {})
+    label_of = labels_by_id(args.corpus)
+    results = {"papers": len(indexes["after"]), "labels": len(set(label_of.values())), "levels": [], "names": []}
     rows = []
-    for level, column in (("fine", "cluster"), ("coarse", "coarse_cluster")):
-        topic = index.papers[column].to_numpy()
-        inside = topic >= 0
-        measured = {
-            "topics": len(set(topic[inside])),
-            "ami": float(adjusted_mutual_info_score(truth[inside], topic[inside])),
-            "purity": purity(topic[inside], truth[inside]),
-            "unclustered": float(1 - inside.mean()),
-        }
-        results["levels"][level] = measured
-        rows.append([level, measured["topics"], f"{measured['ami']:.3f}", f"{measured['purity']:.3f}",
-                     f"{measured['unclustered']:.1%}"])  # fmt: skip
-    report(["level", "topics", "AMI", "purity", "in no topic"], rows, results, args.json)
+    for version, index in indexes.items():
+        truth = index.papers["id"].map(label_of).to_numpy()
+        for level, column in (("fine", "cluster"), ("coarse", "coarse_cluster")):
+            measured = {"index": version, "level": level} | agreement(index.papers[column].to_numpy(), truth)
+            results["levels"].append(measured)
+            rows.append([version, level, measured["topics"], f"{measured['ami_all']:.3f}",
+                         f"{measured['ami_in_topics']:.3f}", f"{measured['purity']:.3f}",
+                         f"{measured['unclustered']:.1%}"])  # fmt: skip
+    report(["index", "level", "topics", "AMI (all papers)", "AMI (in a topic)", "purity", "in no topic"],
+           rows, results, args.json)  # fmt: skip
 
-    fine = index.papers["cluster"].to_numpy()
-    inside = fine >= 0
-    clusters = sorted(set(fine[inside]))
-    centroids = np.stack([np.asarray(index.vectors[fine == c], dtype=np.float64).mean(axis=0) for c in clusters])
-    unit = centroids / np.linalg.norm(centroids, axis=1, keepdims=True)
-    chosen = len(index.topic_table("coarse"))
-    merge_rows = []
-    for method, merges in (("average (cosine)", linkage(centroids, "average", metric="cosine")),
-                           ("ward (unit vectors)", linkage(unit, "ward"))):  # fmt: skip
-        for count in range(max(2, round(np.sqrt(len(clusters)))), min(12, round(np.sqrt(2 * len(clusters)))) + 1):
-            group = dict(zip(clusters, fcluster(merges, t=count, criterion="maxclust"), strict=True))
-            merged = np.array([group[c] for c in fine[inside]])
-            ami = float(adjusted_mutual_info_score(truth[inside], merged))
-            results["merges"].append(
-                {"method": method, "topics": count, "ami": ami, "purity": purity(merged, truth[inside])}
-            )
-            mark = " (built)" if method.startswith("ward") and count == chosen else ""
-            merge_rows.append([method + mark, count, f"{ami:.3f}", f"{purity(merged, truth[inside]):.3f}"])
+    after = indexes["after"]
+    results["clusterings"] = clusterings(
+        np.ascontiguousarray(after.vectors, dtype=np.float32), after.papers["id"].map(label_of).to_numpy()
+    )
     print()
-    report(["merge of the fine clusters", "topics", "AMI", "purity"], merge_rows, results, args.json)
+    report(["clustering", "layer", "topics", "AMI (all)", "AMI (in a topic)", "in no topic", "seconds"],
+           [[c["method"], c["layer"], c["topics"], f"{c['ami_all']:.3f}", f"{c['ami_in_topics']:.3f}",
+             f"{c['unclustered']:.1%}", f"{c['seconds']:.1f}"] for c in results["clusterings"]],
+           results, args.json)  # fmt: skip
+
+    for version, index in indexes.items():
+        named = [{"index": version} | row for row in name_coverage(index)]
+        results["names"].extend(named)
+        print()
+        report([f"{version}: level", "papers", "coverage", "min lift", "name"],
+               [[r["level"], r["papers"], f"{r['coverage']:.0%}", f"{r['min_lift']:.1f}", r["name"]] for r in named],
+               results, args.json)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from paperscope.index.search.acronyms import acronym_rows
 from paperscope.index.search.encoding import QueryEncoder, clean_query
 from paperscope.index.search.placement import PLACE_K, place_on_map
 from paperscope.index.search.ranking import Query, Ranker, Ranking
-from paperscope.index.store import generations
+from paperscope.index.store import curations, generations
 from paperscope.index.store.papers import PaperTable
 from paperscope.settings import BuildSettings, QuerySettings
 
@@ -61,10 +61,14 @@ class PaperIndex:
         self._papers = PaperTable(generation.papers, self.folder)
         topics = generation.clusters
         self._topics = {level: topics[topics["level"] == level].reset_index(drop=True) for level in ("fine", "coarse")}
+        self._built = (generation.papers, self._topics)  # the topics as built, before the curations
         self.ranker = Ranker(
             generation.vectors, generation.smoothed, generation.faiss_index, generation.keyword, self.manifest["search"]
         )
         self._queries = QueryEncoder(self.manifest["model"], self.manifest["long_text"]["strategy"], model_path)
+        self.curation_report: list[str] = []  # a sentence for each curation that matches no topic any more
+        self._curated: tuple[list[dict], list[curations.Outcome]] = ([], [])
+        self._apply_curations()
 
     @classmethod
     def load(cls, folder: str | Path, model_path: str | Path | None = None) -> PaperIndex:
@@ -165,8 +169,8 @@ class PaperIndex:
     # --- the map and its topics ----------------------------------------------------------------
 
     def topic_table(self, level: str = "fine") -> pd.DataFrame:
-        """The topics of ``level`` as built: cluster, name, terms, size, central_ids, x, y,
-        map_trust, parent (a fine topic's coarse one)."""
+        """The topics of ``level`` as built and curated: cluster, name, terms, size, central_ids,
+        x, y, map_trust, parent (a fine topic's coarse one)."""
         filters.check_level(level)
         return self._topics[level]
 
@@ -338,12 +342,112 @@ class PaperIndex:
 
         return topic_overview(self, level)
 
+    def topics_by(self, column: str, level: str = "coarse") -> pd.DataFrame:
+        """Each topic of ``level``'s share of the papers of each value of ``column`` (year, venue,
+        categories…; for years, also each topic's change): see
+        :func:`paperscope.index.analysis.topics.topics_by`."""
+        from paperscope.index.analysis.topics import topics_by
+
+        return topics_by(self, column, level)
+
+    def compare_topics(self, a: tuple[str, object], b: tuple[str, object], level: str = "coarse") -> pd.DataFrame:
+        """The topics of ``level`` over-represented in one group of papers against another, each
+        group a (column, value) such as ("venue", "ICML") or ("year", 2024), with their papers in
+        each: see :func:`paperscope.index.analysis.topics.topics_compare`."""
+        from paperscope.index.analysis.topics import topics_compare
+
+        return topics_compare(self, a, b, level)
+
     def bridges(self, a, b, level: str = "coarse", k: int = 10) -> pd.DataFrame:
         """Up to ``k`` papers between topics ``a`` and ``b`` (numbers or names), most evenly split
         first: see :func:`paperscope.index.analysis.topics.bridges`."""
         from paperscope.index.analysis.topics import bridges
 
         return bridges(self, a, b, level=level, limit=check_k(k))
+
+    # --- correcting the topics: curations, kept beside the index ------------------------------
+
+    def rename_topic(self, topic, name: str, level: str = "coarse") -> int:
+        """Rename a topic of ``level`` (its number, its name or words of it, as :meth:`bridges`
+        takes them). Like every curation it is kept in the folder's ``curations.json``, applied on
+        each load (the generation on disk is never changed) to the topic whose papers overlap the
+        recorded ones most, so it survives ``paperscope add`` and a rebuild; one that matches no
+        topic any more is reported in :attr:`curation_report`. Returns the topic's number."""
+        number = self._topic(topic, level)
+        entry = curations.rename_entry(self._papers.table, self._topics[level], level, number, name)
+        return self._record(entry)[0]
+
+    def merge_topics(self, a, b, name: str | None = None, level: str = "coarse") -> int:
+        """Merge topic ``b`` into topic ``a`` (both of ``level``), named ``name`` (default: A's).
+        Merging fine topics of two coarse ones puts the result in A's; merging coarse topics makes
+        B's fine topics A's. Kept as :meth:`rename_topic` says. Returns A's number."""
+        pair = (self._topic(a, level), self._topic(b, level))
+        return self._record(curations.merge_entry(self._papers.table, self._topics[level], level, pair, name))[0]
+
+    def split_topic(self, topic, k: int = 2, level: str = "coarse") -> list[int]:
+        """Split a topic of ``level`` into ``k`` topics by its papers' vectors (a deterministic
+        k-means; a coarse topic of at least ``k`` fine ones is split by grouping them), numbered
+        above every topic and named after it, "(part 1)" the largest. Kept as
+        :meth:`rename_topic` says. Returns the new topics' numbers."""
+        number = self._topic(topic, level)
+        return self._record(curations.split_entry(self._papers.table, self._topics[level], level, number, k))
+
+    def move_papers(self, paper_ids, topic, level: str = "fine") -> int:
+        """Move papers (ids) into a topic of ``level``: a fine topic's papers also join its coarse
+        one; at coarse level each joins the topic's fine topic nearest to it. Kept as
+        :meth:`rename_topic` says. Returns the topic's number."""
+        paper_ids = [paper_ids] if isinstance(paper_ids, str) else list(paper_ids)
+        self.rows(paper_ids)  # an unknown id is a UserError suggesting close ones
+        number = self._topic(topic, level)
+        return self._record(curations.move_entry(self._papers.table, self._topics[level], level, paper_ids, number))[0]
+
+    def curations(self) -> pd.DataFrame:
+        """The curations applied when this index was loaded (or changed since), in order: number,
+        operation, level, description, applied, topics (those it made or changed), note (why it was
+        not applied) and made (when)."""
+        entries, outcomes = self._curated
+        rows = [
+            {"number": number, "operation": entry.get("op"), "level": entry.get("level"),
+             "description": curations.describe(entry), "applied": outcome.applied, "topics": outcome.topics,
+             "note": outcome.note, "made": entry.get("made")}
+            for number, (entry, outcome) in enumerate(zip(entries, outcomes, strict=True), 1)
+        ]  # fmt: skip
+        columns = ["number", "operation", "level", "description", "applied", "topics", "note", "made"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def _topic(self, topic, level: str) -> int:
+        from paperscope.index.analysis.topics import find_topic
+
+        filters.check_level(level)
+        return find_topic(self, topic, level)
+
+    def _record(self, entry: dict):
+        """Write ``entry`` to the log when it applies (else a UserError) and show the result here;
+        returns the topics it made or changed (a split's new ones, else one)."""
+        entries, curated = curations.record(self.folder, entry, self._curated_by)
+        self._take(entries, curated)
+        topics = curated.outcomes[-1].topics
+        return topics if entry["op"] == "split" else topics[:1]
+
+    def _curated_by(self, entries: list[dict]) -> curations.Curated:
+        return curations.apply(entries, *self._built, self.vectors)
+
+    def _apply_curations(self) -> None:
+        """Apply the folder's curations to the topics as built; an unreadable log is reported."""
+        try:
+            entries = curations.read_log(self.folder)
+        except UserError as exc:
+            self.curation_report = [f"no curation applied: {exc}"]
+            return
+        if entries:
+            self._take(entries, self._curated_by(entries))
+
+    def _take(self, entries: list[dict], curated: curations.Curated) -> None:
+        self._papers = PaperTable(curated.papers, self.folder)
+        self._topics = curated.topics
+        self._curated = (entries, curated.outcomes)
+        self.curation_report = curated.report
+        self.__dict__.pop("papers", None)  # decoded again on next use
 
     def nearest_others(self, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest papers to the papers at ``rows`` and their cosines, best first, never

@@ -1,5 +1,6 @@
 """`paperscope add`: new papers join an index without a rebuild, and a killed add changes nothing."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -104,3 +105,29 @@ def test_a_killed_add_leaves_the_index_answering(sample_index_dir, new_papers, t
     assert add_papers([new_papers], folder).count == 43  # the next add takes the lock and clears the leftovers
     leftovers = sorted(path.name for path in folder.iterdir() if path.name != generations.LOCK_FILE)
     assert leftovers == [generations.POINTER_FILE, generations.current_generation_name(folder)]
+
+
+def test_new_papers_that_fit_no_topic_are_counted_and_drawn_as_such(sample_index_dir, tmp_path, caplog):
+    folder = tmp_path / "index"
+    shutil.copytree(sample_index_dir, folder)
+    sample = PaperIndex.load(folder)
+    kin = sample.papers.loc[sample.papers["cluster"] >= 0].iloc[0]  # a paper of a topic, lightly reworded
+    recipes = [
+        ("Sourdough bread with a long cold proof", "We bake sourdough loaves after a two-day cold proof in the "
+         "fridge; the crumb opens and the crust blisters when the dough is scored deeply before baking."),
+        ("Braising beef cheeks in red wine", "Beef cheeks are seared, then braised for four hours in red wine "
+         "with shallots and thyme until tender; the sauce is reduced and finished with butter."),
+    ]  # fmt: skip
+    corpus = tmp_path / "new.jsonl"
+    rows = [{"id": f"recipe{i}", "title": t, "abstract": a} for i, (t, a) in enumerate(recipes)]
+    rows.append({"id": "kin", "title": kin["title"], "abstract": "In short: " + kin["abstract"]})
+    corpus.write_text("\n".join(json.dumps(row) for row in rows))
+    with caplog.at_level("WARNING", logger="paperscope"):
+        report = add_papers([corpus], folder)
+    assert report.no_topic == 2
+    said = [record.getMessage() for record in caplog.records]
+    assert "2 new papers fit no topic: rebuild the map (paperscope build) to place them as a topic of their own" in said
+    added = PaperIndex.load(folder)
+    for paper_id in ("recipe0", "recipe1"):
+        assert added.paper(paper_id)["cluster"] == -1 and added.paper(paper_id)["coarse_name"] == "unclustered"
+    assert added.paper("kin")["cluster"] == kin["cluster"]

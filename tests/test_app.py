@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from paperscope import build_index, locations
+from paperscope import PaperIndex, build_index, locations
 
 LONG_ID = "3f2a9c1d" + "0" * 28 + "9c1d"  # ICLR-style: 40 hexadecimal characters
 APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
@@ -18,8 +18,6 @@ APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
 def default_index():
     """The bundled sample's index at the default location the app opens."""
     build_index(locations.bundled_corpus(), locations.default_index_dir())
-    from paperscope import PaperIndex
-
     return PaperIndex.load(locations.default_index_dir())
 
 
@@ -119,15 +117,18 @@ def test_topics_panel_lists_topics_their_years_and_the_papers_between_two(defaul
     assert not app.tabs and not app.dataframe  # drawn when opened: it weighs on every page
     app.session_state["topics"] = True  # the panel opened
     app.run()
-    assert [tab.label for tab in app.tabs] == ["Topics", "Over time", "Between two topics"]
+    assert [tab.label for tab in app.tabs] == ["Topics", "By year or column", "Between two topics"]
     listed = app.dataframe[0].value
     assert listed["topic"].tolist() == default_index.topics("coarse")["name"].tolist()
-    assert any("no years" in caption.value for caption in app.caption)
+    assert app.selectbox(key="topics_by").options == ["venue"]  # no years: by its one other column
+    by_venue = app.dataframe[1].value
+    assert by_venue["topic"].tolist() == default_index.topics_by("venue")["name"].tolist()
+    assert any("one venue only" in caption.value for caption in app.caption)  # nothing to compare
     first, second = app.selectbox(key="bridge_a").value, app.selectbox(key="bridge_b").value
-    assert len(app.dataframe) == 1  # the papers between two topics are found on demand
+    assert len(app.dataframe) == 2  # the papers between two topics are found on demand
     app.button(key="bridge_go").click().run()
     expected = default_index.bridges(first, second)["title"].tolist()
-    assert expected and app.dataframe[1].value["title"].tolist() == expected
+    assert expected and app.dataframe[2].value["title"].tolist() == expected
 
     papers = default_index.papers  # the sample again, with years: the chart over time appears
     dated = tmp_path / "dated.jsonl"
@@ -138,8 +139,15 @@ def test_topics_panel_lists_topics_their_years_and_the_papers_between_two(defaul
     app.session_state["index_label"] = "dated"
     app.session_state["topics"] = True
     app.run()
-    assert not app.exception and [element.type for element in app.tabs[1]][1:] == ["vega_lite_chart", "caption"]
+    assert not app.exception and app.selectbox(key="topics_by").value == "year"
+    assert [element.type for element in app.tabs[1]][1:4] == ["selectbox", "vega_lite_chart", "caption"]
     assert any(caption.value.startswith("Grew most:") for caption in app.caption)
+    dated_index = PaperIndex.load(locations.indexes_dir() / "dated")  # two years compared: 2023 and 2024 at first
+    compared = app.dataframe[1].value
+    assert (app.selectbox(key="compare_a_year").value, app.selectbox(key="compare_b_year").value) == (2023, 2024)
+    expected = dated_index.compare_topics(("year", 2023), ("year", 2024))
+    assert compared["topic"].tolist() == expected["name"].tolist()
+    assert compared["papers in A"].tolist() == expected["papers_a"].tolist()
 
 
 def test_unknown_paper_in_the_url_is_ignored_and_bad_query_is_a_message(default_index):
@@ -321,3 +329,14 @@ def test_removing_members_and_deleting_a_collection_from_the_panel(default_index
     assert not app.exception and "pruned" not in default_index.collections.names()
     assert app.selectbox(key="collection").value is None and not _result_titles(app)
     assert any("Deleted the collection" in toast.value for toast in app.toast)
+
+
+def test_a_card_marks_an_outlying_member_of_its_topic(default_index):
+    outlying = default_index.papers.loc[default_index.papers["outlying"], "id"].tolist()
+    assert outlying  # the sample has papers the clustering left out and its nearest topic adopted
+    shown = default_index.similar(outlying[0], k=37)
+    app = _app(paper=outlying[0], k="37").run()
+    cards = [body for body in _htmls(app) if "<span class='ps-title'>" in body]
+    assert len(cards) == len(shown)
+    for card, is_outlying in zip(cards, shown["outlying"], strict=True):
+        assert ("(outlying member)" in card) == bool(is_outlying)

@@ -26,6 +26,7 @@ from paperscope.embed.corpus import detect_format
 from paperscope.embed.terms import singular
 from paperscope.errors import UserError
 from paperscope.index.paper_index import PaperIndex
+from paperscope.index.store import curations
 from paperscope.index.store.generations import current_generation_name, is_current_format, is_index
 from paperscope.settings import LEVELS, MODES, UNCLUSTERED_NAME
 from paperscope.ui.collections_view import (
@@ -74,7 +75,8 @@ def _cli_index() -> str | None:
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def load_index(folder: str, generation: str) -> PaperIndex:
-    """Load an index once per process and generation (a rebuild gives a new generation)."""
+    """Load an index once per process and generation (a rebuild gives a new generation; a
+    curation of its topics a new ``generation`` key too: see ``_open_index``)."""
     return PaperIndex.load(folder)
 
 
@@ -178,10 +180,12 @@ def short_id(paper_id: str) -> str:
 
 
 def _topic_path(row) -> str:
-    """A result's topics, coarse then fine ("graph learning › graph neural networks (GNNs)")."""
-    if row.cluster_name == UNCLUSTERED_NAME or row.coarse_name == row.cluster_name:
-        return str(row.cluster_name)
-    return f"{row.coarse_name} › {row.cluster_name}"
+    """A result's topics, coarse then fine ("graph learning › graph neural networks (GNNs)"),
+    "(outlying member)" after a paper the clustering left out and drawn in its nearest topic."""
+    path = str(row.cluster_name)
+    if row.cluster_name != UNCLUSTERED_NAME and row.coarse_name != row.cluster_name:
+        path = f"{row.coarse_name} › {row.cluster_name}"
+    return path + (" (outlying member)" if getattr(row, "outlying", False) else "")
 
 
 def _sidebar(
@@ -437,8 +441,8 @@ def _open_index(choices: dict[str, str]) -> tuple[str, str, str, PaperIndex]:
         from paperscope.index.build.pipeline import sample_index  # build code: only when the sample is built
 
         build_with_progress(sample_index, "the NeurIPS 2025 sample index (first run)")
-    try:
-        generation = current_generation_name(Path(folder))
+    try:  # the cache key: the generation, and the state of its topic curations (a change loads anew)
+        generation = f"{current_generation_name(Path(folder))}+{curations.stamp(folder)}"
         return label, folder, generation, load_index(folder, generation)
     except UserError as exc:
         st.error(str(exc))
@@ -503,7 +507,7 @@ def _map_panel(index: PaperIndex, source: tuple[str, str], focus: dict, level: s
         "topic. Map trust: the share of a paper's 10 nearest neighbours that are also near it on the map."
     )
     # on demand: at a million papers it costs 2 s a run, and its table and chart weigh on every page
-    panel = st.expander("Topics: overview, over time, between two topics", key="topics", on_change="rerun")
+    panel = st.expander("Topics: overview, by year or column, between two topics", key="topics", on_change="rerun")
     with panel:
         if panel.open:
             topics_panel(index, level, topics)

@@ -29,13 +29,15 @@ from paperscope.settings import (
     Fields,
     Smoothing,
 )
-from paperscope.ui import library_commands
+from paperscope.ui import curation_commands, library_commands
 from paperscope.ui.loading import index_folder, load, print_results, with_index, with_json
 from paperscope.ui.logs import log_to_stderr
 
 EXIT_USER_ERROR = 2
 MAP_NEIGHBOURS = 5  # papers joined to a clicked one in the HTML map
 BRIDGE_NEIGHBOURS = 10  # nearest papers bridges count in each topic (its default)
+BY_VALUES = 12  # values of a column topics --by shows apart (paperscope.index.analysis.topics.MAX_VALUES)
+BY_LABEL_CHARS = 16  # longest value shown whole in the header of topics --by
 logger = logging.getLogger("paperscope")
 
 
@@ -192,13 +194,18 @@ def cmd_duplicates(args) -> None:
 
 
 def cmd_topics(args) -> None:
-    """Print every topic with its size, share, map trust and three most central papers, or with
-    ``--by year`` each topic's share of each year's papers."""
+    """Print every topic with its size, share, map trust and three most central papers; with
+    ``--by COLUMN`` each topic's share of the papers of each value of a column (each year's, with
+    its change); with ``--compare COLUMN=A COLUMN=B`` the topics over-represented in one group.
+    Curations that match no topic any more are reported on stderr."""
+    args.level = args.level or "coarse"
     index = load(args)
-    if args.by == "year":
-        from paperscope.index.analysis.topics import topics_by_year
-
-        _print_topics_by_year(topics_by_year(index, args.level), args.json)
+    curation_commands.report(index)
+    if args.by:
+        _print_topics_by(index.topics_by(args.by, args.level), args.json)
+        return
+    if args.compare:
+        _print_compared(index.compare_topics(*args.compare, level=args.level), args.json)
         return
     topics = index.topics(args.level)
     if args.json:
@@ -213,30 +220,56 @@ def cmd_topics(args) -> None:
             print(f"       {paper_id:<14}  {title}")
 
 
-def _print_topics_by_year(shares, as_json: bool) -> None:
-    years = [column for column in shares.columns if isinstance(column, int)]
+def _print_topics_by(shares, as_json: bool) -> None:
+    column, values, papers = shares.attrs["column"], shares.attrs["values"], shares.attrs["papers"]
     if as_json:
         records = [
             {
                 "cluster": int(row["cluster"]),
                 "name": row["name"],
-                "change": float(row["change"]),
-                "shares": {str(year): float(row[year]) for year in years},
+                **({"change": float(row["change"])} if column == "year" else {}),
+                "shares": {str(value): float(row[value]) for value in values},
+                "papers": {str(value): round(row[value] * papers[value]) for value in values},
             }
             for _, row in shares.iterrows()
         ]
         print(json.dumps(records, indent=2, ensure_ascii=False))
         return
-    print("  #  " + "".join(f"{year:>7}" for year in years) + "   change  topic")
+    labels = {value: str(value) if len(str(value)) <= BY_LABEL_CHARS else str(value)[: BY_LABEL_CHARS - 1] + "…"
+              for value in values}  # fmt: skip
+    width = {value: max(7, len(labels[value]) + 2) for value in values}
+    change = "   change" if column == "year" else ""
+    if column != "year":
+        print(f"each topic's share of the papers with each value of {column} (most common first)")
+    print("  #  " + "".join(f"{labels[value]:>{width[value]}}" for value in values) + change + "  topic")
+    print("     " + "".join(f"{papers[value]:>{width[value]}}" for value in values) + "  papers")
     for _, row in shares.iterrows():
-        cells = "".join(f"{row[year]:7.1%}" for year in years)
-        print(f"{row['cluster']:>3}  {cells}  {row['change'] * 100:+6.1f}   {row['name']}")
-    if len(years) == 1:
-        print(f"\nonly one year in this corpus ({years[0]}): no change over time to show")
+        cells = "".join(f"{row[value]:{width[value]}.1%}" for value in values)
+        moved = f"  {row['change'] * 100:+6.1f} " if column == "year" else ""
+        print(f"{row['cluster']:>3}  {cells}{moved}  {row['name']}")
+    if column != "year":
         return
-    grew, shrank = shares.iloc[0], shares.iloc[-1]
-    print(f"\ngrew most: {grew['name']} ({grew['change'] * 100:+.1f} points, {years[0]}-{years[-1]})")
+    if len(values) == 1:
+        print(f"\nonly one year in this corpus ({values[0]}): no change over time to show")
+        return
+    topics = shares[shares["cluster"] >= 0]
+    grew, shrank = topics.iloc[0], topics.iloc[-1]
+    print(f"\ngrew most: {grew['name']} ({grew['change'] * 100:+.1f} points, {values[0]}-{values[-1]})")
     print(f"shrank most: {shrank['name']} ({shrank['change'] * 100:+.1f} points)")
+
+
+def _print_compared(compared, as_json: bool) -> None:
+    if as_json:
+        from paperscope.ui.records import records
+
+        print(json.dumps(records(compared), indent=2, ensure_ascii=False))
+        return
+    (a, b), (in_a, in_b) = compared.attrs["groups"], compared.attrs["papers"]
+    print(f"A: {a} ({in_a} papers)  B: {b} ({in_b} papers); most over-represented in A first, in B last")
+    print("  #  papers A  papers B  share A  share B   ratio  topic")
+    for row in compared.itertuples():
+        print(f"{row.cluster:>3}  {row.papers_a:>8}  {row.papers_b:>8}  {row.share_a:7.1%}  {row.share_b:7.1%}"
+              f"  {row.ratio:6.2f}  {row.name}")  # fmt: skip
 
 
 def cmd_bridges(args) -> None:
@@ -457,11 +490,34 @@ def _topics_options(topics) -> None:
     topics.add_argument(
         "--level",
         choices=LEVELS,
-        default="coarse",
-        help="coarse topics (merged clusters) or fine clusters (default: coarse)",
+        help="coarse topics (merged clusters) or fine clusters (default: coarse; move: fine)",
     )
-    topics.add_argument("--by", choices=["year"], help="each topic's share of each year's papers, and its change")
+    shown = topics.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--by",
+        metavar="COLUMN",
+        help="each topic's share of the papers of each value of a column: year (with each topic's change), "
+        f"venue, categories, authors or any other metadata column the corpus has (the {BY_VALUES} most common "
+        "values, the rest as 'other')",
+    )
+    shown.add_argument(
+        "--compare",
+        nargs=2,
+        type=_group,
+        metavar=("COLUMN=A", "COLUMN=B"),
+        help="the topics over- and under-represented in one group of papers against another, with their "
+        "papers in each, e.g. --compare venue=ICML venue=NeurIPS or year=2021 year=2024",
+    )
     with_json(topics, "a JSON list of topics")
+    curation_commands.add_actions(topics, _Parser)
+
+
+def _group(text: str) -> tuple[str, str]:
+    """--compare COLUMN=VALUE."""
+    column, equals, value = text.partition("=")
+    if not equals or not column.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"'{text}' is not COLUMN=VALUE (e.g. venue=ICML or year=2024)")
+    return column.strip(), value.strip()
 
 
 def _bridges_options(bridges) -> None:
@@ -491,7 +547,7 @@ COMMANDS = (
     ("duplicates", "pairs of papers that are versions of one another", _duplicates_options, cmd_duplicates),
     ("app", "start the dashboard in the browser", _app_options, cmd_app),
     ("serve", "answer nearest-paper lookups as a JSON API (docs at /docs)", _serve_options, cmd_serve),
-    ("topics", "every topic: size, share, map trust, central papers", _topics_options, cmd_topics),
+    ("topics", "every topic: size, share, map trust, central papers; corrections", _topics_options, cmd_topics),
     ("bridges", "papers between two topics", _bridges_options, cmd_bridges),
     ("map", "draw the topic map to a .png or an interactive .html file", _map_options, cmd_map),
     *library_commands.COMMANDS,

@@ -3,7 +3,8 @@
 The index is loaded once, read-only. A watcher thread notices when a build or ``paperscope add``
 switches the folder to a new generation, loads and warms it, then swaps it in: a request uses the
 generation it started with (its files stay mapped even once the next build deletes them), so a
-rebuild fails no request. Results carry the fields of the command line's ``--json`` output;
+rebuild fails no request; a change to the topic curations (``paperscope topics rename`` …) is
+loaded the same way. Results carry the fields of the command line's ``--json`` output;
 every error is a JSON object ``{"error": one sentence, "status": code}``, never a traceback.
 
 Lookups run on the event loop: one by id takes about 2 ms, and running them in threads cost more
@@ -38,6 +39,7 @@ from paperscope.errors import NotFound, UserError
 from paperscope.index.paper_index import PaperIndex
 from paperscope.index.search.encoding import MAX_QUERY_CHARS, searchable
 from paperscope.index.search.ranking import Ranking
+from paperscope.index.store import curations
 from paperscope.index.store.generations import current_generation_name
 from paperscope.settings import LEVELS, MODES
 from paperscope.ui.logs import log_to_stderr
@@ -138,9 +140,10 @@ NOTHING_TO_SEARCH = "the query has nothing to search by (no printable character)
 class Served:
     """One generation of the index as served, with what is computed once per generation."""
 
-    def __init__(self, generation: str | None, index: PaperIndex):
+    def __init__(self, generation: str | None, index: PaperIndex, curated: str = ""):
         self.generation = generation
         self.index = index
+        self.curated = curated  # the curations' stamp when loaded: GET /topics gives their names
 
     @cached_property
     def topics(self) -> dict[str, list[dict]]:
@@ -160,15 +163,24 @@ class LiveIndex:
         self._watcher = threading.Thread(target=self._watch, name="paperscope-generation-watcher", daemon=True)
 
     def _load(self, generation: str | None) -> Served:
+        curated = curations.stamp(self.folder)  # read first: a change while loading is loaded next time
         index = PaperIndex.load(self.folder, model_path=self.model_path)
         index.warm()
-        return Served(generation, index)
+        return Served(generation, index, curated)
 
     def refresh(self) -> None:
-        """Serve the folder's current generation if it is new. A generation that does not load is
-        logged once and the old one served on."""
+        """Serve the folder's current generation if it is new, or again if its curations changed.
+        A generation that does not load is logged once and the old one served on."""
         generation = current_generation_name(self.folder)
-        if generation is None or generation in (self.current.generation, self._skipped):
+        if generation is None or generation == self._skipped:
+            return
+        if generation == self.current.generation:
+            if curations.stamp(self.folder) != self.current.curated:
+                try:
+                    self.current = self._load(generation)
+                except UserError:  # a build switching the generation meanwhile: the next check loads it
+                    return
+                logger.info("%s: topic curations changed: now serving them", self.folder)
             return
         try:
             served = self._load(generation)

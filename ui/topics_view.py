@@ -1,36 +1,149 @@
-"""The dashboard's topics panel: the topics of either level, their shares over the years, and the
-papers between two topics. It only draws what :mod:`paperscope.index.analysis.corpus` computes."""
+"""The dashboard's topics panel: the topics of either level (renamed or merged here), their shares
+over the years (or by venue, category…), two groups of papers compared, and the papers between
+two topics. It only draws what :mod:`paperscope.index.analysis.topics` computes, and corrects
+the topics through :class:`~paperscope.index.paper_index.PaperIndex`."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from paperscope.errors import UserError
-from paperscope.index.analysis.topics import bridges, topic_overview, topics_by_year
+from paperscope.index.analysis.topics import bridges, column_values, group_columns, topic_overview
+
+MAX_GROUP_CHOICES = 500  # values a group can be picked from (the most common)
 
 
 def _over_time(shares, selected: list[str]) -> None:
     """The chart of the topics' shares over the years (``selected`` topics, or the five largest)."""
-    years = [column for column in shares.columns if isinstance(column, int)]
+    years = shares.attrs["values"]
     if len(years) == 1:
         st.caption(f"Only one year in this corpus ({years[0]}): no change over time to show.")
         return
-    shown = shares[shares["name"].isin(selected)] if selected else shares.nlargest(5, years[-1])
+    topics = shares[shares["cluster"] >= 0]
+    shown = topics[topics["name"].isin(selected)] if selected else topics.nlargest(5, years[-1])
     chart = shown.set_index("name")[years].T
     chart.index = chart.index.astype(str)
     st.line_chart(chart, x_label="year", y_label="share of the year's papers")
-    grew, shrank = shares.iloc[0], shares.iloc[-1]
+    grew, shrank = topics.iloc[0], topics.iloc[-1]
     st.caption(
         f"Grew most: {grew['name']} ({grew['change'] * 100:+.1f} points, {years[0]}–{years[-1]}); "
         f"shrank most: {shrank['name']} ({shrank['change'] * 100:+.1f} points)."
     )
 
 
+def _by_value(shares) -> None:
+    """The table of the topics' shares of each value's papers (a column other than year)."""
+    column, values, papers = shares.attrs["column"], shares.attrs["values"], shares.attrs["papers"]
+    headers = {value: f"{value} ({papers[value]})" for value in values}
+    st.dataframe(
+        shares[["name", *values]].rename(columns={"name": "topic", **headers}),
+        hide_index=True,
+        column_config={header: st.column_config.NumberColumn(format="percent") for header in headers.values()},
+    )
+    st.caption(
+        f"Each topic's share of the papers with each value of {column} (their number in brackets), most common first."
+    )
+
+
+def _by_column(index, level: str, selected: list[str], columns: list[str]) -> None:
+    """The topics' shares by the column the user picks (year first when the corpus has years)."""
+    column = st.selectbox(
+        "Topics by", columns, index=columns.index("year") if "year" in columns else 0, key="topics_by"
+    )
+    shares = index.topics_by(column, level)
+    if column == "year":
+        _over_time(shares, selected)
+    else:
+        _by_value(shares)
+
+
+def _compared(index, level: str, columns: list[str]) -> None:
+    """Two groups of papers (a column, a value for each) and the topics over-represented in each."""
+    st.markdown("**Compare two groups**")
+    column_box, a_box, b_box = st.columns(3)
+    column = column_box.selectbox("Column", columns, key="compare_column")
+    counts = column_values(index, column).value_counts()
+    values = sorted(counts.index) if column == "year" else counts.index.tolist()  # by count, most common first
+    values = values[:MAX_GROUP_CHOICES] if column != "year" else values
+    if len(values) < 2:
+        st.caption(f"The papers have one {column} only ({values[0]}): pick a column with two values or more.")
+        return
+    first = a_box.selectbox("Group A", values, index=0, key=f"compare_a_{column}")
+    second = b_box.selectbox("Group B", values, index=1, key=f"compare_b_{column}")
+    if first == second:
+        st.caption("Pick two different values.")
+        return
+    compared = index.compare_topics((column, first), (column, second), level)
+    in_a, in_b = compared.attrs["papers"]
+    st.dataframe(
+        compared[["name", "papers_a", "papers_b", "share_a", "share_b", "ratio"]].rename(
+            columns={
+                "name": "topic",
+                "papers_a": "papers in A",
+                "papers_b": "papers in B",
+                "share_a": "share of A",
+                "share_b": "share of B",
+            }
+        ),
+        hide_index=True,
+        column_config={
+            "share of A": st.column_config.NumberColumn(format="percent"),
+            "share of B": st.column_config.NumberColumn(format="percent"),
+            "ratio": st.column_config.NumberColumn(format="%.2f"),
+        },
+    )
+    st.caption(
+        f"A: {column}={first} ({in_a} papers); B: {column}={second} ({in_b} papers). Ratio: share of A over "
+        "share of B; most over-represented in A first, in B last."
+    )
+
+
+def _curate(change, message: str, then: dict) -> None:
+    """Run ``change`` (a correction of the index's topics, written beside it), then show
+    ``message`` and set the widgets ``then`` on the next run (the app's "pending" state; the new
+    curations give the index a new cache key, so the next run loads it anew); an error shows here."""
+    try:
+        change()
+    except UserError as exc:
+        st.error(str(exc))
+        return
+    st.session_state["curated"] = message
+    st.session_state["pending"] = {**st.session_state.get("pending", {}), **then}
+    st.rerun()
+
+
+def _corrections(index, overview, level: str) -> None:
+    """Rename the topic picked, or merge two: kept beside the index, applied whenever it loads."""
+    if message := st.session_state.pop("curated", None):
+        st.success(message)
+    for sentence in index.curation_report:
+        st.warning(sentence)
+    names = overview["name"].tolist()
+    number = dict(zip(overview["name"], overview["cluster"], strict=True))
+    st.markdown("**Correct the topics**")
+    topic_box, name_box, button_box = st.columns([4, 4, 2], vertical_alignment="bottom")
+    topic = topic_box.selectbox("Topic", names, key=f"curate_topic_{level}")
+    name = name_box.text_input("New name", key=f"curate_name_{level}", placeholder=topic)
+    if button_box.button("Rename", key="curate_rename", disabled=not name.strip()):
+        then = {f"curate_topic_{level}": " ".join(name.split()), f"curate_name_{level}": ""}
+        _curate(lambda: index.rename_topic(number[topic], name, level), f"Renamed '{topic}' to '{name}'.", then)
+    if len(names) < 2:
+        return
+    merged_box, kept_box, button_box = st.columns([4, 4, 2], vertical_alignment="bottom")
+    merged = merged_box.selectbox("Merge topic", names, index=1, key=f"curate_merged_{level}")
+    kept = kept_box.selectbox("into", names, index=0, key=f"curate_kept_{level}")
+    if button_box.button("Merge", key="curate_merge", disabled=merged == kept):
+        message = f"Merged '{merged}' into '{kept}'."
+        _curate(lambda: index.merge_topics(number[kept], number[merged], level=level), message, {})
+    st.caption("Corrections are kept beside the index (curations.json) and applied whenever it is loaded; "
+               "`paperscope topics curations` lists them.")  # fmt: skip
+
+
 def topics_panel(index, level: str, selected: list[str]) -> None:
     """Three tabs about the topics of ``level``; ``selected`` names the topics picked in the
     sidebar (the chart over time shows them, or the five largest)."""
     overview = topic_overview(index, level)
-    listing, over_time, between = st.tabs(["Topics", "Over time", "Between two topics"])
+    listing, by_column, between = st.tabs(["Topics", "By year or column", "Between two topics"])
     with listing:
         st.dataframe(
             overview[["name", "size", "share", "map_trust"]].rename(
@@ -42,13 +155,17 @@ def topics_panel(index, level: str, selected: list[str]) -> None:
                 "map trust": st.column_config.NumberColumn(format="%.2f"),
             },
         )
-    with over_time:
-        try:
-            shares = topics_by_year(index, level)
-        except UserError as exc:
-            st.caption(str(exc))
+        _corrections(index, overview, level)
+    with by_column:
+        columns = group_columns(index)
+        if not columns:
+            st.caption("The papers have no year, venue, category or other column to split the topics by.")
         else:
-            _over_time(shares, selected)
+            try:
+                _by_column(index, level, selected, columns)
+                _compared(index, level, columns)
+            except UserError as exc:
+                st.caption(str(exc))
     with between:
         if len(overview) < 2:
             st.caption("This index has fewer than two topics at this level.")

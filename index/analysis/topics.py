@@ -1,15 +1,19 @@
-"""The topics of a loaded index: their overview, their shares over the years, and the papers
-between two topics. Read-only: the topics themselves are computed at build time
-(:mod:`paperscope.index.topics`)."""
+"""The topics of a loaded index: their overview, their shares by year (or venue, category…), two
+groups of papers compared, and the papers between two topics. Read-only: the topics themselves
+are computed at build time (:mod:`paperscope.index.topics`)."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
 
+from paperscope.embed.corpus import OPTIONAL_FIELDS
 from paperscope.embed.terms import singular, words
-from paperscope.errors import UserError, shown
+from paperscope.errors import NotFound, UserError, shown
 from paperscope.index.search.filters import check_level
+from paperscope.settings import UNCLUSTERED_NAME
 
 ALL_CANDIDATES = 100_000  # papers; a larger corpus looks for bridges among the two topics' papers only
 
@@ -69,26 +73,168 @@ def find_topic(index, topic, level: str = "coarse") -> int:
     )
 
 
-def topics_by_year(index, level: str = "coarse") -> pd.DataFrame:
-    """Each topic's share of each year's papers, and its change from the first year to the last.
+MAX_VALUES = 12  # values of a column shown apart (the most common); the rest are summed as "other"
+LIST_FIELDS = ("authors", "categories")  # fields the readers store as lists joined by "; "
+ARXIV_CODES = re.compile(r"[a-z-]+(\.[A-Za-z-]+)?(\s+[a-z-]+(\.[A-Za-z-]+)?)*")  # "cs.LG stat.ML"
+SMOOTHING = 0.5  # papers added to each topic's count in both groups before their shares are divided
+SHOWN_VALUES = 8  # values listed when a group matches no paper
 
-    One row per topic (cluster, name, then one column per year, then change, in share points);
-    a corpus without years raises a UserError saying so.
+
+def group_columns(index) -> list[str]:
+    """The papers' metadata columns topics can be split by (year, venue, categories…: the corpus
+    fields it has values for; never the index's own, such as x, y or cluster), in reading order."""
+    return [name for name in OPTIONAL_FIELDS if _has_values(index.papers, name)]
+
+
+def _has_values(papers: pd.DataFrame, name: str) -> bool:
+    return name in papers and (papers[name].dropna().astype(str).str.strip() != "").any()
+
+
+def _split(column: str, text: str) -> list[str]:
+    """The values of one paper's ``column``: a list field (authors, categories) as its readers
+    joined it ("a; b"), arXiv categories by spaces ("cs.LG stat.ML"); any other field whole."""
+    if column not in LIST_FIELDS:
+        return [text]
+    parts = [part.strip() for part in text.split(";")]
+    if column == "categories" and len(parts) == 1 and "." in text and ARXIV_CODES.fullmatch(text):
+        parts = text.split()
+    return [part for part in parts if part]
+
+
+def column_values(index, column: str) -> pd.Series:
+    """The values of ``column``, one entry per paper and value, indexed by the paper's row: a
+    paper without a value has none, one of a list field (authors, categories) one per value.
+    Years are whole numbers; other values text. A column the corpus lacks, or has no value in,
+    is a UserError listing those it has."""
+    papers = index.papers
+    if column not in OPTIONAL_FIELDS or not _has_values(papers, column):
+        present = group_columns(index)
+        known = ", ".join(present) if present else "none"
+        if column == "year":
+            raise NotFound(
+                f"this corpus has no years (no 'year' field in its files): topics over time need one; "
+                f"the columns it has are: {known}"
+            )
+        missing = "no value in its column" if column in OPTIONAL_FIELDS and column in papers else "no column"
+        raise NotFound(
+            f"this corpus has {missing} '{shown(column)}' to split topics by; the columns it has are: {known}"
+        )
+    values = papers[column].reset_index(drop=True).dropna()
+    if column == "year":
+        return values.astype(np.int64)
+    values = values.astype(str).str.strip()
+    values = values[values != ""]
+    if column in LIST_FIELDS:
+        values = values.map(lambda text: _split(column, text)).explode().dropna()
+    return values
+
+
+def _rows(index, number_column: str, counted: np.ndarray) -> pd.DataFrame:
+    """The topics of a table by topic (cluster, name), plus "unclustered" (cluster -1) when
+    some of the ``counted`` papers' topics (their numbers) are none."""
+    table = index.topic_table("coarse" if number_column == "coarse_cluster" else "fine")
+    rows = table.loc[table["cluster"] >= 0, ["cluster", "name"]]
+    if (counted < 0).any():
+        rows = pd.concat([rows, pd.DataFrame({"cluster": [-1], "name": [UNCLUSTERED_NAME]})])
+    return rows.reset_index(drop=True)
+
+
+def topics_by(index, column: str, level: str = "coarse") -> pd.DataFrame:
+    """Each topic's share of the papers of each value of ``column`` (year, venue, categories…:
+    see :func:`group_columns`); a paper of several values (authors, categories) counts in each.
+
+    One row per topic (cluster, name), then one column per value, then for years ``change``,
+    the share's change from the first year to the last. Years are every year, in order, topics
+    sorted by change (grew most first); other values are the ``MAX_VALUES`` most common, most
+    common first, the rest summed as "other", topics largest first. Papers in no topic are the
+    last row, "unclustered" (cluster -1): each value's shares sum to 1.
+    ``attrs``: column, values (the value columns) and papers (each value's number of papers).
     """
     number_column, _ = _topic_columns(level)
-    papers = index.papers
-    if "year" not in papers or papers["year"].notna().sum() == 0:
-        raise UserError("this corpus has no years (no 'year' field in its files): topics over time need one")
-    dated = papers[papers["year"].notna()]
-    shares = pd.crosstab(dated[number_column], dated["year"].astype(int), normalize="columns")
-    table = index.topic_table(level)
-    shares = shares.reindex(table["cluster"], fill_value=0.0)
-    years = list(shares.columns)
-    result = pd.DataFrame({"cluster": table["cluster"].to_numpy(), "name": table["name"].to_numpy()})
-    for year in years:
-        result[year] = shares[year].to_numpy()
-    result["change"] = result[years[-1]] - result[years[0]]
-    return result.sort_values("change", ascending=False).reset_index(drop=True)
+    values = column_values(index, column)
+    topic = index.papers[number_column].to_numpy()[values.index.to_numpy()]
+    if column == "year":
+        order = [int(year) for year in sorted(values.unique())]
+    else:
+        counts = values.value_counts()
+        common = sorted(counts.index, key=lambda value: (-counts[value], value))
+        order = common[:MAX_VALUES]
+        if len(common) > MAX_VALUES:
+            rest = "other" if "other" not in order else "other values"
+            values = values.where(values.isin(order), rest)
+            order.append(rest)
+    counts = pd.crosstab(topic, values.to_numpy()).reindex(columns=order, fill_value=0)
+    rows = _rows(index, number_column, topic)
+    counts = counts.reindex(rows["cluster"], fill_value=0)
+    papers = counts.sum(axis=0)
+    result = rows.copy()
+    for value in order:
+        result[value] = (counts[value] / papers[value]).to_numpy()
+    if column == "year":
+        result["change"] = result[order[-1]] - result[order[0]]
+        key = result["change"]
+    else:
+        key = pd.Series(counts.sum(axis=1).to_numpy(), dtype=np.float64)
+    clustered = result["cluster"] >= 0
+    ranked = key.where(clustered, -np.inf).to_numpy()
+    result = result.iloc[np.lexsort((result["cluster"].to_numpy(), -ranked))].reset_index(drop=True)
+    result.attrs = {"column": column, "values": order, "papers": {value: int(papers[value]) for value in order}}
+    return result
+
+
+def _group_rows(index, group: tuple[str, object]) -> tuple[str, np.ndarray]:
+    """The label ("column=value") and rows of the papers of one group, (column, value): a year
+    as a number, other values in any case; one matching no paper is a UserError listing some."""
+    column, value = group
+    values = column_values(index, column)
+    label = f"{column}={value}"
+    if column == "year":
+        text = str(value).strip()
+        if not text.lstrip("-").isdigit():
+            raise UserError(f"'{shown(label)}': a year is a whole number, such as {values.iloc[0]}")
+        matched = values == int(text)
+    else:
+        matched = values.str.casefold() == str(value).strip().casefold()
+    if not matched.any():
+        counts = values.value_counts()
+        common = sorted(counts.index, key=lambda v: (-counts[v], str(v)))
+        listed = ", ".join(shown(str(v)) for v in common[:SHOWN_VALUES])
+        more = f" and {len(common) - SHOWN_VALUES} more" if len(common) > SHOWN_VALUES else ""
+        raise NotFound(f"no paper has {column} '{shown(str(value))}'; its values include {listed}{more}")
+    return label, np.unique(values.index.to_numpy()[matched.to_numpy()])
+
+
+def topics_compare(
+    index, group_a: tuple[str, object], group_b: tuple[str, object], level: str = "coarse"
+) -> pd.DataFrame:
+    """The topics over-represented in one group of papers against another; a group is (column,
+    value), such as ("venue", "ICML") or ("year", 2024) (see :func:`column_values`).
+
+    One row per topic: cluster, name, papers_a and papers_b (its papers in each group), share_a
+    and share_b (of the group's papers), ratio (share in A over share in B, each count plus
+    ``SMOOTHING`` so that a topic absent from a group has a finite ratio), most over-represented
+    in A first, most over-represented in B last; papers in no topic last, as "unclustered".
+    ``attrs``: groups (the two labels) and papers (each group's number of papers).
+    """
+    number_column, _ = _topic_columns(level)
+    (label_a, rows_a), (label_b, rows_b) = _group_rows(index, group_a), _group_rows(index, group_b)
+    if np.array_equal(rows_a, rows_b):
+        same = f"{shown(label_a)} and {shown(label_b)} are the same papers"
+        raise UserError(f"compare needs two different groups: {same}")
+    topic = index.papers[number_column].to_numpy()
+    rows = _rows(index, number_column, np.concatenate([topic[rows_a], topic[rows_b]]))
+    result = rows.copy()
+    for name, members in (("a", rows_a), ("b", rows_b)):
+        counts = pd.Series(topic[members]).value_counts().reindex(rows["cluster"], fill_value=0).to_numpy()
+        result[f"papers_{name}"] = counts
+        result[f"share_{name}"] = counts / len(members)
+        result[f"smoothed_{name}"] = (counts + SMOOTHING) / (len(members) + SMOOTHING * len(rows))
+    result["ratio"] = result["smoothed_a"] / result["smoothed_b"]
+    result = result[["cluster", "name", "papers_a", "papers_b", "share_a", "share_b", "ratio"]]
+    ranked = result["ratio"].where(result["cluster"] >= 0, -np.inf).to_numpy()
+    result = result.iloc[np.lexsort((result["cluster"].to_numpy(), -ranked))].reset_index(drop=True)
+    result.attrs = {"groups": [label_a, label_b], "papers": [len(rows_a), len(rows_b)]}
+    return result
 
 
 def bridges(index, a, b, level: str = "coarse", neighbours: int = 10, limit: int = 10) -> pd.DataFrame:

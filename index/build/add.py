@@ -53,6 +53,7 @@ class AddReport:
     count: int  # papers in the index now
     placed_share: float  # share of the index placed on the map rather than laid out
     seconds: float
+    no_topic: int = 0  # new papers that fit no topic (drawn as unclustered)
 
 
 def add_papers(
@@ -119,20 +120,27 @@ def _add(inputs, folder: Path, fields: Fields, use_cache: bool) -> AddReport:
     vectors, fresh, encoder = _embed(old, texts, use_cache)
     logger.info("embedded %s (%d from the cache)", counted(len(new), "paper"), len(new) - fresh)
     new["tokens"] = encoder.count_tokens(texts)
-    generation = _grown(old, new.join(_place(old, vectors)), vectors, texts, inputs)
+    map_columns_of_new = _place(old, vectors)
+    generation = _grown(old, new.join(map_columns_of_new), vectors, texts, inputs)
     generations.write_generation(folder, generation)
     placed = generation.manifest["map"]["layout"]["placed_share"]
     logger.info(
         "added %s to %s (%d in all; %.0f%% placed on the map rather than laid out)",
         counted(len(new), "paper"), folder, count + len(new), 100 * placed,
     )  # fmt: skip
+    no_topic = int((map_columns_of_new["cluster"].to_numpy() == UNCLUSTERED).sum())
+    if no_topic:
+        logger.warning(
+            "%s fit no topic: rebuild the map (paperscope build) to place them as a topic of their own",
+            counted(no_topic, "new paper"),
+        )
     if placed > REBUILD_SHARE:
         logger.warning(
             "more than %.0f%% of the papers were added after the last full build: their topics are the "
             "old ones; rebuild with `paperscope build` to lay out the map and find topics anew",
             100 * REBUILD_SHARE,
         )
-    return AddReport(folder, len(new), skipped, count + len(new), placed, 0.0)
+    return AddReport(folder, len(new), skipped, count + len(new), placed, 0.0, no_topic)
 
 
 def _place(old: generations.Generation, vectors: np.ndarray) -> pd.DataFrame:
@@ -144,6 +152,7 @@ def _place(old: generations.Generation, vectors: np.ndarray) -> pd.DataFrame:
         np.ascontiguousarray(vectors, dtype=np.float32), min(TRUST_K, table.num_rows)
     )
     coords, fine, trust = place_by_neighbours(similarities, neighbours, coordinates, fine_labels)
+    fine = np.where(_fits_topic(old, vectors, fine, fine_labels), fine, UNCLUSTERED)
     fine_topics, coarse_topics = (topics[topics["level"] == level] for level in ("fine", "coarse"))
     coarse_of = dict(zip(fine_topics["cluster"], fine_topics["parent"], strict=True))
     coarse = np.array([coarse_of.get(label, UNCLUSTERED) for label in fine], dtype=np.int64)
@@ -154,6 +163,20 @@ def _place(old: generations.Generation, vectors: np.ndarray) -> pd.DataFrame:
     flags = {"placed": np.ones(len(vectors), dtype=bool), "outlying": np.zeros(len(vectors), dtype=bool)}
     placed = map_columns(coords, fine, coarse, names, trust, flags)
     return placed.assign(added=np.int64(time.time() * 1000))  # Unix milliseconds
+
+
+def _fits_topic(old: generations.Generation, vectors: np.ndarray, fine: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Whether each new paper is as close to the centroid of the topic its neighbours give it as
+    the build asked of the papers it drew in a topic (the manifest's "adopt_similarity")."""
+    threshold = old.manifest["map"]["clusters"].get("adopt_similarity")
+    fits = fine != UNCLUSTERED
+    if threshold is None:  # an index built before papers were adopted: every placement stands
+        return fits
+    for label in set(fine[fits].tolist()):
+        centroid = np.asarray(old.vectors[labels == label], dtype=np.float32).mean(axis=0)
+        rows = fine == label
+        fits[rows] = np.asarray(vectors[rows], dtype=np.float32) @ (centroid / np.linalg.norm(centroid)) >= threshold
+    return fits
 
 
 def _grown(

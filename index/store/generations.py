@@ -14,6 +14,7 @@ Layout of an index folder ``DIR``::
         keyword_terms.json        its terms and their IDF
         smoothed.npy              neighbour-smoothed vectors, same rows (only when the build smoothed; memory-mapped)
     DIR/.build.lock               held by the build writing into DIR
+    DIR/curations.json            corrections to the topics (:mod:`.curations`): never touched by a build
 
 Loading checks the format, every file's size and the arrays' shapes, and reads almost nothing:
 ``PaperIndex.load`` of a million papers takes well under a second. The SHA-256 of every file is
