@@ -370,14 +370,14 @@ def test_a_lookup_on_a_curated_index_loads_no_build_code(corrected):
 
 
 def test_kmeans_is_deterministic_and_leaves_no_part_empty():
-    from paperscope.index.store.curations import _kmeans
+    from paperscope.index.search.kmeans import kmeans
 
     points = np.random.default_rng(3).normal(size=(40, 8)).astype(np.float32)
     points[:5] = points[0]  # duplicates
-    first, second = _kmeans(points, 4), _kmeans(points, 4)
+    first, second = kmeans(points, 4), kmeans(points, 4)
     assert np.array_equal(first, second) and set(first.tolist()) == {0, 1, 2, 3}
     same = np.repeat(points[:1], 6, axis=0)  # every point the same: still k non-empty parts
-    assert set(_kmeans(same, 3).tolist()) == {0, 1, 2}
+    assert set(kmeans(same, 3).tolist()) == {0, 1, 2}
 
 
 def test_a_read_only_index_refuses_a_correction_in_one_line(read_only_index):

@@ -15,7 +15,7 @@ import pytest
 from paperscope import BuildSettings, PaperIndex, UserError, build_index
 from paperscope.embed.terms import words
 from paperscope.index.topics.coverage import TermFinder
-from paperscope.index.topics.naming import RESIDUE, topic_terms
+from paperscope.index.topics.naming import RESIDUE, topic_pools, topic_terms
 
 IJCAI = Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "ijcai2021_2024_area.jsonl"
 
@@ -206,3 +206,12 @@ def test_cli_topics_bridges_and_a_corpus_without_years(known_index, sample_index
     assert undated.returncode == 2 and undated.stderr.count("\n") == 1 and "no years" in undated.stderr
     with pytest.raises(UserError, match="is not one of the coarse topics"):
         known_index.bridges("no such topic", a)
+
+
+def test_a_gerund_whose_noun_the_abstracts_use_names_no_topic():
+    texts = [f"Optimizing schedules by planning, report {i}. Optimization of plans helps." for i in range(6)]
+    texts += [f"Protein folding with diffusion priors, study {i}." for i in range(6)]
+    labels = np.array([0] * 6 + [1] * 6)
+    candidates = [term for term, _ in topic_pools(texts, labels, TermFinder(texts))[0]]
+    assert "optimizing" not in candidates  # "optimization" is the field's noun
+    assert "planning" in candidates and "optimization" in candidates  # "planning" has no other noun: it names

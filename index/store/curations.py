@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from paperscope.errors import UserError, shown, write_error
 from paperscope.files import atomic_path
+from paperscope.index.search.kmeans import kmeans
 from paperscope.settings import UNCLUSTERED_NAME
 
 CURATIONS_FILE, CURATIONS_LOCK = "curations.json", ".curations.lock"
@@ -49,7 +50,6 @@ MAX_NAME_CHARS = 200
 MAX_TERMS = 4  # a merged topic's terms: its own, then the other's, at most this many
 CENTRAL_PAPERS = 3
 CENTRAL_SAMPLE = 50_000  # a changed topic's central papers are looked for among this many of its papers
-KMEANS_SEED, KMEANS_STARTS, KMEANS_ROUNDS = 0, 4, 50
 COLUMNS = {"fine": ("cluster", "cluster_name"), "coarse": ("coarse_cluster", "coarse_name")}
 
 
@@ -434,16 +434,16 @@ def _split(state: _State, level: str, entry: dict, ids: pd.Index, vectors: np.nd
         raise _Skipped(f"{level} topic {topic} has {len(rows)} papers, fewer than k={k}")
     seeds = _seeds(entry.get("parts"), ids, rows, vectors, k)
     if level == "fine":
-        part = _kmeans(np.asarray(vectors[rows], dtype=np.float32), k, seeds=seeds)
+        part = kmeans(np.asarray(vectors[rows], dtype=np.float32), k, seeds=seeds)
         return _fine_parts(state, topic, rows, part, k, state.parent[topic])
     children = np.unique(state.labels["fine"][rows])
     if len(children) >= k:  # whole fine topics grouped by their centroids
         centroids = np.stack([_centroid(vectors, state.rows("fine", child)) for child in children])
         sizes = np.array([len(state.rows("fine", child)) for child in children], dtype=np.float32)
-        grouped = _kmeans(centroids, k, weights=sizes, seeds=seeds)
+        grouped = kmeans(centroids, k, weights=sizes, seeds=seeds)
         part = grouped[np.searchsorted(children, state.labels["fine"][rows])]
     else:  # too few fine topics: the papers themselves, their fine topics split along
-        part = _kmeans(np.asarray(vectors[rows], dtype=np.float32), k, seeds=seeds)
+        part = kmeans(np.asarray(vectors[rows], dtype=np.float32), k, seeds=seeds)
     made = []
     for i in range(k):
         new = state.fresh("coarse")
@@ -496,58 +496,6 @@ def _seeds(parts, ids: pd.Index, rows: np.ndarray, vectors: np.ndarray, k: int) 
             return None
         centres.append(_centroid(vectors, found))
     return np.stack(centres)
-
-
-def _kmeans(points: np.ndarray, k: int, weights=None, seeds: np.ndarray | None = None) -> np.ndarray:
-    """Each point's part (0 to k-1, each part non-empty): Lloyd's k-means of unit vectors, started
-    from ``seeds`` (parts then numbered as the seeds), else the best of ``KMEANS_STARTS`` k-means++
-    starts with a fixed seed (parts numbered largest first). Deterministic; ``weights`` per point."""
-    points = np.asarray(points, dtype=np.float32)
-    weights = np.ones(len(points), np.float32) if weights is None else np.asarray(weights, np.float32)
-    if seeds is not None:
-        return _lloyd(points, weights, np.asarray(seeds, np.float32))[0]
-    random = np.random.default_rng(KMEANS_SEED)
-    found = [_lloyd(points, weights, _plus_plus(points, weights, k, random)) for _ in range(KMEANS_STARTS)]
-    part = min(found, key=lambda result: result[1])[0]
-    sizes = np.bincount(part, weights=weights, minlength=k)
-    order = sorted(range(k), key=lambda i: (-sizes[i], int(np.flatnonzero(part == i)[0])))
-    return np.argsort(order)[part]
-
-
-def _plus_plus(points: np.ndarray, weights: np.ndarray, k: int, random) -> np.ndarray:
-    """k starting centres by k-means++ (weighted by ``weights``)."""
-    chosen = [int(random.choice(len(points), p=weights / weights.sum()))]
-    distance = ((points - points[chosen[0]]) ** 2).sum(axis=1)
-    for _ in range(1, k):
-        chance = weights * distance
-        if chance.sum() <= 0:  # every point sits on a centre: take the next one not chosen
-            chosen.append(next(i for i in range(len(points)) if i not in chosen))
-        else:
-            chosen.append(int(random.choice(len(points), p=chance / chance.sum())))
-        distance = np.minimum(distance, ((points - points[chosen[-1]]) ** 2).sum(axis=1))
-    return points[chosen].copy()
-
-
-def _lloyd(points: np.ndarray, weights: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, float]:
-    """Lloyd's iterations from ``centres``: each point's part and the weighted inertia. A part left
-    empty takes the point farthest from its centre among the parts of more than one point."""
-    k, part = len(centres), None
-    squares = (points**2).sum(axis=1)
-    for _ in range(KMEANS_ROUNDS):
-        distance = squares[:, None] - 2 * points @ centres.T + (centres**2).sum(axis=1)[None, :]
-        new = np.argmin(distance, axis=1)
-        for empty in np.setdiff1d(np.arange(k), new):
-            own = distance[np.arange(len(points)), new]
-            crowded = np.isin(new, np.flatnonzero(np.bincount(new, minlength=k) > 1))
-            new[int(np.argmax(np.where(crowded, own, -np.inf)))] = empty
-        if part is not None and np.array_equal(new, part):
-            break
-        part = new
-        for i in range(k):
-            inside = part == i
-            centres[i] = np.average(points[inside], axis=0, weights=weights[inside])
-    distance = ((points - centres[part]) ** 2).sum(axis=1)
-    return part, float((weights * distance).sum())
 
 
 # --- the curated tables ----------------------------------------------------------------------

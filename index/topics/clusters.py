@@ -11,6 +11,7 @@ from collections import Counter
 
 import numpy as np
 
+from paperscope.index.search.kmeans import kmeans
 from paperscope.index.topics.layout import umap_fit
 from paperscope.index.topics.naming import UNCLUSTERED
 
@@ -62,19 +63,9 @@ def adopt_outliers(vectors: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray,
     return adopted, outlying, threshold
 
 
-def bisect(vectors: np.ndarray, iterations: int = 20) -> np.ndarray:
-    """Two groups of ``vectors`` (0 or 1 per row): spherical k-means seeded with the row farthest
-    from the centroid and the row farthest from that one, so the same rows give the same halves."""
-    unit = np.asarray(vectors, dtype=np.float32)
-    first = int(np.argmin(unit @ unit.mean(axis=0)))
-    seeds = unit[[first, int(np.argmin(unit @ unit[first]))]]
-    for _ in range(iterations):
-        halves = np.argmax(unit @ seeds.T, axis=1)
-        if halves.min() == halves.max():
-            break
-        seeds = np.stack([unit[halves == half].mean(axis=0) for half in (0, 1)])
-        seeds /= np.linalg.norm(seeds, axis=1, keepdims=True)
-    return np.argmax(unit @ seeds.T, axis=1)
+def bisect(vectors: np.ndarray) -> np.ndarray:
+    """Two groups of ``vectors`` (0 or 1 per row, 0 the larger): :func:`kmeans` with k = 2."""
+    return kmeans(np.asarray(vectors, dtype=np.float32), 2)
 
 
 def _ward_cut(centroids: np.ndarray, coherent) -> list[list[int]]:

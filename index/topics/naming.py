@@ -225,9 +225,19 @@ def _pool(counts: dict[str, int], shown: dict[str, str], texts: list[str], stop_
             continue
         display = _display(whole, shown) if whole in shown or any(w in shown for w in whole.split()) else None
         display = display or _surface(whole, texts)
-        if " " in display or (display not in NOT_LEADING | NOT_TRAILING and not display.endswith(NOT_NOUN)):
+        if " " in display or _names_a_field(display, texts):
             pool.add(display)
     return sorted(pool)
+
+
+def _names_a_field(word: str, texts: list[str]) -> bool:
+    """Whether a single word can name a topic: not one that describes or acts, not an adjective's
+    or verb's ending ("adaptive", "recognize"), and not a gerund whose noun the abstracts use
+    ("optimizing" beside "optimization"); "learning" and "planning" have no such noun and stay."""
+    if word in NOT_LEADING or word in NOT_TRAILING or word.endswith(NOT_NOUN):
+        return False
+    stem = word[:-3] if word.endswith("ing") else None
+    return not stem or not any(f" {stem}{ending} " in text for text in texts for ending in ("ation", "ion", "ement"))
 
 
 def _term_words(term: str) -> set[str]:
