@@ -182,6 +182,7 @@ def test_a_paper_link_opens_with_that_paper_selected(server, page, sample_index)
     _wait_for_results(page, 4)
     expected = sample_index.similar(paper_id, k=4)["title"].tolist()
     assert [t.split(". ", 1)[1] for t in _result_titles(page)] == expected
+    page.wait_for_selector(".ps-map[data-ready='1']", timeout=60_000)  # the picture shows the map too
     _shot(page, "paper-link.png")
 
 

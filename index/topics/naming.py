@@ -232,12 +232,13 @@ def _pool(counts: dict[str, int], shown: dict[str, str], texts: list[str], stop_
 
 def _names_a_field(word: str, texts: list[str]) -> bool:
     """Whether a single word can name a topic: not one that describes or acts, not an adjective's
-    or verb's ending ("adaptive", "recognize"), and not a gerund whose noun the abstracts use
-    ("optimizing" beside "optimization"); "learning" and "planning" have no such noun and stay."""
+    or verb's ending ("adaptive", "recognize"), and not a verb or gerund whose noun the abstracts
+    use ("optimizing" beside "optimization", "generate" beside "generation"); "learning" and
+    "planning" have no such noun and stay."""
     if word in NOT_LEADING or word in NOT_TRAILING or word.endswith(NOT_NOUN):
         return False
-    stem = word[:-3] if word.endswith("ing") else None
-    return not stem or not any(f" {stem}{ending} " in text for text in texts for ending in ("ation", "ion", "ement"))
+    stem = word[:-3] if word.endswith("ing") else word[:-1] if word.endswith("e") else word
+    return not any(f" {stem}{ending} " in text for text in texts for ending in ("ation", "ion", "ement"))
 
 
 def _term_words(term: str) -> set[str]:
