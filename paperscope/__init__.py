@@ -22,6 +22,9 @@ _PUBLIC = {
     "Fields": "paperscope.settings",
     "Smoothing": "paperscope.settings",
     "Feedback": "paperscope.settings",
+    "TopicSeeds": "paperscope.settings",
+    "SeedTopic": "paperscope.settings",
+    "read_seed_topics": "paperscope.index.topics.seeds",
 }
 __all__ = sorted(_PUBLIC)
 

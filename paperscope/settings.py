@@ -91,13 +91,45 @@ class Fields:
 
 
 @dataclass(frozen=True)
+class SeedTopic:
+    """A topic the researcher names before the build: papers close enough to it form it."""
+
+    name: str
+    description: str = ""
+
+    def text(self) -> str:
+        """What is embedded to compare papers with: the name, and the description after it."""
+        return f"{self.name}. {self.description}" if self.description else self.name
+
+
+# Measured on IJCAI with 12 seed phrases (benchmarks/seed_topics.py): at 0.45 the papers
+# a seed takes use its words in 75 % of cases (0.40: 60 %, 0.50: 85 % but half as many taken).
+SEED_SIMILARITY = 0.45
+
+
+@dataclass(frozen=True)
+class TopicSeeds:
+    """Seed topics of a build (``paperscope build --topics-from FILE``): a paper whose cosine
+    similarity to its closest seed is at least ``similarity`` joins it; the rest are clustered."""
+
+    topics: tuple[SeedTopic, ...] = ()
+    similarity: float = SEED_SIMILARITY
+    source: str = ""  # the file they were read from, for the manifest and messages
+
+    def __post_init__(self):
+        if not 0 < self.similarity < 1:
+            raise UserError(f"--seed-similarity must be in (0, 1), got {self.similarity}")
+
+
+@dataclass(frozen=True)
 class BuildSettings:
     """How an index is built. ``preset`` ("exact" or "fast"; None: "fast" from ``AUTO_FAST_PAPERS``
     papers) or, instead, ``long_text`` and ``quantize``; ``smoothing`` (None: none);
     ``faiss_factory`` overrides the automatic FAISS choice (paperscope.index.build.ann);
     ``engine`` "ray" reads and embeds on Ray Data, with ``workers`` CPUs or on the cluster at
     ``address``; ``model_path`` a local sentence-transformers folder (None: the bundled MiniLM);
-    ``use_cache`` reuses vectors of texts embedded before."""
+    ``use_cache`` reuses vectors of texts embedded before; ``seeds``: topics named in advance
+    (None: those of the index being rebuilt, if any; ``TopicSeeds()``: none)."""
 
     preset: PresetName | None = None
     long_text: LongText | None = None
@@ -110,6 +142,7 @@ class BuildSettings:
     fields: Fields = field(default_factory=Fields)
     model_path: str | None = None
     use_cache: bool = True
+    seeds: TopicSeeds | None = None
 
     def __post_init__(self):
         check_choice(self.engine, ENGINES, "engine")
@@ -154,6 +187,10 @@ class BuildSettings:
             return cls(smoothing=Smoothing(**smoothing) if smoothing else None)
         stored["smoothing"] = Smoothing(**stored["smoothing"]) if stored.get("smoothing") else None
         stored["fields"] = Fields(**stored.get("fields") or {})
+        if stored.get("seeds"):
+            seeds = stored["seeds"]
+            topics = tuple(SeedTopic(**topic) for topic in seeds.get("topics", ()))
+            stored["seeds"] = TopicSeeds(topics, seeds.get("similarity", SEED_SIMILARITY), seeds.get("source", ""))
         return cls(**{name: value for name, value in stored.items() if name in _BUILD_FIELDS})
 
 

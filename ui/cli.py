@@ -25,9 +25,11 @@ from paperscope.settings import (
     MODES,
     PRESETS,
     QUANTIZE_CHOICES,
+    SEED_SIMILARITY,
     BuildSettings,
     Fields,
     Smoothing,
+    TopicSeeds,
 )
 from paperscope.ui import curation_commands, library_commands
 from paperscope.ui.loading import index_folder, load, print_results, with_index, with_json
@@ -77,9 +79,24 @@ def cmd_build(args) -> None:
         fields=_fields(args),
         model_path=args.model,
         use_cache=not args.no_cache,
+        seeds=_seeds(args.topics_from, args.seed_similarity),
     )
     output = Path(args.output) if args.output else locations.default_index_dir()
     build_index(args.inputs or locations.bundled_corpus(), output, settings)
+
+
+def _seeds(path: str | None, similarity: float | None) -> TopicSeeds | None:
+    """--topics-from FILE (or 'none') and --seed-similarity as the build's seed topics (None: the
+    earlier build's)."""
+    if path is None:
+        if similarity is not None:
+            raise UserError("--seed-similarity goes with --topics-from FILE")
+        return None
+    if path == "none":
+        return TopicSeeds()
+    from paperscope.index.topics.seeds import read_seed_topics
+
+    return read_seed_topics(path, SEED_SIMILARITY if similarity is None else similarity)
 
 
 def _smoothing(text: str) -> Smoothing | None:
@@ -393,6 +410,18 @@ def _build_options(build) -> None:
         choices=QUANTIZE_CHOICES,
         help="instead of a preset: embed with a dynamically quantized int8 ONNX model (faster; fidelity to fp32 is "
         "measured and recorded in the manifest)",
+    )
+    build.add_argument(
+        "--topics-from",
+        metavar="FILE",
+        help="seed topics, one a line: NAME or NAME: description; papers close enough to one form it, the rest "
+        "are clustered as usual; kept for later rebuilds of the folder ('none' drops them)",
+    )
+    build.add_argument(
+        "--seed-similarity",
+        type=float,
+        metavar="S",
+        help=f"with --topics-from: the cosine similarity a paper needs to join a seed (default {SEED_SIMILARITY})",
     )
     build.add_argument(
         "--faiss",

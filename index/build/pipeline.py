@@ -113,7 +113,7 @@ def build_index(
     stderr (default: when it is a terminal). Raises :class:`paperscope.UserError` for bad input,
     in which case an existing index at ``output`` is left as it was.
     """
-    settings = settings or BuildSettings()
+    settings = _with_earlier_seeds(settings or BuildSettings(), Path(output))
     if settings.engine == "ray":
         from paperscope.index.build.ray_engine import RayEngine
 
@@ -131,6 +131,23 @@ def build_index(
     stages = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
     logger.info("index written to %s (%d papers; %s)", output, report.count, stages)
     return report
+
+
+def _with_earlier_seeds(settings: BuildSettings, output: Path) -> BuildSettings:
+    """``settings`` with the seed topics of the index being rebuilt at ``output`` when they name
+    none (``seeds`` None): seed topics, like curations, survive a rebuild."""
+    if settings.seeds is not None or not generations.is_index(output):
+        return settings
+    try:
+        earlier = BuildSettings.from_manifest(generations.read_manifest(output)).seeds
+    except (UserError, TypeError):  # an index of an older format: no seeds kept
+        return settings
+    if earlier and earlier.topics:
+        logger.info(
+            "seed topics of the earlier build kept: %d from %s (--topics-from none drops them)",
+            len(earlier.topics), earlier.source or "a file",
+        )  # fmt: skip
+    return dataclasses.replace(settings, seeds=earlier)
 
 
 def _build(job: shards.EmbedJob, output: Path, embedder: shards.Engine, on_progress) -> BuildReport:
@@ -178,7 +195,9 @@ def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, vectors, id
         if encoder.quantize:
             measuring = background.submit(quantization_fidelity, encoder, papers.texts_of, vectors, long_text)
         encode = functools.partial(encoder.encode, long_text=long_text)  # embeds candidate topic names
-        per_paper, clusters, map_manifest = topic_map.topic_map(vectors, papers.texts_of, ids, encode)
+        per_paper, clusters, map_manifest = topic_map.topic_map(
+            vectors, papers.texts_of, ids, encode, seeds=job.settings.seeds
+        )
         encoder.release()
         fidelity = measuring.result() if measuring else None
     if fidelity:

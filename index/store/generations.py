@@ -242,6 +242,11 @@ def _source(folder: Path) -> tuple[Path, dict, str]:
     return source, manifest, hint
 
 
+def read_manifest(folder: str | Path) -> dict:
+    """The current generation's manifest, checked for format and file sizes (a UserError if not)."""
+    return _source(Path(folder))[1]
+
+
 def verify(folder: str | Path) -> dict:
     """Check every file of the current generation against the SHA-256 in its manifest (a
     UserError names the first that differs); returns the manifest."""

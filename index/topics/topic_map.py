@@ -26,7 +26,8 @@ from paperscope.index.topics.naming import (
     topic_pools,
     topic_terms,
 )
-from paperscope.settings import UNCLUSTERED_NAME
+from paperscope.index.topics.seeds import cluster_around_seeds
+from paperscope.settings import UNCLUSTERED_NAME, TopicSeeds
 
 SPLIT_PAPERS = 30  # a cluster this big that no name covers is split in two
 SPLIT_ROUNDS = 3  # and its halves checked again, this many times at most
@@ -59,17 +60,20 @@ def _single_child_names(coarse_of: dict[int, int], names: dict) -> set[str]:
     return {names["coarse"][group] for group, count in children.items() if count == 1}
 
 
-def _split_unnamed(texts: list[str], finder: TermFinder, vectors: np.ndarray, labels: np.ndarray):
+def _split_unnamed(texts: list[str], finder: TermFinder, vectors: np.ndarray, labels: np.ndarray, kept=()):
     """Clusters of at least SPLIT_PAPERS papers that no honest name covers (:func:`nameable`) are
     grab-bags of neighbouring fields: each is split in two (:func:`bisect`), and the halves
-    checked again (SPLIT_ROUNDS in all). Returns (labels, {label: candidate names}, how many were split)."""
+    checked again (SPLIT_ROUNDS in all); the topics ``kept`` (seeds) are never split. Returns
+    (labels, {label: candidate names}, how many were split)."""
     labels, split = labels.copy(), 0
     for _ in range(SPLIT_ROUNDS):
         pools = topic_pools(texts, labels, finder)
         unnamed = [
             label
             for label, pool in pools.items()
-            if (labels == label).sum() >= SPLIT_PAPERS and not nameable(pool, np.flatnonzero(labels == label), finder)
+            if label not in kept
+            and (labels == label).sum() >= SPLIT_PAPERS
+            and not nameable(pool, np.flatnonzero(labels == label), finder)
         ]
         if not unnamed:
             break
@@ -98,14 +102,15 @@ class _Laid:
     manifest: dict  # the "layout" and "clusters" sections
 
 
-def _lay_out(vectors: np.ndarray, ids: list[str], sample: np.ndarray, refine) -> _Laid:
+def _lay_out(vectors: np.ndarray, ids: list[str], sample: np.ndarray, group, refine) -> _Laid:
     """Lay out and cluster the papers of ``sample`` (row numbers), and place the rest.
-    ``refine(sample_vectors, labels)`` returns the clusters improved (:func:`_split_unnamed`)."""
+    ``group(sample_vectors, knn)`` returns the clusters and their description (:func:`cluster`),
+    ``refine(sample_vectors, labels)`` the clusters improved (:func:`_split_unnamed`)."""
     count = len(vectors)
     sample_vectors = np.ascontiguousarray(vectors[sample] if len(sample) < count else vectors, dtype=np.float32)
     knn = knn_graph(sample_vectors, k=max(16, TRUST_K + 1))
     sample_coords, layout_info = layout(sample_vectors, knn)
-    sample_labels, cluster_info = cluster(sample_vectors, knn)
+    sample_labels, cluster_info = group(sample_vectors, knn)
     sample_labels, sample_outlying, threshold = adopt_outliers(sample_vectors, sample_labels)
     sample_labels = refine(sample_vectors, sample_labels)
     cluster_info |= {"left_out": int(sample_outlying.sum()) + int((sample_labels == UNCLUSTERED).sum())}
@@ -169,8 +174,38 @@ def map_columns(
     )
 
 
+def _coarse_levels(laid: _Laid, fine_sampled: np.ndarray, coherent, seeded: dict) -> dict[int, int]:
+    """The coarse topic of each fine topic (:func:`coarse_topics`); a seed topic (``seeded``:
+    {fine label: seed}) is a coarse topic of its own. Coarse topics are numbered from the largest."""
+    merged = np.where(np.isin(fine_sampled, list(seeded)), UNCLUSTERED, fine_sampled)
+    coarse_of = coarse_topics(laid.sample_vectors, merged, coherent)
+    groups = {label: ("merged", group) for label, group in coarse_of.items()}
+    groups |= {label: ("seed", label) for label in seeded}
+    sizes = Counter()
+    for label, group in groups.items():
+        sizes[group] += int((laid.labels == label).sum())
+    largest = sorted(sizes, key=lambda group: (-sizes[group], group))
+    return {label: largest.index(group) for label, group in groups.items()}
+
+
+def _names(terms: dict, coarse_of: dict[int, int], seeded: dict) -> dict[str, dict[int, str]]:
+    """Each topic's name at both levels ({level: {label: name}}): a seed's as its file gives it,
+    the others' from their terms (:func:`topic_names`), none taking a seed's name."""
+    seed_names = {coarse_of[label]: topic.name for label, topic in seeded.items()}
+    names = {"coarse": topic_names(terms["coarse"], taken=set(seed_names.values())) | seed_names}
+    taken = set(names["coarse"].values()) - _single_child_names(coarse_of, names)
+    names["fine"] = topic_names(terms["fine"], taken=taken) | {label: topic.name for label, topic in seeded.items()}
+    return names
+
+
 def topic_map(
-    vectors: np.ndarray, texts_of, ids: list[str], encode, sample_size: int = MAP_SAMPLE
+    vectors: np.ndarray,
+    texts_of,
+    ids: list[str],
+    encode,
+    sample_size: int = MAP_SAMPLE,
+    *,
+    seeds: TopicSeeds | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Everything the map needs, per paper and per cluster, plus a manifest section.
 
@@ -178,7 +213,8 @@ def topic_map(
     asked for); ``encode(terms)`` embeds candidate topic names with the corpus's model. Corpora
     above ``sample_size`` papers are laid out and clustered on a random sample of that size; the
     other papers are placed by their nearest sampled papers
-    (:func:`paperscope.index.search.placement.place_by_neighbours`).
+    (:func:`paperscope.index.search.placement.place_by_neighbours`). With ``seeds``, papers close
+    enough to a seed topic form it, and the rest are clustered (:mod:`.seeds`).
 
     Topics come in two levels: fine clusters, and coarse topics that merge them (``coarse_topics``).
     Returns (per-paper columns, see :func:`map_columns`; one row per topic of either level with
@@ -191,28 +227,34 @@ def topic_map(
         sample = np.sort(np.random.default_rng(SEED).choice(len(vectors), sample_size, replace=False))
     texts = texts_of(sample)
     finder = TermFinder(texts)
-    refined = {}
+    refined, seeded = {}, {}
+
+    def group(sample_vectors: np.ndarray, knn) -> tuple[np.ndarray, dict]:
+        if not (seeds and seeds.topics):
+            return cluster(sample_vectors, knn)
+        labels, topics, info = cluster_around_seeds(sample_vectors, knn, seeds, encode, finder)
+        seeded.update(topics)
+        return labels, info
 
     def refine(sample_vectors: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        refined["labels"], refined["pools"], refined["split"] = _split_unnamed(texts, finder, sample_vectors, labels)
+        refined["labels"], refined["pools"], refined["split"] = _split_unnamed(
+            texts, finder, sample_vectors, labels, kept=set(seeded)
+        )
         return refined["labels"]
 
-    laid = _lay_out(vectors, ids, sample, refine)
+    laid = _lay_out(vectors, ids, sample, group, refine)
     fine_sampled, fine_pools, split = refined["labels"], refined["pools"], refined["split"]
 
     def coherent(clusters: list[int]) -> bool:
         parts = [np.flatnonzero(fine_sampled == label) for label in clusters]
         return hangs_together(finder, parts, sorted({term for label in clusters for term, _ in fine_pools[label]}))
 
-    coarse_of = coarse_topics(laid.sample_vectors, fine_sampled, coherent)
+    coarse_of = _coarse_levels(laid, fine_sampled, coherent, seeded)
     coarse = np.array([coarse_of.get(label, UNCLUSTERED) for label in laid.labels], dtype=np.int64)
     levels = {"fine": laid.labels, "coarse": coarse}
     sampled_levels = {level: labels[laid.sample] for level, labels in levels.items()}
     terms = topic_terms(texts, sampled_levels, laid.sample_vectors, encode, finder, {"fine": fine_pools})
-    names = {"coarse": topic_names(terms["coarse"])}
-    names["fine"] = topic_names(
-        terms["fine"], taken=set(names["coarse"].values()) - _single_child_names(coarse_of, names)
-    )
+    names = _names(terms, coarse_of, seeded)
     rows = [
         {"level": level, "name": names[level][label], "terms": terms[level][label].terms}
         | _topic_row(laid, levels[level], label)
@@ -223,10 +265,15 @@ def topic_map(
     clusters = pd.DataFrame(rows, columns=CLUSTER_COLUMNS)
     flags = {"placed": np.isin(np.arange(len(vectors)), laid.rest), "outlying": laid.outlying}
     per_paper = map_columns(laid.coords, laid.labels, coarse, names, laid.trust, flags)
+    return per_paper, clusters, _manifest(laid, names, split)
+
+
+def _manifest(laid: _Laid, names: dict, split: int) -> dict:
+    """The manifest's "map" section."""
     trust_info = {"k": min(TRUST_K, len(laid.sample) - 1), "mean": float(laid.trust.mean())}
     if len(laid.rest):
         trust_info.update(laid_out=float(laid.trust[laid.sample].mean()), placed=float(laid.trust[laid.rest].mean()))
-    manifest = {
+    return {
         "layout": laid.manifest["layout"],
         "clusters": {
             **laid.manifest["clusters"],
@@ -240,4 +287,3 @@ def topic_map(
         },
         "map_trust": trust_info,
     }
-    return per_paper, clusters, manifest

@@ -1,0 +1,139 @@
+"""Seed topics: topics a researcher names before the build (``paperscope build --topics-from FILE``).
+
+The file holds one topic a line, ``NAME`` or ``NAME: a short description``; blank lines and lines
+starting with ``#`` are skipped. Each seed's text (name and description) is embedded with the
+corpus's model; a paper whose cosine similarity to its closest seed reaches the threshold
+(:data:`paperscope.settings.SEED_SIMILARITY`, ``--seed-similarity``) joins that seed, as
+BERTopic's zero-shot topics do; the other papers are clustered as without seeds. A cluster of
+those others where the seed's own name is found in most papers (the papers that say "federated
+learning" yet fell short of the threshold) joins the seed too, so that no second topic of the same
+name appears beside it. A seed is a topic at both levels, named as the file names it.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from paperscope.errors import UserError, shown
+from paperscope.index.topics.clusters import cluster
+from paperscope.index.topics.coverage import TermFinder
+from paperscope.index.topics.layout import knn_graph
+from paperscope.index.topics.naming import UNCLUSTERED
+from paperscope.settings import SEED_SIMILARITY, SeedTopic, TopicSeeds
+
+logger = logging.getLogger(__name__)
+
+MAX_SEEDS = 200
+MAX_NAME_CHARS = 200
+CLAIM_COVERAGE = 0.5  # a cluster whose papers use a seed's name this often joins the seed
+FORMAT = "one topic a line: NAME or NAME: description"
+
+
+def read_seed_topics(path: str | Path, similarity: float = SEED_SIMILARITY) -> TopicSeeds:
+    """The seed topics of the file ``path`` (see the module's docstring); a file that cannot be
+    read or a line that is not a topic is a UserError naming the file and line."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file (seed topics: {FORMAT})") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a folder, not a file of seed topics ({FORMAT})") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text (seed topics: {FORMAT})") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot be read ({exc.strerror})") from None
+    topics: dict[str, tuple[int, SeedTopic]] = {}
+    for number, line in enumerate(lines, start=1):
+        text = " ".join(line.split())
+        if not text or text.startswith("#"):
+            continue
+        name, _, description = (part.strip() for part in text.partition(":"))
+        if not name:
+            raise UserError(f"{path}:{number}: a seed topic needs a name before the ':' ({FORMAT})")
+        if len(name) > MAX_NAME_CHARS:
+            raise UserError(f"{path}:{number}: a topic name is at most {MAX_NAME_CHARS} characters, got {len(name)}")
+        if name.casefold() in topics:
+            first = topics[name.casefold()][0]
+            raise UserError(f"{path}:{number}: repeats the topic '{shown(name)}' of line {first}")
+        topics[name.casefold()] = (number, SeedTopic(name, description))
+    if not topics:
+        raise UserError(f"{path}: no seed topics in the file ({FORMAT})")
+    if len(topics) > MAX_SEEDS:
+        raise UserError(f"{path}: {len(topics)} seed topics; at most {MAX_SEEDS}")
+    return TopicSeeds(tuple(topic for _, topic in topics.values()), similarity, str(path))
+
+
+def seed_of(vectors: np.ndarray, seeds: TopicSeeds, encode) -> np.ndarray:
+    """The seed each paper joins (its number in ``seeds.topics``), or -1: its closest seed by
+    cosine similarity, when at least ``seeds.similarity``. ``encode(texts)`` is the corpus's model."""
+    if not seeds.topics or not len(vectors):
+        return np.full(len(vectors), UNCLUSTERED, dtype=np.int64)
+    embedded = np.asarray(encode([topic.text() for topic in seeds.topics]), dtype=np.float32)
+    similarities = np.asarray(vectors, dtype=np.float32) @ embedded.T
+    closest = similarities.argmax(axis=1)
+    return np.where(similarities.max(axis=1) >= seeds.similarity, closest, UNCLUSTERED).astype(np.int64)
+
+
+def with_seeds(labels: np.ndarray, joined: np.ndarray, seeds: TopicSeeds, finder: TermFinder):
+    """``labels`` (clusters of the papers not in a seed; -1 for the others) with the seeded papers
+    (``joined``: from :func:`seed_of`) as topics of their own, numbered after the clusters, and
+    the clusters whose papers mostly use a seed's name (CLAIM_COVERAGE) joined to it. Returns
+    (labels numbered 0…n-1 again, {label: seed}, {seed name: clusters joined to it})."""
+    labels = labels.copy()
+    first = int(labels.max()) + 1 if (labels >= 0).any() else 0
+    seeded = joined >= 0
+    labels[seeded] = first + joined[seeded]
+    claimed: dict[str, int] = {}
+    for label in sorted(set(labels[~seeded].tolist()) - {UNCLUSTERED}):
+        members = np.flatnonzero(labels == label)
+        uses = [finder.coverage(members, [topic.name]) for topic in seeds.topics]
+        best = int(np.argmax(uses))
+        if uses[best] >= CLAIM_COVERAGE:
+            labels[members] = first + best
+            claimed[seeds.topics[best].name] = claimed.get(seeds.topics[best].name, 0) + 1
+    present = np.array(sorted(set(labels.tolist()) - {UNCLUSTERED}), dtype=np.int64)
+    number = {int(label): index for index, label in enumerate(present)}
+    seed_labels = {number[first + i]: topic for i, topic in enumerate(seeds.topics) if first + i in number}
+    for topic in seeds.topics:
+        if topic not in seed_labels.values():
+            logger.warning("seed topic '%s' is close to no paper: no topic of that name", topic.name)
+    labels = np.where(labels == UNCLUSTERED, UNCLUSTERED, np.searchsorted(present, labels)).astype(np.int64)
+    return labels, seed_labels, claimed
+
+
+def cluster_around_seeds(vectors: np.ndarray, knn, seeds: TopicSeeds, encode, finder: TermFinder):
+    """Fine topics of ``vectors`` with seeds: each paper close enough to a seed joins it
+    (:func:`seed_of`), the others are clustered (:func:`~paperscope.index.topics.clusters.cluster`,
+    on their own neighbour graph), and clusters using a seed's name join it (:func:`with_seeds`).
+    ``knn``: the neighbour graph of all of ``vectors``. Returns (labels, {label: seed}, the
+    clustering's description with a "seeds" section)."""
+    joined = seed_of(vectors, seeds, encode)
+    rest = np.flatnonzero(joined == UNCLUSTERED)
+    labels = np.full(len(vectors), UNCLUSTERED, dtype=np.int64)
+    info = {"method": "none", "reason": "every paper is in a seed topic"}
+    if len(rest):
+        graph = knn if len(rest) == len(vectors) else knn_graph(vectors[rest], k=knn[0].shape[1])
+        labels[rest], info = cluster(vectors[rest], graph)
+    labels, seed_labels, claimed = with_seeds(labels, joined, seeds, finder)
+    sizes = {topic.name: int((labels == label).sum()) for label, topic in seed_labels.items()}
+    info = info | {
+        "seeds": {
+            "source": seeds.source,
+            "similarity": seeds.similarity,
+            "joined": int((joined >= 0).sum()),
+            "topics": [
+                {
+                    "name": topic.name,
+                    "description": topic.description,
+                    "papers": sizes.get(topic.name, 0),
+                    "clusters_joined": claimed.get(topic.name, 0),
+                }
+                for topic in seeds.topics
+            ],
+        }
+    }
+    return labels, seed_labels, info
