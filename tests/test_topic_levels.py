@@ -15,7 +15,7 @@ import pytest
 from paperscope import BuildSettings, PaperIndex, UserError, build_index
 from paperscope.embed.terms import words
 from paperscope.index.topics.coverage import TermFinder
-from paperscope.index.topics.naming import RESIDUE, topic_pools, topic_terms
+from paperscope.index.topics.naming import RESIDUE, hangs_together, topic_pools, topic_terms
 
 IJCAI = Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "ijcai2021_2024_area.jsonl"
 
@@ -216,3 +216,15 @@ def test_a_gerund_whose_noun_the_abstracts_use_names_no_topic():
     candidates = [term for term, _ in topic_pools(texts, labels, TermFinder(texts))[0]]
     assert "optimizing" not in candidates and "generate" not in candidates  # "optimization", "generation": nouns
     assert "planning" in candidates and "optimization" in candidates  # "planning" has no other noun: it names
+
+
+def test_two_fields_one_term_each_do_not_hang_together_as_one_topic():
+    forecasting = [f"Traffic forecasting with sensors, study {i}." for i in range(10)]
+    recommendation = [f"Recommendation of items to users, study {i}." for i in range(10)]
+    graphs = [f"Graph forecasting of sensor networks, study {i}." for i in range(10)]
+    others = [f"Protein folding with diffusion priors, study {i}." for i in range(30)]
+    finder = TermFinder(forecasting + recommendation + graphs + others)
+    parts = [np.arange(0, 10), np.arange(10, 20), np.arange(20, 30)]
+    pool = ["forecasting", "recommendation", "graph", "sensor"]
+    assert not hangs_together(finder, parts[:2], pool)  # "forecasting, recommendation": glued
+    assert hangs_together(finder, [parts[0], parts[2]], pool)  # "forecasting" is found in both

@@ -322,16 +322,23 @@ def nameable(pool: list[tuple[str, float]], members: np.ndarray, finder: TermFin
 def hangs_together(finder: TermFinder, parts: list[np.ndarray], pool: list[str]) -> bool:
     """Whether the papers of ``parts`` (row numbers of each fine cluster) make one topic: two terms
     of ``pool`` with lift >= MIN_LIFT among them, picked greedily, are found in COHERENT_COVERAGE
-    of all of them and in PART_COVERAGE of each part (so that "spiking neural networks, graph
-    representation learning", one term per part, does not pass)."""
+    of all of them and in PART_COVERAGE of each part, and one of the two in PART_COVERAGE of every
+    part: so that neither "spiking neural networks, graph representation learning" nor
+    "forecasting, recommendation", one term a part, passes."""
     members = np.concatenate(parts)
     found = [finder.found(term) for term in pool if finder.lift(members, term) >= MIN_LIFT]
-    covered = np.zeros(len(finder), dtype=bool)
+    covered, chosen = np.zeros(len(finder), dtype=bool), []
     for _ in range(2):
         if not found:
             break
-        covered |= max(found, key=lambda hit: (hit[members] & ~covered[members]).sum())
-    return covered[members].mean() >= COHERENT_COVERAGE and all(covered[part].mean() >= PART_COVERAGE for part in parts)
+        chosen.append(max(found, key=lambda hit: (hit[members] & ~covered[members]).sum()))
+        covered |= chosen[-1]
+    shared = any(all(hit[part].mean() >= PART_COVERAGE for part in parts) for hit in chosen)
+    return (
+        shared
+        and covered[members].mean() >= COHERENT_COVERAGE
+        and all(covered[part].mean() >= PART_COVERAGE for part in parts)
+    )
 
 
 def topic_pools(texts: list[str], labels: np.ndarray, finder: TermFinder) -> dict[int, list[tuple[str, float]]]:
