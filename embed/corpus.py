@@ -36,13 +36,14 @@ FIELD_NAMES = {
     "year": ["year", "publication_year", "update_date", "published", "publication_date", "date"],
     "authors": ["authors", "author", "author_names"],
     "venue": ["venue", "conference", "journal", "booktitle"],
-    "url": ["url", "link", "pdf_url", "html_url"],
+    "url": ["url", "link", "pdf_url", "pdf", "html_url"],  # a paper's link: the first of these that is http(s)
     "categories": ["categories", "category", "primary_category", "primary_area", "subjects", "keywords"],
     "doi": ["doi"],
     "arxiv_id": ["arxiv_id", "arxiv", "arxivid", "eprint"],
 }
 # doi and arxiv_id are stored normalised (library.normalise_doi, normalise_arxiv_id): the keys a library
-# entry is matched to a paper by. year is the only one that is not a string.
+# entry is matched to a paper by. url is an http(s) link, else made from the DOI or arXiv id
+# (library.paper_link). year is the only one that is not a string.
 OPTIONAL_FIELDS = ["year", "authors", "venue", "url", "categories", "doi", "arxiv_id"]
 logger = logging.getLogger(__name__)
 MAX_ABSTRACT_CHARS = 200_000  # longer "abstracts" are whole papers pasted by mistake
@@ -352,15 +353,22 @@ def read_records(
         used = ", ".join(f"{'text' if name == 'abstract' else name} ← {column!r}" for name, column in mapping.items())
         derived = "" if "title" in mapping else "; no title column: titles are derived from the abstracts"
         logger.info("%s: fields %s%s", path.name, used, derived)
+    links = sorted(
+        (column for column in columns if column_key(column) in FIELD_NAMES["url"]),
+        key=lambda column: FIELD_NAMES["url"].index(column_key(column)),
+    )
     records = []
     for line, raw in rows:
-        record = {name: _as_text(raw.get(column)) for name, column in mapping.items()}
+        record = {name: _as_text(raw.get(column)) for name, column in mapping.items() if name != "url"}
         if "year" in record:
             record["year"] = _year(record["year"])
         if "doi" in record:
             record["doi"] = library.normalise_doi(record["doi"])
         if "arxiv_id" in record:
             record["arxiv_id"] = library.normalise_arxiv_id(record["arxiv_id"])
+        link = library.paper_link([raw.get(column) for column in links], record.get("doi"), record.get("arxiv_id"))
+        if link:
+            record["url"] = link
         record["source"] = f"{path.name}:{line}"
         records.append(record)
     return records

@@ -55,9 +55,9 @@ class LibraryRead:
                 if label not in labels:
                     labels.append(label)
         record.setdefault("abstract", "")
-        if "url" not in record and (record.get("doi") or record.get("arxiv_id")):
-            doi = record.get("doi")
-            record["url"] = f"https://doi.org/{doi}" if doi else f"https://arxiv.org/abs/{record['arxiv_id']}"
+        link = paper_link([record.pop("url", "")], record.get("doi", ""), record.get("arxiv_id", ""))
+        if link:
+            record["url"] = link
         self.rows.append((line, raw, record))
 
 
@@ -99,6 +99,22 @@ def normalise_doi(value) -> str:
         text = unquote(text)
     match = re.search(r"10\.\d{4,9}/\S+", text)
     return match.group(0).rstrip(".,;").lower() if match else ""
+
+
+_LINK = re.compile(r"https?://[^\s/?#]+\S*", re.IGNORECASE)
+
+
+def paper_link(urls, doi: str | None = "", arxiv_id: str | None = "") -> str:
+    """The link a paper opens: the first of ``urls`` that is an absolute http(s) URL (a relative
+    path, ``javascript:`` or ``file:`` is not), else its DOI at doi.org, else its arXiv abstract page
+    (``doi`` and ``arxiv_id`` normalised); "" when there is none."""
+    for url in urls:
+        text = flat_text(url)
+        if _LINK.fullmatch(text):
+            return text
+    if doi:
+        return f"https://doi.org/{doi}"
+    return f"https://arxiv.org/abs/{arxiv_id}" if arxiv_id else ""
 
 
 _NEW_ARXIV = re.compile(r"(?<![\d.])(\d{2})(\d{2})\.(\d{4,5})(?:v\d+)?(?![\d])")

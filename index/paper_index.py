@@ -26,15 +26,15 @@ from paperscope.index.search.placement import PLACE_K, place_on_map
 from paperscope.index.search.ranking import Query, Ranker, Ranking
 from paperscope.index.store import curations, generations
 from paperscope.index.store.papers import PaperTable
-from paperscope.settings import BuildSettings, QuerySettings
+from paperscope.settings import MAX_RESULTS, BuildSettings, QuerySettings
 
 MAP_COLUMNS = ["title", "x", "y", "cluster", "coarse_cluster", "map_trust"]  # what the map draws of each paper
 
 
 def check_k(k) -> int:
-    """Validate a result count: a positive whole number."""
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise UserError(f"k must be a whole number of at least 1, got {k!r}")
+    """Validate a result count: a whole number from 1 to ``MAX_RESULTS`` (the service's limit too)."""
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= MAX_RESULTS:
+        raise UserError(f"k must be a whole number from 1 to {MAX_RESULTS:,}, got {k!r}")
     return int(k)
 
 
@@ -177,6 +177,20 @@ class PaperIndex:
     def map_table(self) -> pd.DataFrame:
         """What the map draws of every paper: ``MAP_COLUMNS`` (title, position, topics, map trust)."""
         return self.metadata(MAP_COLUMNS)
+
+    def map_widget(self, level: str = "coarse", colour_by: str | None = None, height: int = 620, k: int = 10):
+        """The topic map as a two-way Jupyter widget (:class:`paperscope.ui.widget.MapWidget`): what
+        you select in it is ``w.selected`` (ids) and ``w.selection`` (papers); ``w.selected = ids``
+        draws a selection, ``w.query = "text"`` stars a query joined to its ``k`` results,
+        ``w.colour_by = COLUMN`` colours the papers, ``w.on_select(callback)``. The one verb that
+        reaches into ``ui/``: imported only when called (anywidget too), so a load stays light."""
+        try:
+            from paperscope.ui.widget import MapWidget
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("anywidget", "ipywidgets"):
+                raise
+            raise UserError("the map widget needs anywidget: pip install 'paperscope[notebook]'") from None
+        return MapWidget(self, level=level, colour_by=colour_by, height=height, k=k)
 
     @cached_property
     def coordinates(self) -> np.ndarray:

@@ -5,10 +5,14 @@ a probe of the map's labels run in the page."""
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 from paperscope.ui.launch import wait_until_healthy
 
@@ -55,6 +59,118 @@ def paperscope_server(
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+# JupyterLab (lab) or Notebook 7 (notebook) kept off the network: no news feed, no update check, no
+# extension listing from PyPI; its app reachable from the page as window.jupyterapp (to run cells).
+JUPYTER_OPTIONS = {
+    "lab": [
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly",
+        "--LabApp.expose_app_in_browser=True",
+    ],
+    "notebook": ["--JupyterNotebookApp.expose_app_in_browser=True"],
+}
+
+
+@contextlib.contextmanager
+def jupyter_server(root: Path, home: Path, app: str = "lab", timeout: float = 120.0) -> Iterator[tuple[str, Path]]:
+    """JupyterLab or Notebook 7 (``app``) serving the notebooks of ``root`` on a free port of this
+    machine, without a token or a browser; its configuration, settings, workspaces and runtime files
+    (the kernels' connection files) in ``home``, its log in ``home/server.log``. Yields its URL and
+    its runtime folder; stops it (and its kernels) after. A server that does not answer
+    ``/api/status`` within ``timeout`` seconds is a RuntimeError."""
+    folders = {name: home / name for name in ("config", "data", "runtime", "settings", "workspaces")}
+    notification = folders["settings"] / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    notification.parent.mkdir(parents=True)
+    notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))  # no news toast either
+    env = os.environ | {
+        "JUPYTER_CONFIG_DIR": str(folders["config"]),
+        "JUPYTER_DATA_DIR": str(folders["data"]),
+        "JUPYTER_RUNTIME_DIR": str(folders["runtime"]),
+        "JUPYTERLAB_SETTINGS_DIR": str(folders["settings"]),
+        "JUPYTERLAB_WORKSPACES_DIR": str(folders["workspaces"]),
+        "JUPYTER_PLATFORM_DIRS": "1",
+    }
+    port = free_port()
+    command = [
+        sys.executable, "-m", "jupyterlab" if app == "lab" else "notebook", "--no-browser", "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}", "--IdentityProvider.token=", f"--ServerApp.root_dir={root}",
+        "--ServerApp.allow_root=True", *JUPYTER_OPTIONS[app],
+    ]  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    with open(home / "server.log", "w") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            if not wait_until_healthy(url, process, timeout, health="/api/status"):
+                raise RuntimeError(f"jupyter {app} did not answer within {timeout} s: see {home / 'server.log'}")
+            yield url, folders["runtime"]
+        finally:
+            process.terminate()  # the server shuts its kernels down on SIGTERM
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def open_notebook(page, url: str, app: str, name: str) -> str:
+    """Open the notebook ``name`` of the server at ``url`` (``app``: lab or notebook) in ``page``
+    and wait until its kernel is ready; the kernel's id (its connection file is kernel-ID.json in
+    the server's runtime folder)."""
+    page.goto(f"{url}/lab/tree/{name}" if app == "lab" else f"{url}/notebooks/{name}")
+    page.wait_for_function("() => window.jupyterapp?.shell?.currentWidget?.sessionContext", timeout=120_000)
+    return page.evaluate(
+        """async () => { const panel = jupyterapp.shell.currentWidget; await panel.context.ready;
+              await panel.sessionContext.ready; return panel.sessionContext.session.kernel.id; }"""
+    )
+
+
+def run_cells(page, command: str = "notebook:run-all-cells") -> None:
+    """Run the open notebook's cells (or another notebook command), as its menu would; returns at once."""
+    page.evaluate("(command) => { jupyterapp.commands.execute(command); }", command)
+
+
+class Kernel:
+    """A notebook's own kernel, reached from here through its connection file."""
+
+    def __init__(self, connection_file: Path):
+        from jupyter_client import BlockingKernelClient
+
+        self.client = BlockingKernelClient(connection_file=str(connection_file))
+        self.client.load_connection_file()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=60)
+
+    def run(self, code: str) -> str:
+        """Run ``code`` in the kernel; what it printed (an error in it is an AssertionError)."""
+        printed = []
+
+        def keep(message):
+            if message["msg_type"] == "stream":
+                printed.append(message["content"]["text"])
+            elif message["msg_type"] == "error":
+                raise AssertionError("\n".join(message["content"]["traceback"]))
+
+        self.client.execute_interactive(code, timeout=120, output_hook=keep)
+        return "".join(printed)
+
+    def value(self, expression: str):
+        """The value of ``expression`` in the kernel, through JSON."""
+        return json.loads(self.run(f"import json; print(json.dumps({expression}))").strip())
+
+    def wait_for(self, expression: str, wanted, timeout: float = 30.0):
+        """``expression`` once it equals ``wanted`` (a selection reaches the kernel a moment after the
+        mouse is released); its last value when ``timeout`` seconds pass first."""
+        deadline = time.monotonic() + timeout
+        value = self.value(expression)
+        while value != wanted and time.monotonic() < deadline:
+            value = self.value(expression)
+        return value
+
+    def close(self) -> None:
+        self.client.stop_channels()
 
 
 # Run in the page: every visible map label's box on the page, the pairs that overlap and the

@@ -12,6 +12,7 @@ from paperscope import PaperIndex, build_index, locations
 from paperscope.index.build.add import add_papers
 from paperscope.index.store import generations
 
+pytestmark = pytest.mark.slow  # every test here builds or adds to an index of its own
 HALT_BUILD = Path(__file__).with_name("halt_build.py")  # runs the command line, halted at a build stage
 
 NEW_PAPERS = [

@@ -83,6 +83,7 @@ def test_shared_terms_match_singular_and_plural_and_show_them_as_written():
     assert {"molecules", "policies"} <= set(terms)
 
 
+@pytest.mark.slow
 def test_cli_explain_and_duplicates(sample_index_dir, sample_index):
     first, second = sample_index.papers["id"][0], sample_index.papers["id"][20]
     command = [sys.executable, "-m", "paperscope.ui.cli"]
@@ -131,6 +132,7 @@ def test_a_topic_is_found_by_its_words_and_several_candidates_are_listed_alone(s
     )
 
 
+@pytest.mark.slow
 def test_topics_over_one_year_say_there_is_only_one(tmp_path):
     papers, _ = read_corpus(locations.bundled_corpus()[:1])
     corpus = tmp_path / "one-year.jsonl"

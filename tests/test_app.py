@@ -1,6 +1,7 @@
 """The dashboard's logic through Streamlit's AppTest: search, URL state, filters, escaping."""
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,10 +16,12 @@ APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
 
 
 @pytest.fixture(scope="module")
-def default_index():
-    """The bundled sample's index at the default location the app opens."""
-    build_index(locations.bundled_corpus(), locations.default_index_dir())
-    return PaperIndex.load(locations.default_index_dir())
+def default_index(sample_index_dir):
+    """The bundled sample's index at the default location the app opens (a copy of the session's)."""
+    folder = locations.default_index_dir()
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(sample_index_dir, folder)
+    return PaperIndex.load(folder)
 
 
 def _app(**query_params) -> AppTest:
@@ -97,6 +100,7 @@ def test_ranking_switch_changes_the_mode(default_index):
     assert _result_titles(app) == default_index.search("ATSP", k=10, mode="dense")["title"].tolist()
 
 
+@pytest.mark.slow
 def test_topic_filter_keeps_only_that_topic_at_either_level(default_index):
     papers = default_index.papers
     for level, table, column in (
@@ -112,6 +116,7 @@ def test_topic_filter_keeps_only_that_topic_at_either_level(default_index):
         assert titles and set(titles) <= members, level
 
 
+@pytest.mark.slow
 def test_topics_panel_lists_topics_their_years_and_the_papers_between_two(default_index, tmp_path):
     app = _app(q="graph neural networks").run()
     assert not app.tabs and not app.dataframe  # drawn when opened: it weighs on every page
@@ -119,7 +124,14 @@ def test_topics_panel_lists_topics_their_years_and_the_papers_between_two(defaul
     app.run()
     assert [tab.label for tab in app.tabs] == ["Topics", "By year or column", "Between two topics"]
     listed = app.dataframe[0].value
-    assert listed["topic"].tolist() == default_index.topics("coarse")["name"].tolist()
+    papers = default_index.papers
+    unclustered = int((papers["coarse_cluster"] < 0).sum())
+    assert unclustered  # the sample has papers in no topic: they are a row of their own, last
+    assert listed["topic"].tolist() == [*default_index.topics("coarse")["name"], "unclustered"]
+    assert listed["papers"].sum() == len(papers) and listed["papers"].iloc[-1] == unclustered
+    assert listed["share"].iloc[-1] == pytest.approx(unclustered / len(papers))
+    assert listed["map trust"].iloc[-1] == pytest.approx(papers.loc[papers["coarse_cluster"] < 0, "map_trust"].mean())
+    assert "unclustered" not in app.selectbox(key="curate_topic_coarse").options  # nothing to rename
     assert app.selectbox(key="topics_by").options == ["venue"]  # no years: by its one other column
     by_venue = app.dataframe[1].value
     assert by_venue["topic"].tolist() == default_index.topics_by("venue")["name"].tolist()
@@ -157,6 +169,7 @@ def test_unknown_paper_in_the_url_is_ignored_and_bad_query_is_a_message(default_
     assert any("limit is 20,000" in error.value for error in app.error)
 
 
+@pytest.mark.slow
 def test_corpus_text_is_escaped_never_html(default_index, tmp_path):
     corpus = tmp_path / "hostile.jsonl"
     rows = [
@@ -193,6 +206,7 @@ def test_why_similar_marks_a_term_in_the_singular_and_the_plural():
     )
 
 
+@pytest.mark.slow
 def test_first_run_builds_the_sample_index_with_progress(default_index, tmp_path, monkeypatch):
     import shutil
 
@@ -212,6 +226,7 @@ def test_first_run_builds_the_sample_index_with_progress(default_index, tmp_path
     assert is_current_format(locations.default_index_dir())
 
 
+@pytest.mark.slow
 def test_the_app_starts_without_umap_numba_datamapplot_or_torch():
     script = (
         "import sys, paperscope.ui.app; "
@@ -293,6 +308,7 @@ def test_the_selected_paper_and_a_map_selection_go_into_an_existing_collection(d
     assert len(default_index.collections.members("picked")) == 6
 
 
+@pytest.mark.slow
 def test_a_collection_link_reopens_it_with_its_members_on_the_map(default_index):
     from paperscope.ui.collections_view import collection_focus
 
@@ -315,6 +331,7 @@ def test_a_collection_link_reopens_it_with_its_members_on_the_map(default_index)
     assert app.selectbox(key="collection").value is None and not _result_titles(app)
 
 
+@pytest.mark.slow
 def test_removing_members_and_deleting_a_collection_from_the_panel(default_index):
     ids = default_index.papers["id"].tolist()
     default_index.collections.add("pruned", ids=ids[30:33], create=True)

@@ -47,6 +47,7 @@ def fresh_home(tmp_path, data_home, monkeypatch):
     return home
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage, embedded_again", [("truncate", 38), ("zero", 38), ("flip", 1)])
 def test_a_damaged_cache_is_detected_and_its_texts_embedded_again(
     fresh_home, sample_index, tmp_path, caplog, damage, embedded_again

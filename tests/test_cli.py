@@ -64,6 +64,7 @@ def _bad_inputs(tmp_path):
     }
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_non_zero_and_leaves_the_index(sample_index_dir, tmp_path):
     generation = generations.current_generation_name(sample_index_dir)
     expected = {
@@ -85,11 +86,13 @@ def test_bad_input_is_one_line_non_zero_and_leaves_the_index(sample_index_dir, t
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["-k", "0"], "k must be a whole number of at least 1"),
-        (["-k", "-2"], "k must be a whole number of at least 1"),
+        (["-k", "0"], "k must be a whole number from 1 to 1,000"),
+        (["-k", "-2"], "k must be a whole number from 1 to 1,000"),
+        (["-k", "100000"], "k must be a whole number from 1 to 1,000, got 100000"),  # as the service's limit
         (["-k", "many"], "invalid int value: 'many'"),
     ],
 )
+@pytest.mark.slow
 def test_bad_k_on_the_command_line(sample_index_dir, args, message):
     result = run("similar", "anything", "--index", sample_index_dir, *args, check=False)
     assert result.returncode == 2 and message in result.stderr and result.stderr.count("\n") == 1
@@ -104,6 +107,7 @@ def test_missing_index_folder_says_how_to_build_one(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_app_starts_without_any_prompt_on_a_fresh_home(sample_index_dir, tmp_path):
     port = free_port()
     env = {**os.environ, "HOME": str(tmp_path), "BROWSER": "true"}  # BROWSER: opening a browser is a no-op here
@@ -137,6 +141,7 @@ def test_setup_builds_the_sample_so_the_app_answers_at_once(tmp_path):
     assert "first run" not in lookup.stderr and lookup.stdout.strip()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["serve", "app"])
 def test_a_server_on_a_port_in_use_is_one_line_and_claims_nothing(sample_index_dir, command):
     import socket
@@ -153,6 +158,7 @@ def test_a_server_on_a_port_in_use_is_one_line_and_claims_nothing(sample_index_d
     assert "serving" not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_the_app_listens_on_this_machine_only_and_asks_no_outside_service(sample_index_dir, tmp_path):
     import psutil
 

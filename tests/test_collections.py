@@ -20,6 +20,8 @@ from paperscope.index.collections.collections import Collections
 from paperscope.index.collections.database import default_path
 from tests.corpora import read_corpus
 
+pytestmark = pytest.mark.slow  # every test here uses an index of its own (the library corpus)
+
 
 @pytest.fixture(scope="module")
 def library_corpus(tmp_path_factory):

@@ -57,6 +57,7 @@ records = st.lists(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(rows=records)
 def test_json_records_of_any_shape(tmp_path, rows):
@@ -99,6 +100,7 @@ def test_malformed_structures(tmp_path, content, message):
         read_corpus([path])
 
 
+@pytest.mark.slow
 def test_ten_megabyte_single_lines(tmp_path):
     line = "word " * 2_000_000
     (tmp_path / "big.csv").write_text(f"abstract\n{line}\n")
@@ -197,6 +199,7 @@ def test_readers_keep_answering_during_a_rebuild_and_see_the_new_index_after(tmp
     assert len(PaperIndex.load(folder)) == 38 > before
 
 
+@pytest.mark.slow
 def test_a_second_build_into_a_folder_being_built_fails_at_once_in_one_line(tmp_path):
     folder = tmp_path / "index"
     corpus = locations.bundled_corpus()
@@ -215,6 +218,7 @@ def test_a_second_build_into_a_folder_being_built_fails_at_once_in_one_line(tmp_
     assert len(PaperIndex.load(folder)) == 19
 
 
+@pytest.mark.slow
 def test_a_build_stopped_by_sigterm_cleans_up_as_on_ctrl_c_and_verify_names_leftovers(sample_index_dir, tmp_path):
     folder = tmp_path / "index"
     shutil.copytree(sample_index_dir, folder)

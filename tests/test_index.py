@@ -12,7 +12,7 @@ import pytest
 from paperscope import BuildSettings, PaperIndex, UserError, build_index, locations, settings
 from paperscope.index.build import shards
 from paperscope.index.store import generations
-from paperscope.settings import Smoothing
+from paperscope.settings import MAX_RESULTS, Smoothing
 from paperscope.ui import cli
 from tests.corpora import read_corpus
 
@@ -32,6 +32,7 @@ def test_folder_holds_vectors_faiss_metadata_and_manifest(sample_index_dir, samp
     assert sample_index.papers["id"].is_unique and len(sample_index.papers) == 38
 
 
+@pytest.mark.slow
 def test_rows_of_vectors_and_metadata_agree(sample_index, encoder):
     row = 7
     text = sample_index.papers["abstract"][row]
@@ -72,10 +73,20 @@ def test_unknown_id_suggests_close_ids_and_titles(sample_index):
         sample_index.similar("Jenga")
 
 
-@pytest.mark.parametrize("k", [0, -3, 2.5, "10", True])
+@pytest.mark.parametrize("k", [0, -3, 2.5, "10", True, MAX_RESULTS + 1])
 def test_bad_k_is_a_user_error(sample_index, k):
-    with pytest.raises(UserError, match="k must be a whole number"):
+    with pytest.raises(UserError, match="k must be a whole number from 1 to 1,000"):
         sample_index.similar(sample_index.papers["id"][0], k=k)
+
+
+def test_one_limit_on_k_for_python_the_command_line_and_the_service():
+    from paperscope.ui import service, service_library
+
+    assert service.MAX_K == MAX_RESULTS == 1_000
+    assert service_library.RecommendRequest.model_fields["k"].metadata[-1].le == MAX_RESULTS
+    lookups = cli.make_parser()._subparsers._group_actions[0].choices
+    for command in ("similar", "search", "recommend", "bridges"):
+        assert "1 to 1,000" in lookups[command].format_help(), command
 
 
 @pytest.mark.parametrize("query", ["", "   \n\t ", "\x00\x01\x02", "x" * 100_000])
@@ -84,6 +95,7 @@ def test_bad_queries_are_user_errors(sample_index, query):
         sample_index.search(query)
 
 
+@pytest.mark.slow
 def test_rebuild_with_five_new_abstracts_embeds_exactly_five(tmp_path):
     build_index(locations.bundled_corpus(), tmp_path / "first")
     extra = tmp_path / "extra.txt"
@@ -97,6 +109,7 @@ def test_rebuild_with_five_new_abstracts_embeds_exactly_five(tmp_path):
     assert len(PaperIndex.load(tmp_path / "second")) == 43
 
 
+@pytest.mark.slow
 def test_a_build_in_many_shards_equals_a_build_in_one(sample_index, tmp_path, monkeypatch):
 
     monkeypatch.setattr(shards, "SHARD_ROWS", 10)  # 38 papers: four shards instead of one
@@ -113,6 +126,7 @@ def test_a_build_in_many_shards_equals_a_build_in_one(sample_index, tmp_path, mo
     assert not [p for p in (tmp_path / "sharded").iterdir() if p.name.startswith(".tmp")]  # the shards are gone
 
 
+@pytest.mark.slow
 def test_a_build_reads_each_file_once_with_progress_on_bytes(tmp_path):
     """A named pipe can be read only once: a build that read its files twice (say, to count
     papers first) would wait for a second writer forever."""
@@ -134,6 +148,7 @@ def _copy(folder, tmp_path):
     return target, target / generations.current_generation_name(target)
 
 
+@pytest.mark.slow
 def test_a_failed_rebuild_leaves_the_previous_index_answering(sample_index_dir, tmp_path):
     folder, generation = _copy(sample_index_dir, tmp_path)
     (tmp_path / "empty.csv").write_text("")
@@ -246,6 +261,7 @@ def test_a_100000_character_abstract_is_embedded_whole(tmp_path, caplog):
     assert index.search("sparse attention for long documents", k=1)["id"][0] == "long"
 
 
+@pytest.mark.slow
 def test_any_local_model_folder_is_accepted_and_recorded(tmp_path, encoder):
     model_copy = tmp_path / "my-model"
     shutil.copytree(encoder.path, model_copy)
@@ -265,6 +281,7 @@ def test_a_failed_first_build_leaves_no_folder(tmp_path):
     assert not (tmp_path / "new-index").exists()
 
 
+@pytest.mark.slow
 def test_faiss_index_is_chosen_by_size_and_approximate_recall_is_measured(tmp_path):
     from paperscope.index.build.ann import EXACT_LIMIT, choose_factory
 
@@ -296,6 +313,7 @@ def test_int8_build_records_its_fidelity_and_queries_with_the_same_model(tmp_pat
     assert index.search("speculative decoding for diffusion transformers", k=1)["title"][0].startswith("ASDSV")
 
 
+@pytest.mark.slow
 def test_the_fast_preset_embeds_the_first_126_word_pieces_with_int8_and_queries_alike(tmp_path, encoder):
     build_index(locations.bundled_corpus(), tmp_path / "fast", BuildSettings(preset="fast"))
     index = PaperIndex.load(tmp_path / "fast")
@@ -311,6 +329,7 @@ def test_the_fast_preset_embeds_the_first_126_word_pieces_with_int8_and_queries_
     assert index.search("speculative decoding for diffusion transformers", k=1)["title"][0].startswith("ASDSV")
 
 
+@pytest.mark.slow
 def test_a_large_corpus_takes_the_fast_preset_unless_exact_is_asked_for(tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(settings, "AUTO_FAST_PAPERS", 30)  # the sample's 38 papers count as large here
     with caplog.at_level("INFO", logger="paperscope"):
@@ -323,6 +342,7 @@ def test_a_large_corpus_takes_the_fast_preset_unless_exact_is_asked_for(tmp_path
         build_index(locations.bundled_corpus(), tmp_path / "both", BuildSettings(preset="fast", quantize="int8"))
 
 
+@pytest.mark.slow
 def test_hybrid_ranks_on_smoothed_vectors_and_dense_on_raw_ones(sample_index_dir, tmp_path):
     smoothed = PaperIndex.load(sample_index_dir)
     assert (

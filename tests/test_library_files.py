@@ -403,6 +403,7 @@ def test_malformed_files_are_one_line_naming_file_and_line(tmp_path, name):
     assert HOSTILE[name][1] in message and "\n" not in message, message
 
 
+@pytest.mark.slow
 def test_cli_refuses_malformed_library_files_with_exit_2(tmp_path):
     for name in ("unbalanced.bib", "noer.ris", "notalist.json"):
         result = subprocess.run(
@@ -416,6 +417,7 @@ def test_cli_refuses_malformed_library_files_with_exit_2(tmp_path):
         assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_build_a_bib_file_end_to_end(tmp_path):
     path = write(tmp_path, "refs.bib", ZOTERO_BIB)
     env = {**os.environ, "PAPERSCOPE_HOME": os.environ.get("PAPERSCOPE_HOME", str(tmp_path / "home"))}
@@ -462,6 +464,7 @@ def _read_or_user_error(path: Path) -> None:
     assert len(papers) > 0 and papers["id"].is_unique and (papers["abstract"].str.len() > 0).all()
 
 
+@pytest.mark.slow
 @FUZZ
 @given(rows=st.lists(st.dictionaries(st.sampled_from(LIBRARY_KEYS), json_values, max_size=8), max_size=5))
 def test_library_records_of_any_shape(tmp_path, rows):

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgb
 from matplotlib.text import Annotation, Text
 
 from paperscope.ui.mapplot import map_payload, save_html, save_png
@@ -146,6 +147,105 @@ def test_the_html_map_finds_titles_and_shows_a_clicked_papers_neighbours(browser
     page.close()
 
 
+MAP = "document.querySelector('.ps-map').parentElement.__paperscopeMap"
+# What the canvas above the labels holds inside each placed label's box (2 px in: leader lines end on its edge).
+OVER_LABELS = f"""() => {{ const map = {MAP}; const context = map.marks.getContext('2d');
+  const ratio = map.marks.width / map.width;
+  return map.labels.filter((label) => label.placed).map((label) => {{
+    const b = label.box;
+    const [x, y, w, h] = [b.x + 2, b.y + 2, b.w - 4, b.h - 4].map((v) => v * ratio);
+    const pixels = context.getImageData(x, y, w, h).data;
+    let painted = 0;
+    for (let i = 3; i < pixels.length; i += 4) painted += pixels[i] > 0;
+    return painted; }}); }}"""
+
+
+def _open(browser, html_map):
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(html_map.as_uri())
+    page.wait_for_selector(".ps-map[data-ready='1']")
+    return page
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/setup --test installs it)")
+def test_search_markers_lie_under_the_topic_labels(browser, html_map, field):
+    page = _open(browser, html_map)
+    for words in ("theorem proving", "Paper"):  # ringed, and drawn in full colour
+        count = int(field[0]["title"].str.contains(words).sum())
+        page.get_by_placeholder("Search titles").fill(words)
+        page.wait_for_selector(f"text={count:,} matching titles")
+        page.wait_for_function(f"() => {MAP}.chosen.size === {count} && !{MAP}.pending")
+        assert page.evaluate(f"() => {MAP}.labels.filter((label) => label.placed).length") >= 5
+        assert set(page.evaluate(OVER_LABELS)) == {0}, words  # nothing drawn over a label
+    page.close()
+
+
+def _point(page, row: int) -> list[float]:
+    return page.evaluate(
+        f"(row) => {{ const m = {MAP}; const b = m.frame.getBoundingClientRect(); "
+        "return [b.left + m.px(m.x[row]), b.top + m.py(m.y[row])]; }",
+        row,
+    )
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/setup --test installs it)")
+def test_the_tooltip_goes_on_a_zoom_and_names_the_paper_under_the_pointer_after(browser, html_map, field):
+    papers = field[0]
+    page = _open(browser, html_map)
+    row = int(papers.index[papers["cluster"] >= 0][10])
+    x, y = _point(page, row)
+    page.mouse.move(x, y)
+    tip = page.locator(".ps-tip")
+    page.wait_for_function(f"() => {MAP}.hover === {row}")
+    assert tip.is_visible() and papers["title"][row] in tip.inner_text()
+    page.mouse.wheel(0, -120)
+    page.wait_for_function("() => getComputedStyle(document.querySelector('.ps-tip')).display === 'none'")
+    assert page.evaluate(f"() => {MAP}.hover") == -1  # no ring left on a paper the pointer is not on
+    page.mouse.move(x + 1, y)
+    page.wait_for_function(f"() => {MAP}.hover >= 0")
+    under = page.evaluate(f"([x, y]) => {{ const m = {MAP}; const b = m.frame.getBoundingClientRect(); "
+                          "return m.nearest(x - b.left, y - b.top); }", [x + 1, y])  # fmt: skip
+    assert page.evaluate(f"() => {MAP}.hover") == under and papers["title"][under] in tip.inner_text()
+    page.mouse.down()  # a pan hides it too
+    page.mouse.move(x + 40, y + 30)
+    page.wait_for_function("() => getComputedStyle(document.querySelector('.ps-tip')).display === 'none'")
+    page.mouse.up()
+    page.close()
+
+
+def _zoom_after(page, events: list[tuple[float, int]]) -> float:
+    """The zoom after wheel events (deltaY, deltaMode) at the map's centre, from the whole map in view."""
+    page.get_by_role("button", name="Reset view").click()
+    page.wait_for_function("() => document.querySelector('.ps-map').dataset.zoom === '1.000'")
+    page.evaluate(
+        f"""(events) => {{ const m = {MAP}; const b = m.frame.getBoundingClientRect();
+          for (const [deltaY, deltaMode] of events) m.frame.dispatchEvent(new WheelEvent('wheel', {{deltaY, deltaMode,
+            clientX: b.left + b.width / 2, clientY: b.top + b.height / 2, bubbles: true, cancelable: true}})); }}""",
+        events,
+    )
+    page.wait_for_function(f"() => !{MAP}.pending")
+    return float(page.locator(".ps-map").get_attribute("data-zoom"))
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/setup --test installs it)")
+def test_the_wheel_takes_five_notches_to_switch_levels_and_cannot_race_in(browser, html_map):
+    page = _open(browser, html_map)
+    four, five = _zoom_after(page, [(-100, 0)] * 4), _zoom_after(page, [(-100, 0)] * 5)
+    assert four < 1.8 <= five < 2.0 and page.locator(".ps-map").get_attribute("data-label-level") == "fine"
+    assert _zoom_after(page, [(-3, 1)] * 5) == five  # in lines (Firefox) as in pixels
+    assert _zoom_after(page, [(-2400, 0)]) == _zoom_after(page, [(-100, 0)])  # a fast spin is one notch at a time
+    assert 1 < _zoom_after(page, [(-4, 0)] * 5) < 1.05  # a touchpad's small steps, gently
+    deepest = _zoom_after(page, [(-100, 0)] * 200)
+    in_view = page.evaluate(f"""() => {{ const m = {MAP}; let n = 0;
+      for (let i = 0; i < m.count; i++) {{ const x = m.px(m.x[i]), y = m.py(m.y[i]);
+        n += x >= 0 && y >= 0 && x <= m.width && y <= m.height; }} return n; }}""")  # fmt: skip
+    assert deepest < 40 and in_view >= 5  # never down to a few points of 3,000
+    page.close()
+
+
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/setup --test installs it)")
 def test_a_hostile_title_stays_text_in_the_html_map(browser, field, tmp_path):
@@ -169,12 +269,14 @@ def test_a_hostile_title_stays_text_in_the_html_map(browser, field, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("corpus", ["synthetic", "sample"])
-def test_the_png_places_labels_that_never_overlap(field, sample_index, corpus):
+def test_the_png_places_labels_that_never_overlap(field, sample_index, corpus, capfd):
     papers, fine, coarse = field if corpus == "synthetic" else (
         sample_index.papers, sample_index.topic_table("fine"), sample_index.topic_table("coarse"))  # fmt: skip
     path = ARTIFACTS / f"map-{corpus}.png"
     figure = save_png(papers, fine, path, f"{len(papers)} papers")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert capfd.readouterr() == ("", "")  # no progress bar or message of the label placement
+    _labels_are_readable_and_near_their_topics(figure)
     renderer = FigureCanvasAgg(figure).get_renderer()
     canvas = figure.bbox
     names = set((fine if len(fine) <= 40 else coarse)["name"])
@@ -191,6 +293,37 @@ def test_the_png_places_labels_that_never_overlap(field, sample_index, corpus):
     assert all(canvas.contains(box.x0, box.y0) and canvas.contains(box.x1, box.y1) for _, box in labels)
 
 
+def _contrast_on_white(colour) -> float:
+    """WCAG's contrast ratio of ``colour`` on white (4.5 and up: readable text)."""
+    channels = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
+    return 1.05 / (0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2] + 0.05)
+
+
+def _crossing(a, b, c, d) -> bool:
+    """Whether the segments ab and cd cross."""
+
+    def turn(p, q, r):
+        return (r[1] - p[1]) * (q[0] - p[0]) > (q[1] - p[1]) * (r[0] - p[0])
+
+    return turn(a, c, d) != turn(b, c, d) and turn(a, b, c) != turn(a, b, d)
+
+
+def _labels_are_readable_and_near_their_topics(figure) -> None:
+    """Dark, not thin, label text; each label at most a short line (100 px) from its topic, no two lines crossing."""
+    axes = figure.axes[0]
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    drawn = [t for t in axes.texts if isinstance(t, Annotation)]
+    assert min(_contrast_on_white(t.get_color()) for t in drawn) >= 4.5
+    assert min(t.get_fontweight() for t in drawn) >= 500
+    lines = []
+    for text in drawn:
+        box, topic = Text.get_window_extent(text, renderer), axes.transData.transform(text.xy)
+        lines.append((topic, np.clip(topic, [box.x0, box.y0], [box.x1, box.y1])))  # to the box's nearest point
+    assert max(float(np.linalg.norm(a - b)) for a, b in lines) <= 100
+    assert not [i for i, (a, b) in enumerate(lines) for c, d in lines[i + 1 :] if _crossing(a, b, c, d)]
+
+
+@pytest.mark.slow
 def test_map_export_from_the_command_line(sample_index_dir, tmp_path):
     paperscope = [sys.executable, "-m", "paperscope.ui.cli", "map", "--index", str(sample_index_dir), "-o"]
     result = subprocess.run([*paperscope, str(tmp_path / "map.html")], capture_output=True, text=True)

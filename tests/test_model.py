@@ -14,9 +14,9 @@ def onnx_encoder(data_home):
     return Encoder(onnx_dir=locations.onnx_dir())
 
 
-@pytest.mark.parametrize("backend", ["torch", "onnx"])
-def test_reproduces_model_card_similarities(encoder, onnx_encoder, backend):
-    encoder = {"torch": encoder, "onnx": onnx_encoder}[backend]
+@pytest.mark.parametrize("backend", [pytest.param("torch", marks=pytest.mark.slow), "onnx"])  # torch loads in seconds
+def test_reproduces_model_card_similarities(request, backend):
+    encoder = request.getfixturevalue({"torch": "encoder", "onnx": "onnx_encoder"}[backend])
     assert encoder.backend == backend
     vectors = encoder.encode(["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."])
     similarities = vectors @ vectors.T
@@ -25,12 +25,14 @@ def test_reproduces_model_card_similarities(encoder, onnx_encoder, backend):
     assert similarities[1, 2] == pytest.approx(0.1411, abs=1e-3)
 
 
+@pytest.mark.slow
 def test_vectors_are_float32_and_normalised(encoder):
     vectors = encoder.encode(["graph neural networks", "diffusion models for video generation"])
     assert vectors.dtype == np.float32 and vectors.shape == (2, 384)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_long_text_windows_cover_the_whole_text_within_the_model_limit(encoder):
     sentence = "Sparse attention lets transformers read long documents at linear cost in the sequence length. "
     text = (sentence * 30).strip()
@@ -42,6 +44,7 @@ def test_long_text_windows_cover_the_whole_text_within_the_model_limit(encoder):
     assert all(piece.endswith(".") for piece, _ in windows)  # cut at sentence ends
 
 
+@pytest.mark.slow
 def test_long_text_strategies_differ_only_for_long_texts(encoder):
     short = "Bilevel optimization with differential privacy."
     head = "Diffusion transformers generate video frames quickly. " * 40
@@ -54,6 +57,7 @@ def test_long_text_strategies_differ_only_for_long_texts(encoder):
     assert mean[1] @ protein > truncated[1] @ protein + 0.05  # the tail counts only when averaged
 
 
+@pytest.mark.slow
 def test_unknown_strategy_and_bad_model_folder_are_user_errors(encoder, tmp_path):
     with pytest.raises(UserError, match="long-text strategy"):
         encoder.encode(["x"], long_text="middle")

@@ -1,6 +1,7 @@
 """Notebooks run top to bottom on the bundled sample and are committed without outputs."""
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -42,4 +43,5 @@ def test_notebook_runs_top_to_bottom(path, tmp_path):
     assert len(rows) == 38 and all(len(row) <= 45 and not row.isdigit() for row in rows)  # short titles
     assert "unclustered" in columns and len(columns) >= 4  # topic names, one per block
     assert "TqdmWarning" not in text and "IProgress" not in text  # a plain text progress bar
-    assert any("class PaperscopeMap" in o.get("data", {}).get("text/html", "") for o in outputs)  # the map
+    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)  # the map widget
+    assert re.search(r"\b[1-9]\d* papers selected\n", text)  # headless: nothing selected, a topic instead

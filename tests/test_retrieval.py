@@ -21,6 +21,7 @@ def test_label_agreement_matches_a_hand_computed_case():
     )
 
 
+@pytest.mark.slow
 def test_benchmark_runs_through_the_index_on_a_labelled_fixture(tmp_path):
     records = [
         {"id": f"g{i}", "title": t, "abstract": a, "label": "graphs"}
@@ -106,6 +107,7 @@ def test_hybrid_blends_the_two_scores_with_the_manifest_weight(sample_index):
     assert sample_index.manifest["search"]["similar_mode"] in ("dense", "keyword", "hybrid")
 
 
+@pytest.mark.slow
 def test_cli_more_like_these_and_modes(sample_index_dir, sample_index):
     import subprocess
     import sys
@@ -152,6 +154,7 @@ def test_cli_more_like_these_and_modes(sample_index_dir, sample_index):
     assert "Asymmetric Traveling Salesman" in keyword
 
 
+@pytest.mark.slow
 def test_query_rows_match_scikit_learns_tfidf_and_queries_never_import_it(sample_index_dir, sample_index):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -244,6 +247,7 @@ def test_hybrid_returns_k_papers_when_k_exceeds_its_candidates(sample_index):
     assert len(found) == within.sum() and set(found["id"]) == set(sample_index.papers["id"][within])
 
 
+@pytest.mark.slow
 def test_a_word_of_a_single_paper_is_found_in_a_large_corpus_and_a_query_matching_nothing_says_so(sample_index):
     from paperscope.index.build.keyword_fit import PHRASES_FROM_TWO, fit_keyword_index
 

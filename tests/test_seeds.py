@@ -44,6 +44,7 @@ def _closest_seed(index: PaperIndex, seeds: TopicSeeds) -> np.ndarray:
     return np.where(similarities.max(axis=1) >= SIMILARITY, similarities.argmax(axis=1), -1)
 
 
+@pytest.mark.slow
 def test_papers_close_to_a_seed_form_a_topic_of_its_name_at_both_levels(seeded):
     index = PaperIndex.load(seeded)
     seeds = read_seed_topics(seeded.parent / "seeds.txt", SIMILARITY)
@@ -66,6 +67,7 @@ def test_papers_close_to_a_seed_form_a_topic_of_its_name_at_both_levels(seeded):
     assert_consistent(index)
 
 
+@pytest.mark.slow
 def test_a_rebuild_keeps_the_seeds_and_none_drops_them(seeded, sample_index_dir, tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="paperscope")
     names = set(PaperIndex.load(seeded).topic_table("coarse")["name"])
@@ -83,6 +85,7 @@ def test_a_rebuild_keeps_the_seeds_and_none_drops_them(seeded, sample_index_dir,
     assert "seeds" not in plain.info()["map"]["clusters"]
 
 
+@pytest.mark.slow
 def test_an_add_keeps_the_seed_topics(seeded, tmp_path):
     import shutil
 

@@ -22,6 +22,7 @@ from tests.servers import paperscope_server
 from tests.test_add import NEW_PAPERS
 
 PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
+pytestmark = pytest.mark.slow  # every test here starts a server, or builds an index of its own
 
 
 def call(url: str, method: str, path: str, body=None, headers=None) -> tuple[int, dict | list, dict]:

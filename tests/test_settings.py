@@ -32,6 +32,7 @@ def test_a_wrong_choice_fails_where_the_settings_are_made(make, message):
         make()
 
 
+@pytest.mark.slow
 def test_the_settings_of_a_build_are_kept_and_read_back_by_info_and_add(tmp_path):
     settings = BuildSettings(smoothing=Smoothing(2, 0.3), faiss_factory="Flat", use_cache=False)
     folder = tmp_path / "index"

@@ -89,6 +89,7 @@ def test_two_levels_nest(sample_index):
     assert (papers.loc[papers["cluster"] < 0, "coarse_name"] == "unclustered").all()
 
 
+@pytest.mark.slow
 def test_topic_names_come_from_terms_many_members_share(encoder):
     texts = (
         [f"Protein folding with diffusion priors, study {i}." for i in range(5)]
@@ -163,6 +164,7 @@ def _between_proteins_and_traffic(index, **options):
     return [(a, b, index.bridges(a, b, **options)) for b in sorted(traffic)]
 
 
+@pytest.mark.slow
 def test_bridges_are_the_papers_split_between_two_topics(known_index):
     found = _between_proteins_and_traffic(known_index, k=10)
     ids = {paper_id for _, _, table in found for paper_id in table["id"]}
@@ -175,6 +177,7 @@ def test_bridges_are_the_papers_split_between_two_topics(known_index):
     assert known_index.bridges(name, str(other))["id"].tolist() == known_index.bridges(a, other)["id"].tolist()
 
 
+@pytest.mark.slow
 def test_topics_over_time_follow_the_years(known_index):
     shares = known_index.topics_by("year", "coarse").set_index("cluster")
     assert shares.attrs["values"] == [c for c in shares.columns if isinstance(c, int)] == [2021, 2022, 2024]
@@ -184,6 +187,7 @@ def test_topics_over_time_follow_the_years(known_index):
     assert shares.index[0] == traffic and shares.index[-1] == proteins  # grew most first, shrank most last
 
 
+@pytest.mark.slow
 def test_cli_topics_bridges_and_a_corpus_without_years(known_index, sample_index_dir):
     paperscope = [sys.executable, "-m", "paperscope.ui.cli"]
     listed = json.loads(subprocess.run([*paperscope, "topics", "--index", str(known_index.folder), "--json"],

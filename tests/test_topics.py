@@ -21,6 +21,7 @@ def test_layout_is_stored_per_paper_and_read_back(sample_index):
     assert layout["method"] == "umap" and layout["precomputed_knn"] and layout["n_neighbors"] == 15
 
 
+@pytest.mark.slow
 def test_a_rebuild_gives_the_same_coordinates(sample_index, tmp_path):
     build_index(locations.bundled_corpus(), tmp_path / "again")
     again = PaperIndex.load(tmp_path / "again")
@@ -30,6 +31,7 @@ def test_a_rebuild_gives_the_same_coordinates(sample_index, tmp_path):
     assert again.papers["cluster"].tolist() == sample_index.papers["cluster"].tolist()
 
 
+@pytest.mark.slow
 def test_umap_compilations_are_loaded_from_disk_by_the_next_build(sample_index):
     # umap compiles its numba functions without numba's cache (5.2 s of a 300-paper map); a build
     # turns the cache on, so a later process loads them (the sample's build here saved them)
@@ -81,6 +83,7 @@ def test_a_query_is_placed_among_its_neighbours(sample_index):
         ).all()
 
 
+@pytest.mark.slow
 def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed(encoder):
     from paperscope.index.topics import topic_map
 
@@ -133,6 +136,7 @@ def test_tiny_corpora_build_a_map(tmp_path, count, method):
     )
 
 
+@pytest.mark.slow
 def test_loading_and_lookups_never_import_umap_torch_or_ray(sample_index_dir):
     script = (
         "import sys, paperscope.ui.cli; from paperscope import PaperIndex; "

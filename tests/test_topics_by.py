@@ -14,6 +14,7 @@ from paperscope.index.analysis.topics import MAX_VALUES, column_values, group_co
 from paperscope.ui.records import records
 from tests.corpora import read_corpus
 
+pytestmark = pytest.mark.slow  # every test here uses an index of its own (the sample with years, venues…)
 VENUES = ["ICML", "NeurIPS", "ICLR"]
 CATEGORIES = [["cs.LG", "cs.CV"], "cs.LG stat.ML", "cs.CL", ["cs.AI"]]  # lists as JSON has them, arXiv's spaced codes
 
@@ -116,7 +117,11 @@ def test_compare_counts_the_papers_of_each_group_and_orders_by_ratio(grouped_ind
     over = topics.iloc[0]
     assert over["share_a"] >= over["share_b"] and topics.iloc[-1]["share_a"] <= topics.iloc[-1]["share_b"]
     swapped = topics_compare(grouped_index, ("year", 2024), ("venue", "ICML"))
-    assert swapped[swapped["cluster"] >= 0]["cluster"].tolist() == topics["cluster"].tolist()[::-1]
+    swapped = swapped[swapped["cluster"] >= 0]  # the same topics, each ratio inverted, the order reversed
+    assert sorted(swapped["cluster"]) == sorted(topics["cluster"])
+    assert np.allclose(swapped["ratio"].to_numpy(), 1 / topics["ratio"].to_numpy()[::-1])
+    inverted = swapped.set_index("cluster")["ratio"]
+    assert np.allclose(inverted.reindex(topics["cluster"]).to_numpy(), 1 / topics["ratio"].to_numpy())
 
 
 def test_compare_gives_a_topic_absent_from_one_group_a_finite_ratio(grouped_index):

@@ -23,6 +23,7 @@ import streamlit as st
 
 from paperscope import locations
 from paperscope.embed.corpus import detect_format
+from paperscope.embed.library import paper_link
 from paperscope.embed.terms import singular
 from paperscope.errors import UserError
 from paperscope.index.paper_index import PaperIndex
@@ -100,10 +101,12 @@ def index_choices(cli_index: str | None) -> dict[str, str]:
 
 
 class _PageLog(logging.Handler):
-    """Shows the ``paperscope`` logger's lines in the page while a build runs."""
+    """Shows the ``paperscope`` logger's lines in the page while a build runs (not its progress
+    lines: the page has a bar)."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        st.write(record.getMessage())
+        if not hasattr(record, "progress"):
+            st.write(record.getMessage())
 
 
 def build_with_progress(build, label: str) -> None:
@@ -161,15 +164,18 @@ def _why_html(why: dict, query_label: str) -> str:
 
 
 def _result_header(row, colour: str, score: str = "score") -> str:
-    """A result card's first lines: rank, title, its ``score`` column as a bar, topic, id."""
+    """A result card's first lines: rank, title, its ``score`` column as a bar, topic, id, and the
+    paper's link (an http(s) one only) to open in a new tab."""
     value = float(getattr(row, score))
     width = max(0.0, min(value, 1.0)) * 90
+    link = paper_link([getattr(row, "url", None)])
+    opened = f' · <a href="{html.escape(link)}" target="_blank" rel="noopener noreferrer">open ↗</a>' if link else ""
     return (
         f"<div class='ps-result'><span class='ps-title'>{row.rank}. {html.escape(str(row.title))}</span><br>"
         f"<span class='ps-bar' style='width:{width:.0f}px'></span> <b>{value:.3f}</b> "
         f"<span class='ps-meta'><span class='ps-dot' style='background:{colour}'></span>"
         f"{html.escape(_topic_path(row))} · <span title='{html.escape(str(row.id), quote=True)}'>"
-        f"{html.escape(short_id(str(row.id)))}</span></span></div>"
+        f"{html.escape(short_id(str(row.id)))}</span>{opened}</span></div>"
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from paperscope.embed.text import counted
+from paperscope.settings import MAX_RESULTS
 from paperscope.ui.loading import load, print_json, print_results, with_index, with_json
 
 logger = logging.getLogger("paperscope")
@@ -169,7 +170,7 @@ def recommend_options(recommend) -> None:
     """The ``recommend`` command's options."""
     recommend.add_argument("name", metavar="NAME", help="the collection to recommend from")
     recommend.add_argument("--not", dest="avoid", metavar="NAME2", help="a collection to recommend away from")
-    recommend.add_argument("-k", type=int, default=20, help="number of papers (default 20)")
+    recommend.add_argument("-k", type=int, default=20, help=f"number of papers, 1 to {MAX_RESULTS:,} (default 20)")
     recommend.add_argument(
         "--new", action="store_true", help="only papers added since the collection was last shown (then shown)"
     )

@@ -9,6 +9,7 @@ const PS_FINE_ZOOM = 1.8; // zoomed in this far, fine topic labels replace the c
 const PS_HIT_PX = 9; // how close the pointer must be to a point to hover or click it
 const PS_UNCLUSTERED = "#c8c8c8";
 const PS_RINGED = 300; // a selection of more papers is drawn in full colour, not ringed
+const PS_WHEEL_STEP = 1.13; // one wheel notch zooms this much: five pass PS_FINE_ZOOM (1.13^5 = 1.84)
 
 function psDecode(text, Type) {
   const binary = atob(text);
@@ -128,11 +129,21 @@ class PaperscopeMap {
       this.knn = payload.knn ? psDecode(payload.knn, Int32Array) : null;
       this.buildGrid();
     }
-    const colourBy = payload.level === "fine" ? this.fine : this.coarse;
-    if (colourBy !== this.colourBy) {
+    // Colour by a column (payload.colour, from mapplot.map_colours) or by the topics of the level shown.
+    const custom = payload.colour && payload.colour.values ? payload.colour : null;
+    if (custom && custom.values !== this.rawColour) {
+      this.rawColour = custom.values;
+      this.customColour = psDecode(custom.values, Int16Array);
+    }
+    const colourBy = custom ? this.customColour : payload.level === "fine" ? this.fine : this.coarse;
+    const palette = custom ? custom.palette : payload.palette;
+    if (colourBy !== this.colourBy || palette.join() !== this.paletteKey) {
       this.colourBy = colourBy;
+      this.palette = palette;
+      this.paletteKey = palette.join();
       this.buildBuckets();
     }
+    this.drawLegend(custom);
     this.selected = payload.selected || [];
     this.neighbours = payload.neighbours || [];
     this.chosen = new Set(payload.chosen || []);
@@ -188,7 +199,7 @@ class PaperscopeMap {
 
   // Points grouped by colour, so each colour is one canvas path.
   buildBuckets() {
-    const palette = this.payload.palette;
+    const palette = this.palette;
     const groups = new Map();
     for (let i = 0; i < this.count; i++) {
       const topic = this.colourBy[i];
@@ -202,6 +213,31 @@ class PaperscopeMap {
       const topic = this.colourBy[row];
       return topic < 0 ? PS_UNCLUSTERED : palette[topic % palette.length];
     };
+  }
+
+  // The legend of a colour by column (top right): a swatch per category, or the scale from low to high.
+  drawLegend(custom) {
+    const key = custom ? JSON.stringify([custom.title, custom.legend]) : "";
+    if (key === this.legendKey) return;
+    this.legendKey = key;
+    if (this.legend) this.legend.remove();
+    this.legend = null;
+    if (!custom) return;
+    this.legend = psElement("div", "ps-legend", this.frame);
+    psElement("b", "", this.legend).textContent = custom.title;
+    const legend = custom.legend;
+    if (legend.kind === "scale") {
+      psElement("div", "ps-scale", this.legend).style.background = `linear-gradient(to right, ${legend.colours.join(", ")})`;
+      const ends = psElement("div", "ps-scale-ends", this.legend);
+      psElement("span", "", ends).textContent = legend.low;
+      psElement("span", "", ends).textContent = legend.high;
+    } else {
+      for (const item of legend.items) {
+        const row = psElement("div", "ps-legend-item", this.legend);
+        psElement("span", "ps-swatch", row).style.background = item.colour;
+        psElement("span", "", row).textContent = item.text;
+      }
+    }
   }
 
   makeLabels() {
@@ -278,8 +314,8 @@ class PaperscopeMap {
     this.pending = requestAnimationFrame(() => {
       this.pending = 0;
       const started = performance.now();
-      this.drawPoints();
       this.placeLabels();
+      this.drawPoints();
       this.drawMarks();
       this.frame.dataset.drawMs = (performance.now() - started).toFixed(1);
       this.frame.dataset.ready = "1";
@@ -317,12 +353,12 @@ class PaperscopeMap {
       context.fill();
     }
     context.globalAlpha = 1;
+    this.drawUnderLabels(context, r);
   }
 
-  drawMarks() {
-    const context = this.marks.getContext("2d");
-    context.clearRect(0, 0, this.width, this.height);
-    const r = this.radius() * Math.min(2.5, Math.sqrt(this.scale / this.scale0));
+  // On the points' canvas, under the labels: the lines from moved labels to their topics, and the
+  // chosen papers (a lasso, the HTML export's search), so that neither covers a label.
+  drawUnderLabels(context, r) {
     for (const label of this.labels) {
       if (!label.placed || !label.moved) continue;
       context.strokeStyle = "rgba(60,60,60,0.6)";
@@ -343,6 +379,12 @@ class PaperscopeMap {
     } else {
       for (const row of this.chosen) this.ring(context, row, r + 2.5, "#111", 1.5);
     }
+  }
+
+  drawMarks() {
+    const context = this.marks.getContext("2d");
+    context.clearRect(0, 0, this.width, this.height);
+    const r = this.radius() * Math.min(2.5, Math.sqrt(this.scale / this.scale0));
     if (this.star) {
       const sx = this.px(this.star[0]);
       const sy = this.py(this.star[1]);
@@ -419,6 +461,8 @@ class PaperscopeMap {
     // papers it is joined to.
     const tools = { x: this.tools.offsetLeft - 4, y: this.tools.offsetTop - 4, w: this.tools.offsetWidth + 8, h: this.tools.offsetHeight + 8 };
     const taken = [tools, { x: 0, y: 0, w: 44, h: 40 }];
+    const legend = this.legend;
+    if (legend) taken.push({ x: legend.offsetLeft - 4, y: legend.offsetTop - 4, w: legend.offsetWidth + 8, h: legend.offsetHeight + 8 });
     if (this.star) {
       taken.push({ x: this.px(this.star[0]) - 19, y: this.py(this.star[1]) - 19, w: 38, h: 38 });
       for (const row of this.neighbours.concat(this.selected)) {
@@ -523,6 +567,7 @@ class PaperscopeMap {
     }
     if (Math.abs(x - this.drag.x) + Math.abs(y - this.drag.y) > 4) this.drag.moved = true;
     if (this.drag.mode === "pan") {
+      this.setHover(-1); // the tooltip named the paper that was under the pointer
       this.cx = this.drag.cx - (x - this.drag.x) / this.scale;
       this.cy = this.drag.cy + (y - this.drag.y) / this.scale;
       this.draw();
@@ -566,13 +611,23 @@ class PaperscopeMap {
     return rows;
   }
 
+  // The deepest zoom: about four papers' worth of the map's area in view (at least 8x).
+  maxZoom() {
+    return Math.max(8, Math.sqrt(this.count) / 2);
+  }
+
+  // A wheel notch (100 pixels, 3 lines or a page) zooms by PS_WHEEL_STEP about the pointer; a fast
+  // spin or an accelerated wheel counts one notch an event at most, a touchpad's small steps less.
+  // The tooltip goes: the paper under the pointer changes; the next move finds it.
   onWheel(event) {
     event.preventDefault();
+    this.setHover(-1);
     const [x, y] = this.local(event);
     const dataX = this.cx + (x - this.width / 2) / this.scale;
     const dataY = this.cy - (y - this.height / 2) / this.scale;
-    const factor = Math.exp(-event.deltaY * (event.deltaMode ? 0.05 : 0.0015));
-    this.scale = Math.max(this.scale0 * 0.5, Math.min(this.scale0 * 400, this.scale * factor));
+    const notches = event.deltaY / (event.deltaMode === 1 ? 3 : event.deltaMode === 2 ? 1 : 100);
+    const factor = PS_WHEEL_STEP ** -Math.max(-1, Math.min(1, notches));
+    this.scale = Math.max(this.scale0 * 0.5, Math.min(this.scale0 * this.maxZoom(), this.scale * factor));
     this.cx = dataX - (x - this.width / 2) / this.scale;
     this.cy = dataY + (y - this.height / 2) / this.scale;
     this.draw();
@@ -613,7 +668,7 @@ class PaperscopeMap {
       this.cx = (minX + maxX) / 2;
       this.cy = (minY + maxY) / 2;
       const span = Math.max(maxX - minX, maxY - minY, (this.bounds.maxX - this.bounds.minX) / 40);
-      this.scale = Math.min(this.scale0 * 400, (Math.min(this.width, this.height) * 0.8) / span);
+      this.scale = Math.min(this.scale0 * this.maxZoom(), (Math.min(this.width, this.height) * 0.8) / span);
     }
     this.draw();
   }
@@ -626,10 +681,23 @@ class PaperscopeMap {
     this.neighbours = this.knn ? Array.from(this.knn.subarray(row * k, row * k + k)).filter((r) => r !== row) : [];
     const panel = this.status;
     panel.replaceChildren();
-    psElement("b", "", panel).textContent = this.payload.titles[row];
+    this.paperTitle(psElement("b", "", panel), row);
     const list = psElement("ol", "", panel);
-    for (const other of this.neighbours) psElement("li", "", list).textContent = this.payload.titles[other];
+    for (const other of this.neighbours) this.paperTitle(psElement("li", "", list), other);
     this.draw();
+  }
+
+  // A paper's title in `parent`: a link to open in a new tab when the payload has an http(s) one.
+  paperTitle(parent, row) {
+    const link = this.payload.links ? this.payload.links[row] : null;
+    const safe = typeof link === "string" && /^https?:\/\//i.test(link);
+    const element = safe ? psElement("a", "", parent) : parent;
+    if (safe) {
+      element.href = link;
+      element.target = "_blank";
+      element.rel = "noopener noreferrer";
+    }
+    element.textContent = this.payload.titles[row];
   }
 }
 

@@ -6,7 +6,9 @@ coarse_cluster and the topic tables."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
+import io
 import json
 import logging
 from pathlib import Path
@@ -14,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from paperscope.embed.library import paper_link
 from paperscope.errors import UserError
 from paperscope.files import atomic_path
 from paperscope.settings import UNCLUSTERED_NAME
@@ -41,7 +44,8 @@ PALETTE = [
     "#756bb1",
 ]
 TITLE_CHARS = 160  # hover titles are cut here: the map sends every title to the browser
-PNG_LABEL_MARGINS = (1.5, 2.0, 2.6, 3.4)  # datamapplot's default first
+PNG_LABEL_MARGINS = (7.5, 12.0, 18.0)  # % around each label as pylabeladjust spaces them; datamapplot's default first
+PNG_FONT_WEIGHT = 500  # the least weight of a label in the PNG: datamapplot's 200 reads as pale grey
 STATIC_FINE_LABELS = 40  # the PNG names fine topics up to this many, else the coarse ones
 
 
@@ -77,13 +81,14 @@ def map_payload(
     topic numbers as base64 arrays, titles for hover (unless ``with_titles`` is False: the hover
     then names the topic only), both levels of topic labels (centre and size). ``key`` changes
     when the points do: the browser keeps its zoom otherwise. ``knn`` (papers × k rows, nearest
-    first) lets a click in the standalone map list a paper's neighbours. ``map_focus`` adds what
-    is selected."""
+    first) lets a click in the standalone map list a paper's neighbours, as links to open when
+    ``papers`` has a ``url`` column (http(s) links only). ``map_focus`` adds what is selected."""
     titles = (
         [title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…" for title in papers["title"]]
         if with_titles
         else None
     )
+    links = [paper_link([url]) or None for url in papers["url"]] if with_titles and "url" in papers else None
     labels = [
         {"text": str(row.name), "x": float(row.x), "y": float(row.y), "size": int(row.size), "level": level}
         for level, topics in (("coarse", coarse_topics), ("fine", fine_topics))
@@ -106,6 +111,7 @@ def map_payload(
             "labels": labels,
         }
         | map_focus()
+        | ({} if links is None else {"links": links})
         | ({} if knn is None else {"knn": _base64(knn, np.int32), "knn_k": int(knn.shape[1])})
     )
 
@@ -122,6 +128,56 @@ def map_focus(
         "chosen": [int(row) for row in chosen_rows],
         "star": None if query_xy is None else [float(v) for v in query_xy],
     }
+
+
+COLOUR_CATEGORIES = 12  # colour by a column of words: its most common values named, the rest "other"
+OTHER_COLOUR = "#8c8c8c"
+SCALE = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"]  # viridis
+SCALE_STEPS = 32  # colour by a column of numbers: its range in this many colours
+
+
+def _as_text(value) -> str | None:
+    """A value of a column as the legend names it: a list's items joined, None when missing."""
+    if isinstance(value, list | tuple | np.ndarray):
+        return "; ".join(str(item) for item in value) or None
+    return None if pd.isna(value) else str(value)
+
+
+def _ramp(count: int) -> list[str]:
+    """``count`` colours from the first of ``SCALE`` to the last, evenly."""
+    stops = np.array([[int(colour[i : i + 2], 16) for i in (1, 3, 5)] for colour in SCALE], dtype=np.float64)
+    where = np.linspace(0, len(SCALE) - 1, count)
+    channels = [np.interp(where, np.arange(len(SCALE)), stops[:, c]) for c in range(3)]
+    return ["#" + "".join(f"{round(value):02x}" for value in rgb) for rgb in zip(*channels, strict=True)]
+
+
+def map_colours(values, title: str) -> dict:
+    """The payload's ``colour`` (``map.js`` draws it in place of the topics' colours, with a
+    legend): ``values`` has one value per paper, in row order. Numbers (not booleans) are a scale
+    from the lowest to the highest; anything else is categories: the ``COLOUR_CATEGORIES`` most
+    common values in colours, the rest "other", missing values grey."""
+    series = pd.Series(values).reset_index(drop=True)
+    codes = np.full(len(series), -1, dtype=np.int16)
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        known = np.isfinite(numbers)
+        low, high = (numbers[known].min(), numbers[known].max()) if known.any() else (0.0, 0.0)
+        codes[known] = np.round((numbers[known] - low) / ((high - low) or 1.0) * (SCALE_STEPS - 1))
+        legend = {"kind": "scale", "low": f"{low:g}", "high": f"{high:g}", "colours": SCALE}
+        return {"title": title, "values": _base64(codes, np.int16), "palette": _ramp(SCALE_STEPS), "legend": legend}
+    text = series.map(_as_text)
+    counts = text.value_counts()
+    named = sorted(counts.index, key=lambda value: (-counts[value], value))[:COLOUR_CATEGORIES]
+    number = {value: i for i, value in enumerate(named)}
+    codes[:] = [-1 if value is None else number.get(value, len(named)) for value in text]
+    palette = [*PALETTE[: len(named)], OTHER_COLOUR]
+    items = [{"text": f"{value} ({counts[value]:,})", "colour": PALETTE[i]} for i, value in enumerate(named)]
+    if (rest := int(counts.sum() - counts[named].sum())) > 0:
+        items.append({"text": f"other ({rest:,})", "colour": OTHER_COLOUR})
+    if (missing := int(text.isna().sum())) > 0:
+        items.append({"text": f"no value ({missing:,})", "colour": UNCLUSTERED_COLOUR})
+    legend = {"kind": "categories", "items": items}
+    return {"title": title, "values": _base64(codes, np.int16), "palette": palette, "legend": legend}
 
 
 def map_script() -> tuple[str, str]:
@@ -177,7 +233,8 @@ def _touching_labels(figure) -> int:
 
 
 def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, path: Path, title: str):
-    """A labelled static map drawn by datamapplot: labels placed around the map, sized by topic.
+    """A labelled static map drawn by datamapplot: each topic named over its own papers (no long
+    lines to follow), sized by topic, in a dark shade of its colour (the colours of the app's map).
     datamapplot's placement can let two labels touch; the map is drawn again with wider margins
     until none does. Points are named by the papers' own topic columns: fine topics when there are
     few enough to read, else coarse. Returns the matplotlib figure (for measuring the labels)."""
@@ -189,25 +246,33 @@ def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, path: Path, title:
 
     # Roboto comes from Debian's fonts-roboto (.ci/setup); without it matplotlib logs each fallback.
     logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
-    names = papers["cluster_name" if len(fine_topics) <= STATIC_FINE_LABELS else "coarse_name"].to_numpy(dtype=object)
+    fine = len(fine_topics) <= STATIC_FINE_LABELS
+    names = papers["cluster_name" if fine else "coarse_name"].to_numpy(dtype=object)
+    colours = cluster_colours(papers["cluster" if fine else "coarse_cluster"])
+    by_name = {name: colour for name, colour in zip(names, colours, strict=True) if name != UNCLUSTERED_NAME}
     for margin in PNG_LABEL_MARGINS:
-        figure, _ = datamapplot.create_plot(
-            papers[["x", "y"]].to_numpy(dtype=np.float32),
-            names,
-            title="paperscope topic map",
-            sub_title=title,
-            title_keywords={"fontsize": 20},
-            sub_title_keywords={"fontsize": 13},
-            min_font_size=8.5,
-            max_font_size=20.0,
-            noise_label=UNCLUSTERED_NAME,
-            dynamic_label_size=True,
-            label_wrap_width=22,
-            figsize=(12, 12),
-            dpi=110,
-            label_margin_factor=margin,
-            use_system_fonts=True,  # never download fonts
-        )
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):  # pylabeladjust's
+            figure, _ = datamapplot.create_plot(  # progress bar and messages
+                papers[["x", "y"]].to_numpy(dtype=np.float32),
+                names,
+                title="paperscope topic map",
+                sub_title=title,
+                title_keywords={"fontsize": 20},
+                sub_title_keywords={"fontsize": 13},
+                min_font_size=8.5,
+                max_font_size=16.0,
+                min_font_weight=PNG_FONT_WEIGHT,
+                noise_label=UNCLUSTERED_NAME,
+                noise_color=UNCLUSTERED_COLOUR,
+                label_color_map=by_name,  # label text: datamapplot's darker, less saturated shade of each
+                dynamic_label_size=True,
+                label_wrap_width=22,
+                figsize=(12, 12),
+                dpi=110,
+                label_over_points=True,
+                pylabeladjust_margin_percentage=margin,
+                use_system_fonts=True,  # never download fonts
+            )
         plt.close(figure)
         if not _touching_labels(figure):
             break

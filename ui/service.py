@@ -41,12 +41,12 @@ from paperscope.index.search.encoding import MAX_QUERY_CHARS, searchable
 from paperscope.index.search.ranking import Ranking
 from paperscope.index.store import curations
 from paperscope.index.store.generations import current_generation_name
-from paperscope.settings import LEVELS, MODES
+from paperscope.settings import LEVELS, MAX_RESULTS, MODES
 from paperscope.ui.logs import log_to_stderr
 from paperscope.ui.records import json_rows, jsonable, records
 from paperscope.ui.service_library import add_library_routes
 
-MAX_K = 1_000  # results per request
+MAX_K = MAX_RESULTS  # results per request, as every lookup (PaperIndex, the command line)
 MAX_IDS = 1_000  # paper ids in one POST /similar
 MAX_BODY_BYTES = 256 * 1024  # a longest query (20,000 characters, each escaped in JSON) fits
 WATCH_SECONDS = 0.5  # how often the folder's CURRENT generation is checked

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from paperscope.index.collections.collections import MAX_NAME_CHARS
+from paperscope.settings import MAX_RESULTS
 from paperscope.ui.records import records
 
 MAX_MEMBERS = 10_000  # ids in one request
@@ -51,7 +52,7 @@ class RecommendRequest(BaseModel):
         pattern=NAME_PATTERN,
         description="a collection to avoid",
     )
-    k: int = Field(20, ge=1, le=1_000)
+    k: int = Field(20, ge=1, le=MAX_RESULTS)
     new: bool = Field(False, description="only papers added since the collection was last shown (then shown)")
     since: datetime.datetime | datetime.date | None = Field(
         None, description="only papers added since this time or date (ISO 8601, e.g. 2026-12-01)"

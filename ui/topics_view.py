@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from paperscope.errors import UserError
-from paperscope.index.analysis.topics import bridges, column_values, group_columns, topic_overview
+from paperscope.index.analysis.topics import bridges, column_values, group_columns, topic_listing, topic_overview
 
 MAX_GROUP_CHOICES = 500  # values a group can be picked from (the most common)
 
@@ -146,7 +146,7 @@ def topics_panel(index, level: str, selected: list[str]) -> None:
     listing, by_column, between = st.tabs(["Topics", "By year or column", "Between two topics"])
     with listing:
         st.dataframe(
-            overview[["name", "size", "share", "map_trust"]].rename(
+            topic_listing(index, level)[["name", "size", "share", "map_trust"]].rename(
                 columns={"name": "topic", "size": "papers", "map_trust": "map trust"}
             ),
             hide_index=True,

@@ -42,6 +42,26 @@ def topic_overview(index, level: str = "coarse") -> pd.DataFrame:
     return overview.sort_values(["size", "cluster"], ascending=[False, True]).reset_index(drop=True)
 
 
+def topic_listing(index, level: str = "coarse") -> pd.DataFrame:
+    """:func:`topic_overview` with the papers in no topic of ``level`` as a last row, "unclustered"
+    (cluster -1: their number, share and mean map trust), when there are any: sizes that add up to
+    the corpus, as the app's topics table shows them."""
+    overview = topic_overview(index, level)
+    number_column, _ = _topic_columns(level)
+    papers = index.metadata([number_column, "map_trust"])
+    outside = papers[number_column].to_numpy() < 0
+    if not outside.any():
+        return overview
+    row = {
+        "cluster": -1,
+        "name": UNCLUSTERED_NAME,
+        "size": int(outside.sum()),
+        "share": float(outside.mean()),
+        "map_trust": float(papers["map_trust"].to_numpy()[outside].mean()),
+    }
+    return pd.concat([overview, pd.DataFrame([row])], ignore_index=True)
+
+
 def _words(text: str) -> set[str]:
     return {singular(word) for word in words(text)}
 

@@ -2,7 +2,8 @@
 
 One pass over the files: papers are embedded as they are read (the embedding cache has the
 texts seen before) and each shard of ``shards.SHARD_ROWS`` papers is written as soon as it is
-embedded, so memory holds one shard. Progress runs on the bytes of the files read so far.
+embedded, so memory holds one shard. Progress runs on the bytes of the files read so far: a bar on
+a terminal, else a log line every ``PROGRESS_STEP`` with the time left (:class:`EmbeddingProgress`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,71 @@ from paperscope import locations
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.corpus import Admission, admitted_papers, embedding_texts
 from paperscope.index.build import shards
+from paperscope.settings import FAST_P_AT_10, FAST_SPEEDUP, PRESETS
 
 logger = logging.getLogger(__name__)
+PROGRESS_STEP = 0.05  # without a bar (output not a terminal), a log line every 5 % of the embedding
+SUGGEST_FAST_SECONDS = 60  # an exact embedding expected to take longer says once what the fast preset saves
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` as a person says it: "40 s", "5 min", "1.5 h"."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    return f"{round(seconds / 60)} min" if seconds < 90 * 60 else f"{seconds / 3600:.1f} h"
+
+
+class EmbeddingProgress:
+    """How far the embedding is, in bytes of the files (``total``): ``on_progress(fraction,
+    "embedding")`` at each step; with ``show_bar`` a tqdm bar on stderr, else a log line every
+    ``PROGRESS_STEP`` with the time left, from the pace since the first step (the model loaded by
+    then). With ``suggest_fast`` (the exact preset), once the embedding looks to take over
+    ``SUGGEST_FAST_SECONDS``, one line quotes the fast preset's measured speed-up and cost."""
+
+    def __init__(self, total: float, on_progress, *, show_bar: bool, suggest_fast: bool, clock=time.monotonic):
+        from tqdm import tqdm  # plain text, in notebooks too (tqdm.auto wants ipywidgets there)
+
+        self.bar = tqdm(total=total, unit="B", unit_scale=True, desc="reading and embedding", disable=not show_bar)
+        self.total = total
+        self.on_progress = on_progress
+        self.lines = not show_bar  # a bar, or lines
+        self.suggest_fast = suggest_fast
+        self.clock = clock
+        self.done = 0.0
+        self.first: tuple[float, float] | None = None  # (time, fraction) at the first step
+        self.next_line = PROGRESS_STEP
+
+    def advance(self, amount: float) -> None:
+        """``amount`` more bytes embedded."""
+        self.done += amount
+        self.bar.update(amount)
+        fraction = min(self.done / self.total, 1.0)
+        self.on_progress(fraction, "embedding")
+        now = self.clock()
+        if self.first is None:
+            self.first = (now, fraction)
+            return
+        started, begun = self.first
+        if not begun < fraction < 1.0:
+            return
+        per_fraction = (now - started) / (fraction - begun)
+        if self.suggest_fast and per_fraction > SUGGEST_FAST_SECONDS:
+            self.suggest_fast = False
+            with self.bar.external_write_mode():  # one line, the bar drawn again under it
+                logger.info(
+                    "the embedding looks to take about %s; --preset fast embeds %.1f× as fast (int8, the first %d "
+                    "word pieces of each text) for IJCAI P@10 %.3f against %.3f (docs/benchmarks.md)",
+                    _duration(per_fraction), FAST_SPEEDUP, PRESETS["fast"].window, FAST_P_AT_10[1], FAST_P_AT_10[0],
+                )  # fmt: skip
+        if self.lines and fraction + 1e-9 >= self.next_line:
+            self.next_line = (int(fraction / PROGRESS_STEP + 1e-9) + 1) * PROGRESS_STEP
+            left = _duration(per_fraction * (1.0 - fraction))
+            percent = int(fraction * 100 + 1e-6)
+            logger.info("embedding: %d %% done, about %s left", percent, left, extra={"progress": fraction})
+
+    def close(self) -> None:
+        """Close the bar."""
+        self.bar.close()
 
 
 class LocalEngine:
@@ -32,25 +96,25 @@ class LocalEngine:
 
     def embed(self, job: shards.EmbedJob, work: Path, on_progress) -> shards.Embedded:
         """Embed ``job`` into Parquet shards in ``work`` (see the module docstring)."""
-        from tqdm import tqdm  # plain text, in notebooks too (tqdm.auto wants ipywidgets there)
-
         logger.debug("stage %s", "read", extra={"stage": "read"})
         logger.debug("stage %s", "embed", extra={"stage": "embed"})
         begin = time.perf_counter()
         admission = Admission()
         total = sum(Path(path).stat().st_size for path in job.inputs if Path(path).is_file()) or 1
         parts, embedded, count, embedding = [], 0, 0, 0.0  # embedding: seconds spent embedding
-        bar = tqdm(total=total, unit="B", unit_scale=True, desc="reading and embedding", disable=not self.show_progress)
-        with bar:
-            pending = 0.0  # bytes read whose papers are not embedded yet
+        pending = 0.0  # bytes read whose papers are not embedded yet
 
-            def read(share: float) -> None:
-                nonlocal pending
-                pending += share
+        def read(share: float) -> None:
+            nonlocal pending
+            pending += share
 
-            rows = admitted_papers(job.inputs, job.settings.fields.overrides(), admission, on_bytes=read)
-            chunk = list(islice(rows, shards.SHARD_ROWS))  # at least AUTO_FAST_PAPERS, or all papers
-            job.settle(len(chunk))
+        rows = admitted_papers(job.inputs, job.settings.fields.overrides(), admission, on_bytes=read)
+        chunk = list(islice(rows, shards.SHARD_ROWS))  # at least AUTO_FAST_PAPERS, or all papers
+        job.settle(len(chunk))
+        progress = EmbeddingProgress(
+            total, on_progress, show_bar=self.show_progress, suggest_fast=job.choice["name"] == "exact"
+        )
+        try:
             cache = (
                 EmbeddingCache(locations.cache_dir(), job.encoder.vector_key, job.long_text) if self.use_cache else None
             )
@@ -58,8 +122,7 @@ class LocalEngine:
                 per_text, pending = pending / len(chunk), 0.0
 
                 def advance(texts: int, per_text=per_text) -> None:
-                    bar.update(texts * per_text)
-                    on_progress(min(bar.n / total, 1.0), "embedding")
+                    progress.advance(texts * per_text)
 
                 papers = pd.DataFrame(chunk)
                 texts = embedding_texts(papers)
@@ -75,6 +138,8 @@ class LocalEngine:
                 path = work / f"part-{len(parts):05d}.parquet"
                 parts.append(shards.write_shard(path, papers.assign(tokens=tokens), vectors))
                 chunk = list(islice(rows, shards.SHARD_ROWS))
+        finally:
+            progress.close()
         admission.check_found(job.inputs)
         logger.info("read %d papers from %d file(s)", count, len(job.inputs))
         for line in admission.report.lines():
