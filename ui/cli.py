@@ -138,6 +138,9 @@ def _described_settings(settings: BuildSettings) -> str:
     chosen += [f"{name} {value}" for name, value in settings.custom().items()]
     if settings.faiss_factory:
         chosen.append(f"FAISS {settings.faiss_factory}")
+    if settings.seeds and settings.seeds.topics:
+        source = f" from {Path(settings.seeds.source).name}" if settings.seeds.source else ""
+        chosen.append(f"{len(settings.seeds.topics)} seed topics{source} (similarity {settings.seeds.similarity})")
     return ", ".join(chosen)
 
 
