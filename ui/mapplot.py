@@ -169,7 +169,7 @@ def map_colours(values, title: str) -> dict:
     counts = text.value_counts()
     named = sorted(counts.index, key=lambda value: (-counts[value], value))[:COLOUR_CATEGORIES]
     number = {value: i for i, value in enumerate(named)}
-    codes[:] = [-1 if value is None else number.get(value, len(named)) for value in text]
+    codes[:] = text.map(number).fillna(len(named)).where(text.notna(), -1).to_numpy(dtype=np.int16)
     palette = [*PALETTE[: len(named)], OTHER_COLOUR]
     items = [{"text": f"{value} ({counts[value]:,})", "colour": PALETTE[i]} for i, value in enumerate(named)]
     if (rest := int(counts.sum() - counts[named].sum())) > 0:
