@@ -178,6 +178,11 @@ def test_search_markers_lie_under_the_topic_labels(browser, html_map, field):
         page.wait_for_function(f"() => {MAP}.chosen.size === {count} && !{MAP}.pending")
         assert page.evaluate(f"() => {MAP}.labels.filter((label) => label.placed).length") >= 5
         assert set(page.evaluate(OVER_LABELS)) == {0}, words  # nothing drawn over a label
+    layers = page.evaluate(
+        f"() => {{ const m = {MAP}; const order = [...m.frame.children];"
+        " return [m.points, m.marks, m.labelLayer].map((layer) => order.indexOf(layer)); }"
+    )
+    assert layers == sorted(layers)  # the labels above both canvases: a star's lines pass under them too
     page.close()
 
 

@@ -74,8 +74,10 @@ class PaperscopeMap {
     this.frame = psElement("div", "ps-map", this.root);
     this.frame.tabIndex = 0;
     this.points = psElement("canvas", "ps-points", this.frame);
-    this.labelLayer = psElement("div", "ps-labels", this.frame);
+    // The marks (star, its lines, rings, hover) under the labels: labels are placed clear of the
+    // star and its papers, so only lines pass under a label's backing, never across its text.
     this.marks = psElement("canvas", "ps-marks", this.frame);
+    this.labelLayer = psElement("div", "ps-labels", this.frame);
     this.tools = psElement("div", "ps-tools", this.frame);
     this.tip = psElement("div", "ps-tip", this.frame);
     this.status = psElement("div", "ps-status", this.frame);
