@@ -22,6 +22,7 @@ from urllib.parse import unquote
 from paperscope.embed.text import normalise_text
 from paperscope.errors import UserError
 
+logger = logging.getLogger(__name__)
 FORMAT_NAMES = {
     "bib": "BibTeX",
     "ris": "RIS",
@@ -41,10 +42,12 @@ class LibraryRead:
     rows: list[tuple[int, dict, dict]]
     used: dict[str, list[str]] = field(default_factory=dict)
 
-    def add(self, line: int, raw: dict, values: list[tuple[str, object, str]]) -> None:
+    def add(self, line: int, raw: dict, values: list[tuple[str, object, str]], entry: dict | None = None) -> None:
         """An entry from ``values``: (our field, value, the file's field it came from); the first
-        non-empty value of each field wins; doi and arxiv_id are normalised, the url filled from them."""
-        record: dict = {}
+        non-empty value of each field wins; doi and arxiv_id are normalised, the url filled from them.
+        ``entry``: the entry as the file wrote it (BibTeX, RIS, CSL-JSON), kept as ``record["entry"]``
+        so that a collection gives it back as it came (:mod:`paperscope.index.collections.entries`)."""
+        record: dict = {"entry": entry} if entry else {}
         for name, value, label in values:
             if name in record:
                 continue
@@ -253,68 +256,150 @@ def person_name(name: str) -> str:
     return name.strip()
 
 
-def _split_bibtex_names(value: str) -> list[str]:
-    """The names of a BibTeX author field: split at " and " outside braces."""
-    names, depth, start = [], 0, 0
-    for match in re.finditer(r"[{}]|\s+and\s+", value, re.IGNORECASE):
-        token = match.group(0)
-        if token == "{":
-            depth += 1
-        elif token == "}":
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            names.append(value[start : match.start()])
-            start = match.end()
-    names.append(value[start:])
-    return [name for name in (n.strip() for n in names) if name and name.lower() != "others"]
+def bibtex_names(value: str) -> list[str]:
+    """The people of a BibTeX name field ("Last, First and First von Last and {Some Team}") as
+    "First von Last Jr", LaTeX as text: BibTeX's own name grammar, through bibtexparser's."""
+    from bibtexparser.middlewares.names import InvalidNameError, parse_single_name_into_parts
+    from bibtexparser.middlewares.names import split_multiple_persons_names as split
+
+    names = []
+    for name in split(value):
+        if name.strip().lower() == "others":
+            continue
+        try:
+            parts = parse_single_name_into_parts(name, strict=False)
+            name = " ".join([*parts.first, *parts.von, *parts.last, *parts.jr])
+        except InvalidNameError:
+            pass
+        names.append(latex_to_text(name))
+    return [name for name in names if name]
 
 
 # ---------------------------------------------------------------------------------------------
 # BibTeX
 
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")  # fmt: skip
+# BibTeX's own macros: jan … dec
+BIBTEX_MACROS = {month[:3]: month.capitalize() for month in MONTHS}
 
-def read_bibtex(path: Path, text: str) -> LibraryRead:
-    """A .bib file's entries, in file order, fields' LaTeX turned into text. Any entry the parser
-    had to abort (unbalanced braces, cut off at the end) is a UserError naming its line; a repeated
-    citation key is kept (the build reports duplicate ids)."""
+
+def _bibtex_value(raw: str, macros: dict[str, str], unknown: set[str]) -> str:
+    """A field's value as written ({…}, "…", a number, a @string name, or parts joined by #) as its
+    text: braces and quotes around it dropped, macros resolved (an unknown one kept as its name)."""
+    parts, depth, quoted, start = [], 0, False, 0
+    for position, char in enumerate(raw):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == '"' and depth == 0:
+            quoted = not quoted
+        elif char == "#" and depth == 0 and not quoted:
+            parts.append(raw[start:position])
+            start = position + 1
+    parts.append(raw[start:])
+    text = []
+    for part in (part.strip() for part in parts):
+        if len(part) >= 2 and (part[0], part[-1]) in (("{", "}"), ('"', '"')):
+            text.append(part[1:-1])
+        elif part.lower() in macros:
+            text.append(macros[part.lower()])
+        else:
+            if part and not part.isdigit():
+                unknown.add(part)
+            text.append(part)
+    return "".join(text)
+
+
+def _crossref(entries: list[dict]) -> None:
+    """Fields a BibTeX entry inherits from the entry its ``crossref`` names: every field it lacks
+    (the parent's title as its booktitle), as BibTeX and biblatex do."""
+    parents = {}
+    for entry in entries:
+        parents.setdefault(entry["key"].lower(), entry)
+    for entry in entries:
+        fields = entry["fields"]
+        names = {name.lower() for name in fields}
+        parent = parents.get(next((v for n, v in fields.items() if n.lower() == "crossref"), "").strip().lower())
+        if parent is None or parent is entry:
+            continue
+        for name, value in parent["fields"].items():
+            inherited = "booktitle" if name.lower() == "title" else name
+            if inherited.lower() not in names and name.lower() != "crossref":
+                fields[inherited] = value
+                names.add(inherited.lower())
+
+
+def bibtex_entries(path: Path, text: str) -> list[dict]:
+    """A .bib file's entries in file order, each {"format": "bib", "type", "key", "fields" (names as
+    written, values as text with their LaTeX: macros and # resolved, crossref inherited), "line"}.
+    Entries sharing a key are all kept, with one warning line for each such key naming its lines;
+    an entry the parser had to abort (unbalanced braces, cut off) is a UserError naming its line."""
     import bibtexparser
     from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock, Entry
 
     logging.getLogger("bibtexparser").setLevel(logging.ERROR)  # its warnings repeat the error we raise
     try:
-        library = bibtexparser.parse_string(text)
+        library = bibtexparser.parse_string(text, parse_stack=[])  # values as written: resolved here
     except Exception as exc:  # its "invalid state" errors: not an entry we can name
         raise UserError(f"{path}: not readable as BibTeX ({_one_line(exc)})") from None
-    entries = list(library.entries)
+    parsed = list(library.entries)
     for block in library.failed_blocks:
         recovered = block.ignore_error_block
         if isinstance(block, (DuplicateBlockKeyBlock, DuplicateFieldKeyBlock)) and isinstance(recovered, Entry):
-            entries.append(recovered)
+            parsed.append(recovered)
             continue
         line = (block.start_line or 0) + 1
         start = re.match(r"\s*(@\w+[{(][^,\s]*)", block.raw or "")
         what = f"entry {start.group(1)}" if start else "entry"
         reason = getattr(block.error, "abort_reason", None) or str(block.error) or type(block.error).__name__
         raise UserError(f"{path}:{line}: broken BibTeX {what} ({_one_line(reason)}); check its braces and quotes")
+    macros, unknown = dict(BIBTEX_MACROS), set()
+    for string in sorted(library.strings, key=lambda s: s.start_line or 0):
+        macros[string.key.lower()] = _bibtex_value(string.value, macros, unknown)
+    entries = []
+    for entry in sorted(parsed, key=lambda e: e.start_line or 0):
+        fields = {f.key: _bibtex_value(f.value, macros, unknown) for f in entry.fields if isinstance(f.value, str)}
+        line = (entry.start_line or 0) + 1
+        entries.append({"format": "bib", "type": entry.entry_type.lower(), "key": entry.key, "fields": fields,
+                        "line": line})  # fmt: skip
+    _crossref(entries)
+    lines: dict[str, list[int]] = {}
+    for entry in entries:
+        lines.setdefault(entry["key"], []).append(entry["line"])
+    for key, at in lines.items():
+        if len(at) > 1:
+            logger.warning(
+                "%s: the citation key '%s' is used by %d entries (lines %s); all are read",
+                path.name, key, len(at), ", ".join(map(str, at)),
+            )  # fmt: skip
+    if unknown:
+        logger.warning("%s: undefined @string macros kept as their names: %s", path.name, ", ".join(sorted(unknown)))
+    return entries
+
+
+def read_bibtex(path: Path, text: str) -> LibraryRead:
+    """A .bib file's entries (:func:`bibtex_entries`), fields' LaTeX turned into text; a repeated
+    citation key is kept (the build reports duplicate ids)."""
     read = LibraryRead("bib", [])
-    for entry in sorted(entries, key=lambda e: e.start_line or 0):
-        raw = {key.lower(): value for key, value in ((f.key, f.value) for f in entry.fields) if isinstance(value, str)}
-        raw["ID"] = entry.key
+    for entry in bibtex_entries(path, text):
+        raw = {key.lower(): value for key, value in entry["fields"].items()}
+        raw["ID"] = entry["key"]
         latex = {key: latex_to_text(value) for key, value in raw.items() if key in _BIBTEX_TEXT_FIELDS}
         eprint_type = (raw.get("archiveprefix") or raw.get("eprinttype") or "").lower()
         eprint = raw.get("eprint", "")
         is_arxiv = eprint_type == "arxiv" or _NEW_ARXIV.fullmatch(eprint.strip())
-        names = [person_name(latex_to_text(name)) for name in _split_bibtex_names(raw.get("author", ""))]
         read.add(
-            (entry.start_line or 0) + 1,
+            entry["line"],
             raw,
             [
-                ("id", entry.key, "citation key"),
+                ("id", entry["key"], "citation key"),
                 ("title", latex.get("title"), "title"),
                 ("abstract", latex.get("abstract"), "abstract"),
                 ("year", raw.get("year"), "year"),
                 ("year", raw.get("date"), "date"),
-                ("authors", names, "author"),
+                ("authors", bibtex_names(raw.get("author", "")), "author"),
                 *(("venue", latex.get(key), key) for key in ("journal", "journaltitle", "booktitle")),
                 ("url", re.sub(r"\\([_%&#~])", r"\1", raw.get("url", "")), "url"),
                 ("doi", raw.get("doi"), "doi"),
@@ -322,6 +407,7 @@ def read_bibtex(path: Path, text: str) -> LibraryRead:
                 ("arxiv_id", arxiv_in(*(raw.get(key) for key in ("journal", "url", "doi", "note"))), "journal/url/doi"),
                 ("categories", _split_keywords(latex.get("keywords", "")), "keywords"),
             ],
+            entry,
         )
     return read
 
@@ -374,6 +460,9 @@ def read_ris(path: Path, text: str) -> LibraryRead:
             (raw,) = rispy.loads("\n".join(lines))
         except Exception as exc:
             raise UserError(f"{path}:{line}: broken RIS record ({_one_line(exc)})") from None
+        entry = {"format": "ris", "line": line, "fields": {**raw, "unknown_tag": dict(raw.get("unknown_tag") or {})}}
+        if not entry["fields"]["unknown_tag"]:
+            del entry["fields"]["unknown_tag"]
         raw = {key: value for key, value in raw.items() if key != "unknown_tag"}
         urls = raw.get("urls") or []
         read.add(
@@ -398,6 +487,7 @@ def read_ris(path: Path, text: str) -> LibraryRead:
                 ("arxiv_id", arxiv_in(raw.get("doi"), *urls, *(raw.get("notes") or []), raw.get("note")), "DO/UR/N1"),
                 ("categories", raw.get("keywords"), "KW"),
             ],
+            entry,
         )
     return read
 
@@ -440,7 +530,8 @@ def map_records(path: Path, text: str, kind: str, rows: list[tuple[int, dict]]) 
     for index, (line, raw) in enumerate(rows):
         if lines and len(lines) == len(rows):
             line = lines[index]
-        read.add(line, raw, mapper(raw))
+        entry = {"format": "csl", "line": line, "item": raw} if kind == "csl" else None
+        read.add(line, raw, mapper(raw), entry)
     return read
 
 

@@ -45,6 +45,44 @@ def sample_index(sample_index_dir):
 
 
 @pytest.fixture(scope="session")
+def library_corpus(tmp_path_factory, data_home):
+    """The sample's 38 abstracts as a corpus with ids, titles, DOIs and arXiv ids, its index, and
+    a BibTeX library: 3 papers by DOI, 1 by arXiv id, 1 by title, 1 outside the corpus, 1 unusable."""
+    import json
+
+    from paperscope import build_index, locations
+    from tests.corpora import read_corpus
+
+    folder = tmp_path_factory.mktemp("library")
+    papers, _ = read_corpus(locations.bundled_corpus())
+    lines = []
+    for i, paper in enumerate(papers.itertuples()):
+        record = {"id": f"p{i}", "title": paper.title, "abstract": paper.abstract, "year": 2024 + i % 2}
+        if i < 20:
+            record["doi"] = f"10.5555/sample.{i}"
+        if 20 <= i < 30:
+            record["arxiv_id"] = f"2501.{i:05d}"
+        lines.append(json.dumps(record))
+    corpus = folder / "corpus.jsonl"
+    corpus.write_text("\n".join(lines[:-2]) + "\n")  # the last two come later, with `add`
+    (folder / "later.jsonl").write_text("\n".join(lines[-2:]) + "\n")
+    build_index([corpus], folder / "index")
+    title = papers["title"][31]
+    (folder / "refs.bib").write_text(
+        "".join(
+            f"@article{{doi{i}, title = {{Some other title {i}}}, doi = {{https://doi.org/10.5555/SAMPLE.{i}}}}}\n"
+            for i in (0, 1, 2)
+        )
+        + "@misc{arx, title = {Whatever}, eprint = {2501.00021v2}, archivePrefix = {arXiv}}\n"
+        + f"@inproceedings{{bytitle, title = {{{title.upper()}}}}}\n"
+        + "@article{mine, title = {Pruning attention heads in vision transformers}, "
+        "abstract = {We prune the attention heads of vision transformers with a learned gate and keep accuracy.}}\n"
+        + "@article{empty, year = {2020}}\n"
+    )
+    return folder
+
+
+@pytest.fixture(scope="session")
 def browser():
     """Debian's Chromium, headless, driven by Playwright."""
     from playwright.sync_api import sync_playwright

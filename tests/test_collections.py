@@ -14,46 +14,13 @@ import threading
 import pandas as pd
 import pytest
 
-from paperscope import Feedback, PaperIndex, QuerySettings, UserError, build_index, locations
+from paperscope import Feedback, PaperIndex, QuerySettings, UserError, build_index
 from paperscope.index.build.add import add_papers
 from paperscope.index.collections.collections import Collections
 from paperscope.index.collections.database import default_path
 from tests.corpora import read_corpus
 
 pytestmark = pytest.mark.slow  # every test here uses an index of its own (the library corpus)
-
-
-@pytest.fixture(scope="module")
-def library_corpus(tmp_path_factory):
-    """The sample's 38 abstracts as a corpus with ids, titles, DOIs and arXiv ids, its index, and
-    a BibTeX library: 3 papers by DOI, 1 by arXiv id, 1 by title, 1 outside the corpus, 1 unusable."""
-    folder = tmp_path_factory.mktemp("library")
-    papers, _ = read_corpus(locations.bundled_corpus())
-    lines = []
-    for i, paper in enumerate(papers.itertuples()):
-        record = {"id": f"p{i}", "title": paper.title, "abstract": paper.abstract, "year": 2024 + i % 2}
-        if i < 20:
-            record["doi"] = f"10.5555/sample.{i}"
-        if 20 <= i < 30:
-            record["arxiv_id"] = f"2501.{i:05d}"
-        lines.append(json.dumps(record))
-    corpus = folder / "corpus.jsonl"
-    corpus.write_text("\n".join(lines[:-2]) + "\n")  # the last two come later, with `add`
-    (folder / "later.jsonl").write_text("\n".join(lines[-2:]) + "\n")
-    build_index([corpus], folder / "index")
-    title = papers["title"][31]
-    (folder / "refs.bib").write_text(
-        "".join(
-            f"@article{{doi{i}, title = {{Some other title {i}}}, doi = {{https://doi.org/10.5555/SAMPLE.{i}}}}}\n"
-            for i in (0, 1, 2)
-        )
-        + "@misc{arx, title = {Whatever}, eprint = {2501.00021v2}, archivePrefix = {arXiv}}\n"
-        + f"@inproceedings{{bytitle, title = {{{title.upper()}}}}}\n"
-        + "@article{mine, title = {Pruning attention heads in vision transformers}, "
-        "abstract = {We prune the attention heads of vision transformers with a learned gate and keep accuracy.}}\n"
-        + "@article{empty, year = {2020}}\n"
-    )
-    return folder
 
 
 @pytest.fixture
@@ -119,8 +86,11 @@ def test_collections_survive_a_rebuild_and_an_add_and_missing_papers_stay(librar
     assert rebuilt.recommend("kept", k=3)["id"].isin(["p2", "p35"]).sum() == 0
 
 
-def test_the_feed_ranks_only_papers_added_since_it_was_last_shown(library_corpus, tmp_path, monkeypatch):
-    monkeypatch.setenv("PAPERSCOPE_HOME", str(tmp_path / "home"))
+def test_the_feed_ranks_only_papers_added_since_it_was_marked_shown_and_reading_marks_nothing(
+    library_corpus, tmp_path, monkeypatch
+):
+    home = tmp_path / "home"
+    monkeypatch.setenv("PAPERSCOPE_HOME", str(home))
     folder = tmp_path / "index"
     build_index([library_corpus / "corpus.jsonl"], folder)
     collections = Collections(PaperIndex.load(folder))
@@ -128,17 +98,39 @@ def test_the_feed_ranks_only_papers_added_since_it_was_last_shown(library_corpus
     assert collections.recommend("feed", new=True).empty  # nothing new since it was created
     add_papers([library_corpus / "later.jsonl"], folder)
     collections = Collections(PaperIndex.load(folder))
-    new = collections.recommend("feed", new=True, k=10)
-    assert set(new["id"]) == {"p36", "p37"}
-    assert collections.recommend("feed", new=True).empty  # shown: the feed starts again from now
+    assert set(collections.recommend("feed", new=True, k=10)["id"]) == {"p36", "p37"}
+    # a cron mail and a person at the terminal both see the feed: reading it changes nothing
+    digest = paperscope("digest", "--index", folder, "--json", home=home)
+    assert {paper["id"] for paper in json.loads(digest.stdout)[0]["papers"]} == {"p36", "p37"}
+    again = paperscope("recommend", "feed", "--new", "--json", "--index", folder, home=home)
+    assert {paper["id"] for paper in json.loads(again.stdout)} == {"p36", "p37"}
+    marked = paperscope("collection", "mark-shown", "--all", "--index", folder, home=home)
+    assert marked.returncode == 0 and "marked shown: 'feed'" in marked.stderr
+    assert collections.recommend("feed", new=True).empty  # marked: the feed starts again from now
     assert set(collections.recommend("feed", since="2000-01-01", k=50)["id"]) >= {"p36", "p37"}
-    digest = paperscope("digest", "--index", folder, "--json", home=tmp_path / "home")
-    entries = json.loads(digest.stdout)
-    assert [entry["name"] for entry in entries] == ["feed"] and entries[0]["papers"] == []  # all shown already
+    entries = json.loads(paperscope("digest", "--index", folder, "--json", home=home).stdout)
+    assert [entry["name"] for entry in entries] == ["feed"] and entries[0]["papers"] == []
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".bib", ".ris"])
-def test_a_collection_exports_as_csv_bibtex_and_ris_and_reads_back(collections, library_corpus, tmp_path, suffix):
+@pytest.mark.parametrize(
+    "arguments, says",
+    [
+        (["recommend", "feed", "--new", "--since", "2026-01-01"], "give --new (papers since the collection"),
+        (["recommend", "feed", "--not", "feed"], "--not names the collection 'feed' itself"),
+        (["collection", "mark-shown"], "name the collections to mark shown, or give --all"),
+    ],
+)
+def test_contradictory_feed_options_are_one_line_errors(library_corpus, tmp_path, arguments, says):
+    home, index = tmp_path / "home", library_corpus / "index"
+    assert paperscope("collection", "create", "feed", "p3", "--index", index, home=home).returncode == 0
+    done = paperscope(*arguments, "--index", index, home=home)
+    assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".bib", ".ris", ".json"])
+def test_a_collection_exports_as_csv_bibtex_ris_and_csl_json_and_reads_back(
+    collections, library_corpus, tmp_path, suffix
+):
     collections.create("out", ids=["p7"], files=[library_corpus / "refs.bib"])
     path = collections.export("out", tmp_path / f"out{suffix}")
     back = read_corpus([path]) if suffix != ".csv" else None
@@ -149,12 +141,13 @@ def test_a_collection_exports_as_csv_bibtex_and_ris_and_reads_back(collections, 
     else:
         text = path.read_text()
         assert text.splitlines()[0].startswith("id,title,year") and "10.5555/sample.0" in text
+    text = path.read_text()
     if suffix == ".csv":
         years = pd.read_csv(path, dtype=str)["year"].dropna().tolist()
+    elif suffix == ".json":
+        years = [str(item["issued"]["date-parts"][0][0]) for item in json.loads(text) if "issued" in item]
     else:
-        years = re.findall(r"^PY  - (.*)$", path.read_text(), flags=re.M) + re.findall(
-            r"year = \{([^}]*)\}", path.read_text()
-        )
+        years = re.findall(r"^PY  - (.*)$", text, flags=re.M) + re.findall(r"year = \{([^}]*)\}", text)
     assert years and all(year.isdigit() for year in years)  # 2024, never 2024.0
 
 
@@ -163,8 +156,18 @@ def test_the_command_line_manages_collections(library_corpus, tmp_path):
     created = paperscope("collection", "create", "reading list", "p1", "--from", library_corpus / "refs.bib",
                          "--index", index, home=home)  # fmt: skip
     assert created.returncode == 0, created.stderr
-    assert "matched corpus papers (1 by id, 3 by doi, 1 by arxiv, 1 by title)" in created.stderr
-    assert "1 not in the corpus, kept as outside members" in created.stderr
+    summary = (
+        "created 'reading list': 8 entries: 6 new members matched to corpus papers (1 by id, 3 by DOI, 1 by arXiv "
+        "id, 1 by title); 1 new outside the corpus; 1 without a title or an abstract, left out"
+    )
+    assert summary in created.stderr
+    shown = json.loads(paperscope("collection", "show", "reading list", "--json", "--index", index, home=home).stdout)
+    assert shown["matched_by"] == {"id": 1, "doi": 3, "arxiv": 1, "title": 1, "outside": 1}  # as the summary counted
+    again = paperscope("collection", "add", "reading list", "--index", index, "p1", home=home)  # an id after options
+    assert "'reading list' unchanged: 1 entry: 1 already a member" in again.stderr
+    twice = paperscope("collection", "add", "reading list", "--from", library_corpus / "refs.bib",
+                       library_corpus / "refs.bib", "--index", index, home=home)  # fmt: skip
+    assert "14 entries: 6 already members; 6 repeating an entry read before; 2 without a title" in twice.stderr
     listed = paperscope("collection", "list", "--index", index, "--json", home=home)
     assert json.loads(listed.stdout)[0]["name"] == "reading list"
     recommended = paperscope("recommend", "reading list", "-k", "4", "--json", "--index", index, home=home)

@@ -35,6 +35,7 @@ from paperscope.ui.collections_view import (
     collection_focus,
     collection_header,
     collections_panel,
+    plain,
 )
 from paperscope.ui.map_component import topic_map
 from paperscope.ui.mapplot import cluster_colours, map_focus, map_payload
@@ -279,7 +280,13 @@ def _read_url_state(index: PaperIndex) -> None:
     params = st.query_params
     st.session_state["k"] = max(1, min(50, int(params["k"]))) if params.get("k", "").isdigit() else 10
     for key, param in (("papers", "paper"), ("not_papers", "not")):
-        st.session_state[key] = index.known(params.get(param, "").split(","))
+        given = [paper_id for paper_id in params.get(param, "").split(",") if paper_id.strip()]
+        st.session_state[key] = index.known(given)
+        if len(st.session_state[key]) < len(given):
+            try:
+                index.rows(given)  # raises the message naming the unknown id and close ones
+            except UserError as exc:
+                st.error(f"The link's {param}= names a paper this index does not have: {exc}")
     st.session_state["mode"] = (
         params.get("mode") if params.get("mode") in MODES else index.info()["search"]["search_mode"]
     )
@@ -411,7 +418,9 @@ def _results_list(
         "paperscope-results.json",
         "application/json",
     )
-    if results.empty:
+    if results.empty and results.attrs.get("note"):
+        st.info(plain(results.attrs["note"][:1].upper() + results.attrs["note"][1:]) + ".")
+    elif results.empty:
         st.warning("No paper passes the filters.")
     placeholders = []
     colours = cluster_colours(results["coarse_cluster" if level == "coarse" else "cluster"])

@@ -610,7 +610,12 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)  # cleanups run as on Ctrl-C (a build's work folder)
     try:
-        args = make_parser().parse_args(argv)
+        parser = make_parser()
+        args, extra = parser.parse_known_args(argv)
+        if extra and isinstance(getattr(args, "ids", None), list) and not any(a.startswith("-") for a in extra):
+            args.ids += extra  # ids after an option: `collection create NAME --index DIR ID …`
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
         args.run(args)
     except UserError as exc:
         print(f"paperscope: error: {exc}", file=sys.stderr)

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import html
 import re
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
 
 from paperscope.errors import UserError
-from paperscope.index.collections.export import as_bibtex, as_csv, as_ris
 from paperscope.ui.mapplot import map_focus
 
 NOTE = "collection_note"  # session state: what the last add, remove or delete said, shown on the next run
@@ -87,10 +88,13 @@ def add_popover(index, ids: list[str], key: str, label: str = "", help: str = "A
 
 
 def _show_note() -> None:
-    """What the last add, remove or delete said: a toast, or a one-line error."""
+    """What the last add, import, remove or delete said: a toast (an import's summary stays as a
+    caption too), or a one-line error."""
     kind, text = st.session_state.pop(NOTE, (None, ""))
     if kind == "error":
         st.error(plain(text))
+    elif kind == "imported":
+        st.success(plain(text), icon=":material/bookmark_added:")
     elif kind:
         st.toast(plain(text), icon=":material/bookmark_added:")
 
@@ -139,9 +143,10 @@ def collections_panel(index) -> dict | None:
     _check_shown(index, names)
     shown = st.session_state.get(SHOWN)
     with st.expander(f"Collections ({len(names)})", icon=":material/bookmarks:"):
+        _import_form(index, names)
         if not names:
-            st.caption("None yet: add papers with the bookmark button of a result, the selected paper or a map "
-                       "selection.")  # fmt: skip
+            st.caption("None yet: import a library file above, or add papers with the bookmark button of a "
+                       "result, the selected paper or a map selection.")  # fmt: skip
             return None
         st.html(_listing_html(listing, shown))
         choose, edit = st.columns([5, 1], vertical_alignment="bottom", gap="small")
@@ -159,6 +164,38 @@ def collections_panel(index) -> dict | None:
             _manage(index, shown, titles)
     counts = listing.set_index("name").loc[shown].to_dict()
     return {"name": shown, "counts": counts, "ids": members.loc[members["in_index"], "id"].tolist(), "members": titles}
+
+
+def _import(index) -> None:
+    """Import the uploaded library file into the collection named (made if new): the summary the
+    command line prints, or the one-line error naming the file as uploaded."""
+    upload, name = st.session_state.get("collection_import_file"), (st.session_state.get("collection_import_name")
+                                                                     or "").strip()  # fmt: skip
+    if upload is None or not name:
+        st.session_state[NOTE] = ("error", "choose a library file and a collection (or type a new name)")
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        saved = Path(folder) / Path(upload.name).name
+        saved.write_bytes(upload.getvalue())
+        try:
+            matched = index.collections.add(name, files=[saved], create=True)
+        except UserError as exc:
+            st.session_state[NOTE] = ("error", str(exc).replace(str(saved), upload.name))
+            return
+    st.session_state[LAST] = name
+    st.session_state[NOTE] = ("imported", f"Imported {upload.name} into “{name}”: {matched.summary()}")
+
+
+def _import_form(index, names: list[str]) -> None:
+    """A library file (BibTeX, RIS, CSL-JSON) imported into a new or existing collection."""
+    with st.popover("Import a library file", icon=":material/upload_file:", key="collection_import"):
+        st.file_uploader("BibTeX, RIS or CSL-JSON (Zotero, Mendeley, JabRef …)", type=["bib", "ris", "json"],
+                         key="collection_import_file")  # fmt: skip
+        default = st.session_state.get(SHOWN) or st.session_state.get(LAST)
+        st.selectbox("into the collection", names, index=names.index(default) if default in names else None,
+                     key="collection_import_name", accept_new_options=True,
+                     placeholder="choose, or type a new name")  # fmt: skip
+        st.button("Import", key="collection_import_go", type="primary", on_click=_import, args=(index,))
 
 
 def _remove(index, name: str) -> None:
@@ -215,14 +252,15 @@ def collection_header(index, shown: dict) -> None:
     stem, name = _file_stem(shown["name"]), shown["name"]
     row = st.container(horizontal=True, vertical_alignment="center", gap="small", key="collection_exports")
     row.html("<span class='ps-meta'>Export its members:</span>", width="content")
-    for label, writer, suffix, mime in (
-        ("CSV", as_csv, "csv", "text/csv"),
-        ("BibTeX", as_bibtex, "bib", "application/x-bibtex"),
-        ("RIS", as_ris, "ris", "application/x-research-info-systems"),
+    for label, fmt, suffix, mime in (
+        ("BibTeX", "bib", "bib", "application/x-bibtex"),
+        ("RIS", "ris", "ris", "application/x-research-info-systems"),
+        ("CSL-JSON", "csl", "json", "application/vnd.citationstyles.csl+json"),
+        ("CSV", "csv", "csv", "text/csv"),
     ):
         row.download_button(
             label,
-            lambda writer=writer: writer(index.collections.papers(name)),
+            lambda fmt=fmt: index.collections.export_text(name, fmt),
             f"{stem}.{suffix}",
             mime,
             key=f"collection_{suffix}",

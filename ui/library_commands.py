@@ -6,9 +6,12 @@ index given with ``--index`` (default: the bundled sample's).
 
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 
 from paperscope.embed.text import counted
+from paperscope.errors import UserError
 from paperscope.settings import MAX_RESULTS
 from paperscope.ui.loading import load, print_json, print_results, with_index, with_json
 
@@ -16,30 +19,23 @@ logger = logging.getLogger("paperscope")
 DIGEST_PAPERS = 5
 
 
-def _report(what: str, matched) -> None:
-    counts = matched.counts()
-    ways = ", ".join(f"{count} by {way}" for way, count in counts.items() if count and way != "outside")
-    outside = counts["outside"]
-    logger.info(
-        "%s: %s%s%s%s",
-        what,
-        counted(len(matched.members), "entry", "entries"),
-        f" matched corpus papers ({ways})" if ways else "",
-        f"; {outside} not in the corpus, kept as outside members" if outside else "",
-        f"; {matched.unusable} without a title or an abstract, left out" if matched.unusable else "",
-    )
-
-
 def cmd_collection_create(args) -> None:
     """Create a collection from paper ids and library files."""
-    matched = load(args).collections.create(args.name, ids=args.ids, files=args.files)
-    _report(f"created '{args.name}'", matched)
+    matched = load(args).collections.create(args.name, ids=args.ids, files=args.files, embed=not args.defer_embedding)
+    logger.info("created '%s': %s", args.name, matched.summary())
 
 
 def cmd_collection_add(args) -> None:
     """Add paper ids and library files to a collection."""
-    matched = load(args).collections.add(args.name, ids=args.ids, files=args.files)
-    _report(f"added to '{args.name}'", matched)
+    matched = load(args).collections.add(args.name, ids=args.ids, files=args.files, embed=not args.defer_embedding)
+    changed = matched.members or not matched.present
+    logger.info("%s: %s", f"added to '{args.name}'" if changed else f"'{args.name}' unchanged", matched.summary())
+
+
+def cmd_collection_embed(args) -> None:
+    """Embed the entries outside the corpus not embedded yet (an import interrupted or deferred)."""
+    done = load(args).collections.embed_outside(args.name)
+    logger.info("embedded %s", counted(done, "entry outside the corpus", "entries outside the corpus"))
 
 
 def cmd_collection_remove(args) -> None:
@@ -74,17 +70,53 @@ def cmd_collection_show(args) -> None:
     if args.json:
         print_json({**shown, "papers": records(shown["papers"])})
         return
-    ways = ", ".join(f"{count} by {way}" for way, count in shown["matched_by"].items() if count)
+    if not shown["members"]:
+        from paperscope.index.collections.collections import empty_note
+
+        logger.info("%s", empty_note(shown["name"]))
+    ways = ", ".join(
+        f"{count} {'outside the corpus' if way == 'outside' else 'by ' + way}"
+        for way, count in shown["matched_by"].items() if count
+    )  # fmt: skip
     print(f"{shown['name']}: {shown['members']} members, {shown['in_index']} in the index ({ways or 'none'})")
     for row in shown["papers"].itertuples():
-        where = row.id if row.in_index else ("missing from the index" if row.id else "outside the corpus")
+        where = row.id if row.in_index else (f"missing: {row.id}" if isinstance(row.id, str) else row.key)
         print(f"  {where:<24}  {row.title}")
 
 
 def cmd_collection_export(args) -> None:
-    """Write a collection as CSV, BibTeX or RIS."""
-    written = load(args).collections.export(args.name, args.output)
+    """Write a collection as BibTeX, RIS, CSL-JSON or CSV."""
+    written = load(args).collections.export(args.name, args.output, prefer=args.prefer)
     logger.info("'%s' written to %s", args.name, written)
+
+
+def cmd_collection_mark_shown(args) -> None:
+    """Mark collections' new papers as shown: the next --new and digest start from now."""
+    if bool(args.names) == args.all:
+        raise UserError("name the collections to mark shown, or give --all")
+    names = load(args).collections.mark_shown(None if args.all else args.names)
+    logger.info("marked shown: %s", ", ".join(f"'{name}'" for name in names) or "no collections")
+
+
+def cmd_collection_backup(args) -> None:
+    """Write every collection of the data folder to one JSON file."""
+    from paperscope.files import atomic_path
+
+    backup = load(args).collections.backup()
+    with atomic_path(Path(args.output)) as temporary:
+        temporary.write_text(json.dumps(backup, ensure_ascii=False), encoding="utf-8")
+    logger.info("%s written to %s", counted(len(backup["collections"]), "collection", "collections"), args.output)
+
+
+def cmd_collection_restore(args) -> None:
+    """Read collections back from a backup file."""
+    path = Path(args.file)
+    try:
+        backup = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: not readable as a backup ({exc})") from None
+    restored = load(args).collections.restore(backup, str(path), into_this_index=args.into_index)
+    logger.info("restored %s: %s", counted(len(restored), "collection", "collections"), ", ".join(restored))
 
 
 def cmd_collection_delete(args) -> None:
@@ -118,7 +150,8 @@ def _digest_markdown(digest: list[dict]) -> str:
 
 
 def cmd_digest(args) -> None:
-    """Each collection's top new papers since it was last shown (for a mail from cron after an add)."""
+    """Each collection's top new papers since it was last marked shown (for a mail from cron after
+    an add); it marks nothing: ``paperscope collection mark-shown --all`` does."""
     from paperscope.ui.records import records
 
     digest = load(args).collections.digest(k=args.k)
@@ -139,11 +172,17 @@ def collection_options(collection) -> None:
     ):
         sub = actions.add_parser(name, help=summary)
         sub.add_argument("name", metavar="NAME")
-        sub.add_argument("ids", metavar="ID", nargs="*", help="ids of papers of the index")
+        sub.add_argument("ids", metavar="ID", nargs="*", help="ids of papers of the index (before or after options)")
         sub.add_argument(
             "--from", dest="files", metavar="FILE", nargs="+", default=[],
-            help="library files: BibTeX, RIS, CSL-JSON (Zotero), or any corpus file; entries are matched "
-            "to the index's papers by DOI, arXiv id, then title",
+            help="library files: BibTeX, RIS, CSL-JSON (Zotero, Better BibTeX, Mendeley, JabRef, Google "
+            "Scholar), or any corpus file; entries are matched to the index's papers by DOI, arXiv id, then "
+            "title, and kept as they are for exports",
+        )  # fmt: skip
+        sub.add_argument(
+            "--defer-embedding", action="store_true",
+            help="store the entries outside the corpus without embedding them now: a recommendation (or "
+            "paperscope collection embed) embeds them when needed",
         )  # fmt: skip
         with_index(sub)
         sub.set_defaults(run=run)
@@ -153,13 +192,45 @@ def collection_options(collection) -> None:
     listing = actions.add_parser("list", help="the index's collections")
     show = actions.add_parser("show", help="a collection's members, and how its entries matched")
     show.add_argument("name", metavar="NAME")
-    export = actions.add_parser("export", help="write a collection as .csv, .bib or .ris")
+    export = actions.add_parser(
+        "export", help="write a collection as .bib, .ris, .json (CSL-JSON) or .csv",
+        description="Each imported entry is written with its own citation key, entry type and every field it had "
+        "(converted when it came in another format). Where the entry and the corpus disagree the entry wins: "
+        "the corpus only fills the fields it lacks (--prefer corpus: the corpus's values replace the entry's). "
+        "Papers added from the corpus get readable keys (surnameYEARword), unique within the file.",
+    )  # fmt: skip
     export.add_argument("name", metavar="NAME")
-    export.add_argument("-o", "--output", metavar="FILE", required=True, help="FILE.csv, FILE.bib or FILE.ris")
+    export.add_argument(
+        "-o", "--output", metavar="FILE", required=True, help="FILE.bib, FILE.ris, FILE.json or FILE.csv"
+    )
+    export.add_argument(
+        "--prefer", choices=("entry", "corpus"), default="entry",
+        help="whose value a field takes when the entry and the corpus disagree (default: the entry's)",
+    )  # fmt: skip
     delete = actions.add_parser("delete", help="delete a collection")
     delete.add_argument("name", metavar="NAME")
+    mark = actions.add_parser(
+        "mark-shown", help="count the new papers of collections as shown: the next --new and digest start from now"
+    )
+    mark.add_argument("names", metavar="NAME", nargs="*", help="the collections (or --all)")
+    mark.add_argument("--all", action="store_true", help="every collection of the index")
+    embed = actions.add_parser(
+        "embed", help="embed entries outside the corpus not embedded yet (an import interrupted or deferred)"
+    )
+    embed.add_argument("name", metavar="NAME", nargs="?", help="one collection (default: all of the index)")
+    backup = actions.add_parser("backup", help="write every collection of the data folder to one JSON file")
+    backup.add_argument("-o", "--output", metavar="FILE", required=True, help="the backup file (JSON)")
+    restore = actions.add_parser("restore", help="read collections back from a backup file (another machine's too)")
+    restore.add_argument("file", metavar="FILE", help="a file written by paperscope collection backup")
+    restore.add_argument(
+        "--into-index", action="store_true",
+        help="give every collection of the file to the --index given (default: each to the index it was kept "
+        "for, known by its identity, wherever its folder is now)",
+    )  # fmt: skip
     for sub, run in ((remove, cmd_collection_remove), (listing, cmd_collection_list), (show, cmd_collection_show),
-                     (export, cmd_collection_export), (delete, cmd_collection_delete)):  # fmt: skip
+                     (export, cmd_collection_export), (delete, cmd_collection_delete),
+                     (mark, cmd_collection_mark_shown), (embed, cmd_collection_embed),
+                     (backup, cmd_collection_backup), (restore, cmd_collection_restore)):  # fmt: skip
         with_index(sub)
         sub.set_defaults(run=run)
     with_json(listing, "the collections as JSON")
@@ -172,8 +243,10 @@ def recommend_options(recommend) -> None:
     recommend.add_argument("--not", dest="avoid", metavar="NAME2", help="a collection to recommend away from")
     recommend.add_argument("-k", type=int, default=20, help=f"number of papers, 1 to {MAX_RESULTS:,} (default 20)")
     recommend.add_argument(
-        "--new", action="store_true", help="only papers added since the collection was last shown (then shown)"
-    )
+        "--new", action="store_true",
+        help="only papers added since the collection was last marked shown (reading marks nothing: "
+        "paperscope collection mark-shown does)",
+    )  # fmt: skip
     recommend.add_argument("--since", metavar="DATE", help="only papers added since DATE (2026-12-01)")
     with_index(recommend)
     with_json(recommend, "a list of result objects as JSON")
@@ -190,7 +263,17 @@ def digest_options(digest) -> None:
 
 # Read by paperscope.ui.cli.make_parser: name, one-line help, options, what runs it (None: its own commands do)
 COMMANDS = (
-    ("collection", "your collections: create, add, remove, list, show, export, delete", collection_options, None),
+    (
+        "collection",
+        "your collections: create, add, remove, list, show, export, delete, mark-shown, backup, …",
+        collection_options,
+        None,
+    ),
     ("recommend", "papers like a collection, and a feed of new ones (--new)", recommend_options, cmd_recommend),
-    ("digest", "each collection's top new papers since last shown, as Markdown or JSON", digest_options, cmd_digest),
+    (
+        "digest",
+        "each collection's top new papers since last marked shown, as Markdown or JSON",
+        digest_options,
+        cmd_digest,
+    ),
 )

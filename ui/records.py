@@ -19,6 +19,16 @@ def jsonable(value):
     return str(value)
 
 
+NOTE_HEADER = "X-Paperscope-Note"  # why a list of results is empty (a query matching nothing, an empty collection)
+
+
+def with_note(response, note: str | None):
+    """``response`` with ``note`` in its ``NOTE_HEADER`` (Latin-1: other characters as escapes)."""
+    if note:
+        response.headers[NOTE_HEADER] = note.encode("ascii", "backslashreplace").decode()
+    return response
+
+
 def json_rows(table) -> list[dict]:
     """The rows of an Arrow table as a list of JSON-ready dicts (NaN as null), in order."""
     rows = table.to_pylist()

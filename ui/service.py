@@ -43,7 +43,7 @@ from paperscope.index.store import curations
 from paperscope.index.store.generations import current_generation_name
 from paperscope.settings import LEVELS, MAX_RESULTS, MODES
 from paperscope.ui.logs import log_to_stderr
-from paperscope.ui.records import json_rows, jsonable, records
+from paperscope.ui.records import NOTE_HEADER, json_rows, jsonable, records, with_note
 from paperscope.ui.service_library import add_library_routes
 
 MAX_K = MAX_RESULTS  # results per request, as every lookup (PaperIndex, the command line)
@@ -51,7 +51,6 @@ MAX_IDS = 1_000  # paper ids in one POST /similar
 MAX_BODY_BYTES = 256 * 1024  # a longest query (20,000 characters, each escaped in JSON) fits
 WATCH_SECONDS = 0.5  # how often the folder's CURRENT generation is checked
 GENERATION_HEADER = "X-Paperscope-Generation"
-NOTE_HEADER = "X-Paperscope-Note"  # why a list of results is empty (a keyword query matching no paper)
 INDEX_VARIABLE = "PAPERSCOPE_SERVE_INDEX"  # the index folder, for worker processes
 # One worker a core by default (benchmarks/serve_load.py, IJCAI, 2 cores: one worker answered
 # 310 similar requests/s at most, two 624-666); each holds its own query model, ~250 MB.
@@ -292,10 +291,7 @@ def _ranked(served: Served, find, filters: Filters | None) -> Response:
         notes.extend([ranking.note] if ranking.note else [])
         return json_rows(index.results(ranking))
 
-    response = _answer(served, results)
-    if notes:  # header values are Latin-1: the query's other characters as escapes
-        response.headers[NOTE_HEADER] = notes[0].encode("ascii", "backslashreplace").decode()
-    return response
+    return with_note(_answer(served, results), notes[0] if notes else None)
 
 
 def _allowed(app: FastAPI, path: str) -> str:
@@ -304,7 +300,8 @@ def _allowed(app: FastAPI, path: str) -> str:
     methods = set()
     for route in app.router.routes:
         if isinstance(route, APIRoute) and route.path_regex.match(path):
-            if path.startswith("/collections/") and path.endswith("/papers") and not route.path.endswith("/papers"):
+            suffix = "/" + path.rsplit("/", 1)[-1]
+            if path.startswith("/collections/") and suffix in ("/papers", "/shown") and not route.path.endswith(suffix):
                 continue
             methods |= route.methods
     return ", ".join(sorted(methods))

@@ -9,16 +9,17 @@ from __future__ import annotations
 import datetime
 from typing import Annotated
 
-from fastapi import Path, Request
+from fastapi import Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from paperscope.index.collections.collections import MAX_NAME_CHARS
 from paperscope.settings import MAX_RESULTS
-from paperscope.ui.records import records
+from paperscope.ui.records import records, with_note
 
 MAX_MEMBERS = 10_000  # ids in one request
 PAPERS = "/papers"  # the path of a collection's papers, after its name
+SHOWN = "/shown"  # the path that marks its new papers shown
 # What collections.check_name accepts: no control character, at least one other than spaces
 NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
 Name = Annotated[
@@ -31,10 +32,14 @@ Name = Annotated[
 
 
 class CollectionPapers(BaseModel):
-    """Papers of the index, by id."""
+    """Papers of the index, by id (for PUT also the keys of the collection's outside members)."""
 
     model_config = ConfigDict(extra="forbid")
-    ids: list[str] = Field(max_length=MAX_MEMBERS, description="ids of papers of the index")
+    ids: list[str] = Field(
+        max_length=MAX_MEMBERS,
+        description="ids of papers of the index; to PUT, also keys of the collection's outside members "
+        '("outside:…", see its papers\' key), which are kept as they are',
+    )
 
 
 class RecommendRequest(BaseModel):
@@ -53,14 +58,22 @@ class RecommendRequest(BaseModel):
         description="a collection to avoid",
     )
     k: int = Field(20, ge=1, le=MAX_RESULTS)
-    new: bool = Field(False, description="only papers added since the collection was last shown (then shown)")
+    new: bool = Field(
+        False,
+        description="only papers added since the collection was last marked shown (reading marks nothing: "
+        "POST /collections/{name}/shown does)",
+    )
     since: datetime.datetime | datetime.date | None = Field(
         None, description="only papers added since this time or date (ISO 8601, e.g. 2026-12-01)"
     )
 
 
-def _shown(collections, name: str) -> dict:
+def _shown(collections, name: str, notes: list | None = None) -> dict:
+    from paperscope.index.collections.collections import empty_note
+
     shown = collections.show(name)
+    if notes is not None and not shown["members"]:
+        notes.append(empty_note(shown["name"]))
     return {**shown, "papers": records(shown["papers"])}
 
 
@@ -74,18 +87,40 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
     def not_allowed(request: Request):
         raise HTTPException(405, f"{request.method} is not one of the methods of {request.url.path}")
 
+    def own(name: str) -> bool:
+        """Whether ``name`` is a collection's, not the path of its papers or of marking it shown."""
+        return not name.endswith((PAPERS, SHOWN))
+
     @app.get("/collections", summary="The index's collections, with their counts", responses=errors)
     def list_collections():
         return answer(live.current, lambda index: records(index.collections.listing()))
+
+    @app.delete(
+        "/collections/{name:path}/papers", summary="Remove members from a collection", responses=errors,
+        operation_id="removeFromCollection",
+    )  # fmt: skip
+    def remove_from_collection(
+        name: Name,
+        ids: Annotated[list[str], Query(alias="id", min_length=1, max_length=MAX_MEMBERS)],
+    ):
+        """Remove the members named by ``id`` (paper ids or outside keys, repeated for several) in
+        one transaction; ids that are not members are counted out, not an error."""
+
+        def remove(index):
+            removed = index.collections.remove(name, ids)
+            return {**_shown(index.collections, name), "removed": removed}
+
+        return answer(live.current, remove)
 
     @app.get(
         "/collections/{name:path}", summary="One collection: members and how they matched", responses=errors,
         operation_id="getCollection",
     )  # fmt: skip
     def show_collection(name: Name, request: Request):
-        if name.endswith(PAPERS):
+        if not own(name):
             return not_allowed(request)
-        return answer(live.current, lambda index: _shown(index.collections, name))
+        notes = []
+        return with_note(answer(live.current, lambda index: _shown(index.collections, name, notes)), "".join(notes))
 
     collection_links = {
         "show": {"operationId": "getCollection", "parameters": {"name": "$request.path.name"}},
@@ -95,27 +130,24 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
     put_responses = {**errors, 200: {"description": "the collection", "links": collection_links}}
 
     @app.put(
-        "/collections/{name:path}", summary="Create a collection, or set its papers", responses=put_responses,
+        "/collections/{name:path}", summary="Create a collection, or set its members", responses=put_responses,
         operation_id="putCollection",
     )  # fmt: skip
     def put_collection(name: Name, body: CollectionPapers, request: Request):
-        if name.endswith(PAPERS):
+        """Every id is checked first and the members replaced in one transaction: an unknown id
+        changes nothing; outside members named by their keys stay with their entries."""
+        if not own(name):
             return not_allowed(request)
 
         def put(index):
-            collections = index.collections
-            if name.strip() in collections.names():
-                collections.remove(name, collections.members(name)["key"].tolist())
-                collections.add(name, ids=body.ids)
-            else:
-                collections.create(name, ids=body.ids)
-            return _shown(collections, name)
+            index.collections.replace(name, body.ids)
+            return _shown(index.collections, name)
 
         return answer(live.current, put)
 
     @app.delete("/collections/{name:path}", summary="Delete a collection", responses=errors)
     def delete_collection(name: Name, request: Request):
-        if name.endswith(PAPERS):
+        if not own(name):
             return not_allowed(request)
 
         def delete(index):
@@ -135,6 +167,19 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
 
         return answer(live.current, add)
 
+    @app.post(
+        "/collections/{name:path}/shown", summary="Mark a collection's new papers shown", responses=errors,
+        operation_id="markShown",
+    )  # fmt: skip
+    def mark_shown(name: Name):
+        """The next recommendations with ``new`` start from now (reading them marks nothing)."""
+
+        def mark(index):
+            (marked,) = index.collections.mark_shown([name])
+            return {"name": marked, "shown": index.collections.shown(marked)}
+
+        return answer(live.current, mark)
+
     _add_recommend_route(app, live, answer, results)
 
 
@@ -146,10 +191,13 @@ def _add_recommend_route(app, live, answer, results: dict) -> None:
         operation_id="recommend",
     )  # fmt: skip
     def recommend(request: RecommendRequest):
+        notes = []
+
         def recommended(index):
             found = index.collections.recommend(
                 request.collection, avoid=request.avoid, k=request.k, new=request.new, since=request.since
             )
+            notes.extend([found.attrs["note"]] if found.empty and found.attrs.get("note") else [])
             return records(found)
 
-        return answer(live.current, recommended)
+        return with_note(answer(live.current, recommended), "".join(notes))

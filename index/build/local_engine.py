@@ -19,18 +19,11 @@ from paperscope import locations
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.corpus import Admission, admitted_papers, embedding_texts
 from paperscope.index.build import shards
+from paperscope.progress import PROGRESS_STEP, duration
 from paperscope.settings import FAST_P_AT_10, FAST_SPEEDUP, PRESETS
 
 logger = logging.getLogger(__name__)
-PROGRESS_STEP = 0.05  # without a bar (output not a terminal), a log line every 5 % of the embedding
 SUGGEST_FAST_SECONDS = 60  # an exact embedding expected to take longer says once what the fast preset saves
-
-
-def _duration(seconds: float) -> str:
-    """``seconds`` as a person says it: "40 s", "5 min", "1.5 h"."""
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    return f"{round(seconds / 60)} min" if seconds < 90 * 60 else f"{seconds / 3600:.1f} h"
 
 
 class EmbeddingProgress:
@@ -73,11 +66,11 @@ class EmbeddingProgress:
                 logger.info(
                     "the embedding looks to take about %s; --preset fast embeds %.1f× as fast (int8, the first %d "
                     "word pieces of each text) for IJCAI P@10 %.3f against %.3f (docs/benchmarks.md)",
-                    _duration(per_fraction), FAST_SPEEDUP, PRESETS["fast"].window, FAST_P_AT_10[1], FAST_P_AT_10[0],
+                    duration(per_fraction), FAST_SPEEDUP, PRESETS["fast"].window, FAST_P_AT_10[1], FAST_P_AT_10[0],
                 )  # fmt: skip
         if self.lines and fraction + 1e-9 >= self.next_line:
             self.next_line = (int(fraction / PROGRESS_STEP + 1e-9) + 1) * PROGRESS_STEP
-            left = _duration(per_fraction * (1.0 - fraction))
+            left = duration(per_fraction * (1.0 - fraction))
             percent = int(fraction * 100 + 1e-6)
             logger.info("embedding: %d %% done, about %s left", percent, left, extra={"progress": fraction})
 

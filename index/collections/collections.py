@@ -4,14 +4,19 @@ of new papers like them.
 ``PaperIndex.collections`` gives the :class:`Collections` of that index; the CLI
 (``paperscope collection …``, ``recommend``, ``digest``), the app and the service use it. The
 collections themselves live in the data folder's SQLite file (:mod:`.database`), tied to the
-index folder, so they survive rebuilds and ``paperscope add``.
+index's identity (its ``IDENTITY`` file, not its path), so they survive rebuilds and
+``paperscope add`` and move with the folder. Every write is one transaction: an import, a
+replacement of the members or a delete lands whole or not at all. Reading never changes anything:
+the feed's papers count as shown only when :meth:`Collections.mark_shown` says so.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import difflib
 import json
+import logging
 import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,19 +27,26 @@ import pandas as pd
 from paperscope.errors import UnknownCollection, UserError
 from paperscope.index.collections import database
 from paperscope.index.collections.database import MEMBER_FIELDS, Database
+from paperscope.index.collections.entries import Member, as_text
 from paperscope.index.collections.matching import Matched, as_blob, from_blob, match_entries, member_text
 from paperscope.index.search.ranking import Ranking
+from paperscope.index.store.generations import identity
+from paperscope.progress import ProgressLines
 
 if TYPE_CHECKING:
     from paperscope.index.paper_index import PaperIndex
 
+logger = logging.getLogger(__name__)
 MAX_NAME_CHARS = 200
+EMBED_BATCH = 64  # outside entries embedded, and their vectors committed, this many at a time
+STORED = ("key", "paper_id", "matched_by", *MEMBER_FIELDS, "vector", "vector_key", "added", "entry")
 INSERT_MEMBER = (
-    f"INSERT OR IGNORE INTO members (collection_id, key, paper_id, matched_by, {', '.join(MEMBER_FIELDS)}, vector, "
-    f"vector_key, added) VALUES ({', '.join('?' for _ in range(len(MEMBER_FIELDS) + 7))})"
+    f"INSERT OR IGNORE INTO members (collection_id, {', '.join(STORED)}) VALUES ({', '.join('?' * (len(STORED) + 1))})"
 )
 EXPORTED = ["id", "title", "year", "authors", "venue", "doi", "arxiv_id", "url", "abstract"]
 MEMBER_COLUMNS = ["key", "id", "title", "matched_by", "in_index", "year", "authors", "venue", "doi", "arxiv_id", "url"]
+BACKUP_FORMAT, BACKUP_VERSION = "paperscope-collections", 1
+_ATTACHED: set[tuple[str, str, str]] = set()  # (database, folder, identity) checked in this process
 
 
 def check_name(name) -> str:
@@ -50,13 +62,57 @@ def check_name(name) -> str:
     return name
 
 
+def empty_note(name: str) -> str:
+    """What an empty collection means, said the same way by the CLI, the service and the app."""
+    return f"the collection '{name}' has no members in this index yet; add papers to it"
+
+
 class Collections:
     """The collections of one index (``index``), kept in ``database`` (default: the data folder's)."""
 
     def __init__(self, index: PaperIndex, database_path: str | Path | None = None):
         self.index = index
         self.database = Database(database_path)
-        self.index_key = str(Path(index.folder).resolve())
+        self.index_key = self._attach()  # the index's identity: the key of its collections
+
+    def _attach(self) -> str:
+        """The index's identity, with what the data folder knew of it brought up to date: a
+        moved or renamed index keeps its collections (logged); a copy shares them with the folder
+        it was copied from (logged each time it is opened, so that nobody is surprised); the
+        collections of a file from before identities, tied to this folder's path, are its own."""
+        folder = Path(self.index.folder).resolve()
+        key = identity(folder)
+        memo = (str(self.database.path), str(folder), key)
+        if memo in _ATTACHED:
+            return key
+        with self.database.connect() as db:
+            known = db.execute("SELECT path FROM indexes WHERE identity = ?", (key,)).fetchone()
+            legacy = (
+                key != str(folder)
+                and db.execute("SELECT 1 FROM collections WHERE index_key = ? LIMIT 1", (str(folder),)).fetchone()
+            )
+        moved = known is not None and known["path"] != str(folder)
+        if moved and Path(known["path"]).is_dir() and identity(known["path"], create=False) == key:
+            logger.info(
+                "%s is a copy of the index at %s: the two share their collections (paperscope collection backup "
+                "and restore --index give a copy collections of its own)", folder, known["path"],
+            )  # fmt: skip
+        elif known is None or moved or legacy:
+            if moved:
+                logger.info("the index moved from %s to %s; its collections came with it", known["path"], folder)
+            with self.database.connect(write=True) as db:
+                db.execute(
+                    "UPDATE collections SET index_key = ? WHERE index_key = ? AND name NOT IN"
+                    " (SELECT name FROM collections WHERE index_key = ?)",
+                    (key, str(folder), key),
+                )
+                db.execute(
+                    "INSERT INTO indexes (identity, path, seen) VALUES (?, ?, ?) ON CONFLICT (identity)"
+                    " DO UPDATE SET path = excluded.path, seen = excluded.seen",
+                    (key, str(folder), database.now()),
+                )
+        _ATTACHED.add(memo)
+        return key
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -85,10 +141,18 @@ class Collections:
             raise UnknownCollection(f"no collection named '{name}' for {self.index.folder}{hint}")
         return found["id"]
 
+    def _rows(self, name: str) -> list[dict]:
+        """The stored members of ``name``, in the order they were added."""
+        with self.database.connect() as db:
+            rows = db.execute(
+                "SELECT * FROM members WHERE collection_id = ? ORDER BY added, rowid", (self._id(db, name),)
+            ).fetchall()
+        return [dict(row) for row in rows]
+
     def listing(self) -> pd.DataFrame:
         """One row per collection: name, members, in_index (members found in the index now),
         outside (library entries not in the corpus), missing (papers gone from the index),
-        created, shown (when its new papers were last shown)."""
+        created, shown (when its new papers were last marked shown)."""
         with self.database.connect() as db:
             collections = db.execute(
                 "SELECT id, name, created, shown FROM collections WHERE index_key = ? ORDER BY name", (self.index_key,)
@@ -117,11 +181,7 @@ class Collections:
         """The members of ``name``, in the order they were added: key, id (None for an outside
         entry), title (the index's for a paper in it), matched_by (id, doi, arxiv, title, outside),
         in_index, and what the entry said (year, authors, venue, doi, arxiv_id, url)."""
-        with self.database.connect() as db:
-            rows = db.execute(
-                "SELECT * FROM members WHERE collection_id = ? ORDER BY added, rowid", (self._id(db, name),)
-            ).fetchall()
-        members = pd.DataFrame([dict(row) for row in rows])
+        members = pd.DataFrame(self._rows(name))
         if members.empty:
             return pd.DataFrame(columns=MEMBER_COLUMNS)
         present = self.index.known([i for i in members["paper_id"] if isinstance(i, str)])
@@ -131,22 +191,23 @@ class Collections:
         members["title"] = [
             title_of.get(i, title) for i, title in zip(members["paper_id"], members["title"], strict=True)
         ]
+        members["year"] = pd.to_numeric(members["year"], errors="coerce").astype("Int64")  # 2025, not 2025.0
         return members.rename(columns={"paper_id": "id"})[MEMBER_COLUMNS]
+
+    def _known(self, rows: list[dict]) -> pd.DataFrame:
+        """The index's metadata (``EXPORTED``, categories) of the members of ``rows`` it holds, by id."""
+        present = self.index.known([row["paper_id"] for row in rows if row["paper_id"]])
+        wanted = [field for field in [*EXPORTED, "categories"] if field in self.index.fields()]
+        return self.index.take(self.index.rows(present), wanted).to_pandas().set_index("id")
 
     def papers(self, name: str) -> pd.DataFrame:
         """The members of ``name`` with what is known of each: the index's metadata for a paper in
         it, the entry's own fields for the others (id, title, year, authors, venue, doi, arxiv_id,
         url, abstract, matched_by, in_index)."""
-        with self.database.connect() as db:
-            rows = db.execute(
-                "SELECT * FROM members WHERE collection_id = ? ORDER BY added, rowid", (self._id(db, name),)
-            ).fetchall()
-        stored = pd.DataFrame([dict(row) for row in rows], columns=["key", "paper_id", "matched_by", *MEMBER_FIELDS])
-        present = self.index.known([i for i in stored["paper_id"] if isinstance(i, str)])
-        wanted = [field for field in EXPORTED if field in self.index.fields()]
-        from_index = self.index.take(self.index.rows(present), wanted).to_pandas().set_index("id")
+        rows = self._rows(name)
+        from_index = self._known(rows)
         papers = []
-        for member in stored.to_dict("records"):
+        for member in rows:
             known = from_index.loc[member["paper_id"]].to_dict() if member["paper_id"] in from_index.index else {}
             paper = {field: known.get(field, member.get(field)) for field in EXPORTED if field != "id"}
             papers.append({"id": member["paper_id"] or member["key"], **paper, "matched_by": member["matched_by"],
@@ -155,11 +216,34 @@ class Collections:
         frame["year"] = pd.to_numeric(frame["year"], errors="coerce").astype("Int64")  # 2025, not 2025.0
         return frame
 
-    def export(self, name: str, path: str | Path) -> Path:
-        """Write the collection ``name`` to ``path`` as CSV, BibTeX or RIS (by its suffix)."""
-        from paperscope.index.collections.export import write
+    def export_text(self, name: str, fmt: str, prefer: str = "entry") -> str:
+        """The collection ``name`` as a file's text: "bib", "ris" or "csl" (CSL-JSON) give each
+        imported entry back with its own key, type and fields (the corpus fills what it lacks;
+        ``prefer="corpus"``: the corpus's values replace the entry's), "csv" a row per member."""
+        if fmt == "csv":
+            return self.papers(name).to_csv(index=False)
+        rows = self._rows(name)
+        from_index = self._known(rows)
+        members = []
+        for row in rows:
+            in_index = row["paper_id"] in from_index.index
+            paper = from_index.loc[row["paper_id"]].to_dict() if in_index else {**row, "categories": None}
+            members.append(Member(json.loads(row["entry"]) if row["entry"] else None, paper, in_index))
+        return as_text(members, fmt, prefer)
 
-        return write(self.papers(name), path)
+    def export(self, name: str, path: str | Path, prefer: str = "entry") -> Path:
+        """Write the collection ``name`` to ``path`` as BibTeX, RIS, CSL-JSON (.json) or CSV, by its
+        suffix (see :meth:`export_text`), atomically."""
+        from paperscope.files import atomic_path
+        from paperscope.index.collections.entries import FORMATS
+
+        path = Path(path)
+        if path.suffix.lower() not in FORMATS:
+            raise UserError(f"{path}: export as .bib, .ris, .json (CSL-JSON) or .csv, not '{path.suffix or 'none'}'")
+        text = self.export_text(name, FORMATS[path.suffix.lower()], prefer)
+        with atomic_path(path) as temporary:
+            temporary.write_text(text, encoding="utf-8")
+        return path
 
     def show(self, name: str) -> dict:
         """The collection ``name``: its members and how its entries matched corpus papers."""
@@ -177,9 +261,10 @@ class Collections:
 
     # --- writing ----------------------------------------------------------------------------
 
-    def create(self, name: str, ids: list[str] = (), files: list[str | Path] = ()) -> Matched:
+    def create(self, name: str, ids: list[str] = (), files: list[str | Path] = (), embed: bool = True) -> Matched:
         """A new collection ``name`` holding the papers ``ids`` and the entries of library
-        ``files`` (BibTeX, RIS, CSL-JSON or any corpus file), matched to the index's papers."""
+        ``files`` (BibTeX, RIS, CSL-JSON or any corpus file), matched to the index's papers; the
+        entries outside the corpus embedded after (``embed``; else when recommendations need them)."""
         name = check_name(name)
         matched = self._matched(ids, files)
         with self.database.connect(write=True) as db:
@@ -193,11 +278,15 @@ class Collections:
                 (self.index_key, name, database.now(), database.now()),
             )
             self._insert(db, self._id(db, name), matched)
+        if embed:
+            self.embed_outside(name)
         return matched
 
-    def add(self, name: str, ids: list[str] = (), files: list[str | Path] = (), create: bool = False) -> Matched:
+    def add(
+        self, name: str, ids: list[str] = (), files: list[str | Path] = (), create: bool = False, embed: bool = True
+    ) -> Matched:
         """Add papers (``ids``) and library ``files`` to ``name`` (made first when ``create``);
-        members it holds already stay as they are."""
+        members it holds already stay as they are (``Matched.present`` counts them)."""
         matched = self._matched(ids, files)
         with self.database.connect(write=True) as db:
             if create:
@@ -206,56 +295,92 @@ class Collections:
                     (self.index_key, check_name(name), database.now(), database.now()),
                 )
             self._insert(db, self._id(db, name), matched)
+        if embed:
+            self.embed_outside(name)
         return matched
 
+    def replace(self, name: str, keys: list[str]) -> None:
+        """Make ``keys`` the members of ``name`` (created if new), in one transaction: paper ids of
+        the index, or keys of outside members it holds now (kept with their entries and vectors).
+        Every key is checked first: an unknown one changes nothing."""
+        name = check_name(name)
+        keys = list(dict.fromkeys(str(key).strip() for key in keys))
+        with self.database.connect(write=True) as db:
+            found = db.execute(
+                "SELECT id FROM collections WHERE index_key = ? AND name = ?", (self.index_key, name)
+            ).fetchone()
+            outside = set()
+            if found is not None:
+                rows = db.execute(
+                    "SELECT key FROM members WHERE collection_id = ? AND paper_id IS NULL", (found["id"],)
+                )
+                outside = {row["key"] for row in rows}
+            papers = [key for key in keys if key not in outside]
+            self.index.rows(papers)  # an unknown id is a UserError suggesting close ones, before any write
+            if found is None:
+                db.execute(
+                    "INSERT INTO collections (index_key, name, created, shown) VALUES (?, ?, ?, ?)",
+                    (self.index_key, name, database.now(), database.now()),
+                )
+            collection = self._id(db, name)
+            db.execute(
+                f"DELETE FROM members WHERE collection_id = ? AND key NOT IN ({', '.join('?' * len(keys))})",
+                (collection, *keys),
+            ) if keys else db.execute("DELETE FROM members WHERE collection_id = ?", (collection,))
+            self._insert(db, collection, Matched([{"key": i, "paper_id": i, "matched_by": "id"} for i in papers]))
+
     def remove(self, name: str, ids: list[str]) -> int:
-        """Remove members (paper ids, or the keys of outside entries) from ``name``; how many went."""
+        """Remove members (paper ids, or the keys of outside entries) from ``name`` in one
+        transaction; how many went (ids that are not members are counted out, not an error)."""
         with self.database.connect(write=True) as db:
             collection = self._id(db, name)
             removed = 0
-            for key in ids:
+            for key in dict.fromkeys(str(key).strip() for key in ids):
                 removed += db.execute(
-                    "DELETE FROM members WHERE collection_id = ? AND key = ?", (collection, str(key).strip())
+                    "DELETE FROM members WHERE collection_id = ? AND key = ?", (collection, key)
                 ).rowcount
         return removed
 
     def delete(self, name: str) -> None:
-        """Delete the collection ``name`` and its members."""
+        """Delete the collection ``name`` and its members (one transaction)."""
         with self.database.connect(write=True) as db:
             db.execute("DELETE FROM collections WHERE id = ?", (self._id(db, name),))
 
     def _matched(self, ids, files) -> Matched:
-        """Members from paper ids (each must be in the index) and from library files."""
+        """Members from paper ids (each must be in the index) and from library files, each key
+        once (``Matched.repeated`` counts the entries naming a member found before)."""
         from paperscope.embed.corpus import read_records
 
         ids = [str(paper_id).strip() for paper_id in ids]
         self.index.rows(ids)  # an unknown id is a UserError suggesting close ones
-        matched = Matched([{"key": i, "paper_id": i, "matched_by": "id"} for i in dict.fromkeys(ids)])
+        matched = Matched([{"key": i, "paper_id": i, "matched_by": "id"} for i in ids])
         entries = [record for path in files for record in read_records(path, keep_without_abstract=True)]
         if entries:
             columns = [column for column in ("id", "title", "doi", "arxiv_id") if column in self.index.fields()]
             found = match_entries(self.index.metadata(columns), entries)
             matched.members += found.members
             matched.unusable += found.unusable
-        outside = [member for member in matched.members if member["paper_id"] is None]
-        if outside:  # embedded now, in one batch, not while the database is held for writing
-            vectors = self.index.embed_texts([member_text(member) for member in outside])
-            for member, vector in zip(outside, vectors, strict=True):
-                member["vector"] = vector
+        unique = {}
+        for member in matched.members:
+            unique.setdefault(member["key"], member)
+        matched.repeated = len(matched.members) - len(unique)
+        matched.members = list(unique.values())
         return matched
 
     def _insert(self, db, collection: int, matched: Matched) -> None:
-        """Insert the members of ``matched`` not in the collection yet, outside ones with their vectors."""
-        vector_key, added = self._vector_key(), database.now()
+        """Insert the members of ``matched`` that are not in the collection yet (those that are go
+        to ``matched.present``), outside ones without vectors (:meth:`embed_outside` adds them)."""
+        held = {row["key"] for row in db.execute("SELECT key FROM members WHERE collection_id = ?", (collection,))}
+        matched.present = [member for member in matched.members if member["key"] in held]
+        matched.members = [member for member in matched.members if member["key"] not in held]
+        added = database.now()
         db.executemany(
             INSERT_MEMBER,
             [
                 (
                     collection, member["key"], member["paper_id"], member["matched_by"],
-                    *(member.get(name) for name in MEMBER_FIELDS),
-                    as_blob(member["vector"]) if "vector" in member else None,
-                    vector_key if "vector" in member else None,
-                    added,
+                    *(member.get(name) for name in MEMBER_FIELDS), None, None, added,
+                    json.dumps(member["entry"], ensure_ascii=False) if member.get("entry") else None,
                 )
                 for member in matched.members
             ],
@@ -267,65 +392,160 @@ class Collections:
         strategy = self.index.manifest["long_text"]["strategy"]
         return json.dumps([model["fingerprint"], model.get("quantize"), model.get("window"), strategy])
 
+    def embed_outside(self, name: str | None = None) -> int:
+        """Embed the outside members of ``name`` (every collection of the index when None) that
+        have no vector for the index's model yet, ``EMBED_BATCH`` at a time, each batch's vectors
+        committed at once: an interrupted run keeps what it embedded, the next goes on from there.
+        Progress with the time left is logged. Returns how many were embedded."""
+        current = self._vector_key()
+        with self.database.connect() as db:
+            collections = [self._id(db, name)] if name is not None else [
+                row["id"] for row in db.execute("SELECT id FROM collections WHERE index_key = ?", (self.index_key,))
+            ]  # fmt: skip
+            marks = ", ".join("?" * len(collections))
+            pending = [
+                dict(row)
+                for row in db.execute(
+                    f"SELECT collection_id, key, title, abstract FROM members WHERE paper_id IS NULL AND"
+                    f" collection_id IN ({marks}) AND (vector IS NULL OR vector_key IS NOT ?)",
+                    (*collections, current),
+                )
+            ]
+        if not pending:
+            return 0
+        progress = ProgressLines(len(pending), "embedding entries outside the corpus", logger)
+        if len(pending) > EMBED_BATCH:
+            logger.info("embedding %d entries outside the corpus (kept as they are done)", len(pending))
+        for start in range(0, len(pending), EMBED_BATCH):
+            batch = pending[start : start + EMBED_BATCH]
+            vectors = self.index.embed_texts([member_text(row) for row in batch])
+            with self.database.connect(write=True) as db:
+                db.executemany(
+                    "UPDATE members SET vector = ?, vector_key = ? WHERE collection_id = ? AND key = ?",
+                    [
+                        (as_blob(v), current, row["collection_id"], row["key"])
+                        for row, v in zip(batch, vectors, strict=True)
+                    ],
+                )
+            progress.advance(len(batch))
+        return len(pending)
+
     # --- recommendations and the feed --------------------------------------------------------
 
     def _steering(self, name: str) -> tuple[list[str], np.ndarray]:
         """What steers recommendations from ``name``: its papers in the index, and the vectors of
-        its outside entries (embedded again, and kept, when the index's model changed since)."""
-        with self.database.connect() as db:
-            collection = self._id(db, name)
-            rows = [dict(row) for row in db.execute("SELECT * FROM members WHERE collection_id = ?", (collection,))]
+        its outside entries (embedded first where missing, or made with another model)."""
+        self.embed_outside(name)
+        rows = self._rows(name)
         ids = self.index.known([row["paper_id"] for row in rows if row["paper_id"]])
-        outside = [row for row in rows if row["paper_id"] is None]
-        current = self._vector_key()
-        stale = [row for row in outside if row["vector_key"] != current]
-        if stale:
-            for row, vector in zip(stale, self.index.embed_texts([member_text(row) for row in stale]), strict=True):
-                row["vector"] = as_blob(vector)
-            with self.database.connect(write=True) as db:
-                db.executemany(
-                    "UPDATE members SET vector = ?, vector_key = ? WHERE collection_id = ? AND key = ?",
-                    [(row["vector"], current, collection, row["key"]) for row in stale],
-                )
-        vectors = [from_blob(row["vector"]) for row in outside]
+        vectors = [from_blob(row["vector"]) for row in rows if row["paper_id"] is None and row["vector"]]
         dimension = self.index.vectors.shape[1]
         return ids, np.stack(vectors) if vectors else np.zeros((0, dimension), np.float32)
 
     def recommend(self, name: str, avoid: str | None = None, k: int = 20, new: bool = False, since=None, within=None):
         """Papers like the collection ``name`` (its members excluded), and unlike the collection
         ``avoid``, as a results DataFrame (the columns of ``similar``). ``new``: only papers that
-        came into the index since the collection was last shown (or since ``since``), which then
-        counts as shown; ``within``: only the papers of this mask (``PaperIndex.where``)."""
+        came into the index since the collection was last marked shown; ``since``: since that time
+        instead; ``within``: only the papers of this mask (``PaperIndex.where``). Nothing is
+        marked shown (:meth:`mark_shown` does that)."""
+        if new and since is not None:
+            raise UserError("give --new (papers since the collection was last marked shown) or --since DATE, not both")
+        if avoid is not None and check_name(avoid) == check_name(name):
+            raise UserError(f"--not names the collection '{check_name(name)}' itself; name another collection")
         ids, vectors = self._steering(name)
         if not ids and not len(vectors):
             nothing = Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)})
-            note = f"the collection '{name}' has no member in this index to recommend from; add papers to it"
-            return self.index.frame(dataclasses.replace(nothing, note=note))
+            return self.index.frame(dataclasses.replace(nothing, note=empty_note(check_name(name))))
         avoid_ids, avoid_vectors = self._steering(avoid) if avoid else ([], None)
         if new or since is not None:
-            fresh = self.index.where(added_since=since if since is not None else self._shown(name))
+            fresh = self.index.where(added_since=since if since is not None else self.shown(name))
             within = fresh if within is None else within & fresh
-        found = self.index.recommend(
+        return self.index.recommend(
             ids, negative=avoid_ids, k=k, within=within, positive_vectors=vectors, negative_vectors=avoid_vectors
         )
-        if new:
-            self._mark_shown(name)
-        return found
 
-    def _shown(self, name: str) -> str:
+    def shown(self, name: str) -> str:
+        """When the new papers of ``name`` were last marked shown (at first: when it was created)."""
         with self.database.connect() as db:
             row = db.execute("SELECT shown, created FROM collections WHERE id = ?", (self._id(db, name),)).fetchone()
         return row["shown"] or row["created"]
 
-    def _mark_shown(self, name: str) -> None:
+    def mark_shown(self, names: list[str] | None = None, at: str | None = None) -> list[str]:
+        """Mark the new papers of ``names`` (every collection when None) as shown, as of ``at``
+        (ISO 8601; default now): the next ``--new`` and digest start there. Returns the names."""
         with self.database.connect(write=True) as db:
-            db.execute("UPDATE collections SET shown = ? WHERE id = ?", (database.now(), self._id(db, name)))
+            names = self.names() if names is None else [check_name(name) for name in names]
+            for name in names:
+                db.execute("UPDATE collections SET shown = ? WHERE id = ?", (at or database.now(), self._id(db, name)))
+        return names
 
     def digest(self, k: int = 5) -> list[dict]:
-        """Each collection's top ``k`` new papers (come into the index since it was last shown),
-        which then count as shown: a list of {name, since, papers (a results DataFrame)}."""
-        found = []
-        for name in self.names():
-            since = self._shown(name)
-            found.append({"name": name, "since": since, "papers": self.recommend(name, k=k, new=True)})
-        return found
+        """Each collection's top ``k`` new papers (come into the index since it was last marked
+        shown): a list of {name, since, papers (a results DataFrame)}. Nothing is marked shown."""
+        return [
+            {"name": name, "since": self.shown(name), "papers": self.recommend(name, k=k, new=True)}
+            for name in self.names()
+        ]
+
+    # --- backup and restore ------------------------------------------------------------------
+
+    def backup(self) -> dict:
+        """Every collection of the data folder (of every index), as one JSON value: names, times,
+        members with their entries and vectors (base64 float32). :meth:`restore` reads it back."""
+        with self.database.connect() as db:
+            paths = {row["identity"]: row["path"] for row in db.execute("SELECT identity, path FROM indexes")}
+            collections = [dict(row) for row in db.execute("SELECT * FROM collections ORDER BY index_key, name")]
+            members = [dict(row) for row in db.execute("SELECT * FROM members ORDER BY added, rowid")]
+        of: dict[int, list] = {}
+        for member in members:
+            member["vector"] = base64.b64encode(member["vector"]).decode() if member["vector"] else None
+            member["entry"] = json.loads(member["entry"]) if member["entry"] else None
+            of.setdefault(member.pop("collection_id"), []).append(member)
+        return {
+            "format": BACKUP_FORMAT, "version": BACKUP_VERSION, "written": database.now(),
+            "collections": [
+                {"index": row["index_key"], "index_path": paths.get(row["index_key"]), "name": row["name"],
+                 "created": row["created"], "shown": row["shown"], "members": of.get(row["id"], [])}
+                for row in collections
+            ],
+        }  # fmt: skip
+
+    def restore(self, backup: dict, source: str, into_this_index: bool = False) -> list[str]:
+        """Read a :meth:`backup` back (``source`` names it in errors), in one transaction: each
+        collection to the index it was kept for (the same identity), or with ``into_this_index``
+        all of them to this index. A collection that exists already is an error; nothing changes."""
+        if not isinstance(backup, dict) or backup.get("format") != BACKUP_FORMAT:
+            raise UserError(f'{source}: not a paperscope collections backup (no "format": "{BACKUP_FORMAT}")')
+        if backup.get("version") != BACKUP_VERSION:
+            raise UserError(
+                f"{source}: a backup of version {backup.get('version')!r}; this paperscope reads {BACKUP_VERSION}"
+            )
+        restored = []
+        with self.database.connect(write=True) as db:
+            for number, collection in enumerate(backup.get("collections") or [], start=1):
+                try:
+                    key = self.index_key if into_this_index else str(collection["index"])
+                    name = check_name(collection["name"])
+                    members = collection["members"]
+                    rows = [
+                        (*(member.get(field) for field in STORED[:-4]),
+                         base64.b64decode(member["vector"]) if member.get("vector") else None,
+                         member.get("vector_key"), member.get("added") or database.now(),
+                         json.dumps(member["entry"], ensure_ascii=False) if member.get("entry") else None)
+                        for member in members
+                    ]  # fmt: skip
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise UserError(
+                        f"{source}: collection {number} is incomplete ({type(exc).__name__}: {exc})"
+                    ) from None
+                if db.execute("SELECT 1 FROM collections WHERE index_key = ? AND name = ?", (key, name)).fetchone():
+                    raise UserError(
+                        f"{source}: the collection '{name}' exists already here; delete it or rename it first"
+                    )
+                cursor = db.execute(
+                    "INSERT INTO collections (index_key, name, created, shown) VALUES (?, ?, ?, ?)",
+                    (key, name, collection.get("created") or database.now(), collection.get("shown")),
+                )
+                db.executemany(INSERT_MEMBER, [(cursor.lastrowid, *row) for row in rows])
+                restored.append(name)
+        return restored

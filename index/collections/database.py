@@ -23,13 +23,16 @@ from paperscope.errors import UserError
 
 FILE_NAME = "collections.sqlite"
 BUSY_SECONDS = 5.0
+# 1: the first release (no user_version); 2: collections tied to the index's identity (the
+# indexes table), members keep their library entry as imported (members.entry)
+SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS collections (
     id INTEGER PRIMARY KEY,
-    index_key TEXT NOT NULL,          -- the index folder it belongs to, resolved
+    index_key TEXT NOT NULL,          -- the identity of the index it belongs to (its IDENTITY file)
     name TEXT NOT NULL,
     created TEXT NOT NULL,
-    shown TEXT,                       -- when its new papers were last shown: the feed starts there
+    shown TEXT,                       -- when its new papers were last marked shown: the feed starts there
     UNIQUE (index_key, name)
 );
 CREATE TABLE IF NOT EXISTS members (
@@ -39,12 +42,20 @@ CREATE TABLE IF NOT EXISTS members (
     matched_by TEXT NOT NULL,         -- id, doi, arxiv, title or outside
     title TEXT, abstract TEXT, doi TEXT, arxiv_id TEXT, year INTEGER, authors TEXT, venue TEXT, url TEXT,
     source TEXT,                      -- where the entry came from ("refs.bib:12"), if from a file
-    vector BLOB,                      -- an outside member's float32 vector ...
+    vector BLOB,                      -- an outside member's float32 vector (NULL: not embedded yet) ...
     vector_key TEXT,                  -- ... and the model it was embedded with
     added TEXT NOT NULL,
+    entry TEXT,                       -- the library entry as imported (JSON: BibTeX, RIS or CSL-JSON), if any
     PRIMARY KEY (collection_id, key)
 );
+CREATE TABLE IF NOT EXISTS indexes (
+    identity TEXT PRIMARY KEY,        -- an index's identity
+    path TEXT NOT NULL,               -- the folder it was last opened from
+    seen TEXT NOT NULL
+);
 """
+# What upgrades a file of each earlier version to the next, in one transaction
+UPGRADES = {1: ["ALTER TABLE members ADD COLUMN entry TEXT"]}
 MEMBER_FIELDS = ("title", "abstract", "doi", "arxiv_id", "year", "authors", "venue", "url", "source")
 
 
@@ -74,10 +85,39 @@ class Database:
             f"{self.path}: not a readable collections database ({message}); move it away to start a new one"
         )
 
+    def _upgrade(self, connection: sqlite3.Connection) -> None:
+        """Bring the file to ``SCHEMA_VERSION`` in place (one transaction; nothing is dropped)."""
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise UserError(
+                f"{self.path}: written by a newer paperscope (collections version {version}, this one reads "
+                f"up to {SCHEMA_VERSION}); upgrade paperscope"
+            )
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            version = connection.execute("PRAGMA user_version").fetchone()[0]  # another process may have upgraded
+            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if version == 0 and "members" in tables:
+                version = 1  # the first release's file
+            for step in range(max(version, 1), SCHEMA_VERSION) if "members" in tables else ():
+                for statement in UPGRADES[step]:
+                    connection.execute(statement)
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    connection.execute(statement)
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
     @contextmanager
     def connect(self, write: bool = False):
         """A connection in one transaction (``write``: taken at once, so concurrent writers queue);
-        committed when the block ends, rolled back on error. SQLite errors become UserErrors."""
+        committed when the block ends, rolled back on error. SQLite errors become UserErrors. A
+        file of an earlier version is upgraded first."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
@@ -88,7 +128,7 @@ class Database:
             connection.execute("PRAGMA foreign_keys = ON")
             if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 connection.execute("PRAGMA journal_mode = WAL")
-            connection.executescript(SCHEMA)
+            self._upgrade(connection)
             connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield connection

@@ -19,17 +19,39 @@ WAYS = ("id", "doi", "arxiv", "title")  # in the order they are tried
 
 @dataclass
 class Matched:
-    """Entries as members: those found in the index (``paper_id`` and how: one of ``WAYS``) and the
-    rest (``paper_id`` None, matched by "outside"); ``unusable`` counts entries with neither a
-    match nor any text to embed."""
+    """What an import brings: ``members`` to add (found in the index, with ``paper_id`` and how:
+    one of ``WAYS``; or "outside" with ``paper_id`` None), ``present`` those already members,
+    ``repeated`` entries naming a member found earlier in the same import, ``unusable`` entries
+    with neither a match nor any text to embed."""
 
     members: list[dict] = field(default_factory=list)
     unusable: int = 0
+    repeated: int = 0
+    present: list[dict] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        """How many members were matched each way, and how many are outside the index."""
+        """How many new members were matched each way, and how many are outside the index."""
         found = pd.Series([member["matched_by"] for member in self.members], dtype=object).value_counts()
         return {way: int(found.get(way, 0)) for way in (*WAYS, "outside")}
+
+    def summary(self) -> str:
+        """The import in one line, counted as ``collection show`` counts members: "20 entries: 15
+        new members matched to corpus papers (3 by DOI, 12 by title), 5 outside the corpus; …"."""
+        counts = self.counts()
+        read = len(self.members) + len(self.present) + self.repeated + self.unusable
+        names = {"id": "by id", "doi": "by DOI", "arxiv": "by arXiv id", "title": "by title"}
+        ways = ", ".join(f"{counts[way]} {names[way]}" for way in WAYS if counts[way])
+        matched = sum(counts[way] for way in WAYS)
+        parts = [f"{matched} new member{'s' * (matched != 1)} matched to corpus papers ({ways})"] if matched else []
+        if counts["outside"]:
+            parts.append(f"{counts['outside']} new outside the corpus")
+        if self.present:
+            parts.append(f"{len(self.present)} already {'a member' if len(self.present) == 1 else 'members'}")
+        if self.repeated:
+            parts.append(f"{self.repeated} repeating an entry read before")
+        if self.unusable:
+            parts.append(f"{self.unusable} without a title or an abstract, left out")
+        return f"{read} entr{'ies' if read != 1 else 'y'}: {'; '.join(parts) or 'nothing to add'}"
 
 
 def _lookup(papers: pd.DataFrame, column: str, normalise) -> dict[str, str]:

@@ -15,6 +15,8 @@ Layout of an index folder ``DIR``::
         smoothed.npy              neighbour-smoothed vectors, same rows (only when the build smoothed; memory-mapped)
     DIR/.build.lock               held by the build writing into DIR
     DIR/curations.json            corrections to the topics (:mod:`.curations`): never touched by a build
+    DIR/IDENTITY                  the index's identity (a random id, written by its first build): what
+                                  collections are tied to, so that they move, or are copied, with the folder
 
 Loading checks the format, every file's size and the arrays' shapes, and reads almost nothing:
 ``PaperIndex.load`` of a million papers takes well under a second. The SHA-256 of every file is
@@ -30,6 +32,7 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+import os
 import shutil
 import uuid
 from contextlib import contextmanager
@@ -55,7 +58,7 @@ VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
     "manifest.json",
 )
 KEYWORD_PREFIX, KEYWORD_TERMS_FILE, SMOOTHED_FILE = "keyword", "keyword_terms.json", "smoothed.npy"
-POINTER_FILE, LOCK_FILE = "CURRENT", ".build.lock"
+POINTER_FILE, LOCK_FILE, IDENTITY_FILE = "CURRENT", ".build.lock", "IDENTITY"
 logger = logging.getLogger(__name__)
 
 
@@ -157,8 +160,34 @@ def write_generation(folder: Path, generation: Generation) -> Path:
         logger.debug("stage %s", "commit", extra={"stage": "commit"})
     with atomic_path(folder / POINTER_FILE) as pointer:
         pointer.write_text(target.name + "\n")
+    identity(folder)
     remove_stale(folder)
     return target
+
+
+def identity(folder: str | Path, create: bool = True) -> str:
+    """The identity of the index in ``folder`` (``IDENTITY``), written now when an index of an
+    earlier release has none (``create``; else "" for none); a folder that cannot be written keeps
+    its resolved path as identity (what collections were tied to before identities)."""
+    path = Path(folder) / IDENTITY_FILE
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        if not create:
+            return ""
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the index's identity ({exc.strerror or exc})") from None
+    temporary = path.with_name(f"{TEMPORARY_PREFIX}{uuid.uuid4().hex[:8]}-{IDENTITY_FILE}")
+    try:
+        temporary.write_text(uuid.uuid4().hex + "\n", encoding="utf-8")
+        os.link(temporary, path)  # never replaces one written meanwhile by another process
+    except FileExistsError:
+        pass
+    except OSError:
+        return str(Path(folder).resolve())
+    finally:
+        temporary.unlink(missing_ok=True)
+    return path.read_text(encoding="utf-8").strip()
 
 
 def leftovers(folder: str | Path) -> list[Path]:

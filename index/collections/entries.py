@@ -1,0 +1,341 @@
+"""A collection's members written back as library entries: BibTeX, RIS or CSL-JSON.
+
+An entry imported from a library file is kept as the file wrote it (``record["entry"]`` of
+:mod:`paperscope.embed.library`) and written back with its own citation key, entry type and
+every field it had: in its own format field for field, in another through the pivot below (CSL's
+types and names, the model every reference manager maps to). Where the entry and the corpus
+disagree the entry wins and the corpus only fills what the entry lacks (``prefer="entry"``);
+``prefer="corpus"`` lets the corpus's values replace the entry's. A paper added from the corpus
+gets a readable key, surnameYEARword, unique within the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from paperscope.embed.library import bibtex_names, flat_text, latex_to_text
+from paperscope.errors import UserError
+
+FORMATS = {".bib": "bib", ".ris": "ris", ".json": "csl", ".csv": "csv"}
+PREFERENCES = ("entry", "corpus")
+# LaTeX's special characters, written so that BibTeX reads them back as they were
+BIBTEX_ESCAPES = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}  # fmt: skip
+BIB_TYPES = {"article": "article-journal", "inproceedings": "paper-conference", "conference": "paper-conference",
+             "book": "book", "proceedings": "book", "incollection": "chapter", "inbook": "chapter",
+             "phdthesis": "thesis", "mastersthesis": "thesis", "thesis": "thesis", "techreport": "report",
+             "report": "report", "manual": "report", "unpublished": "manuscript", "online": "webpage",
+             "misc": "document"}  # fmt: skip
+TO_BIB_TYPE = {"article-journal": "article", "paper-conference": "inproceedings", "book": "book",
+               "chapter": "incollection", "thesis": "phdthesis", "report": "techreport", "manuscript": "unpublished",
+               "article": "misc", "document": "misc", "webpage": "misc"}  # fmt: skip
+RIS_TYPES = {"JOUR": "article-journal", "EJOUR": "article-journal", "JFULL": "article-journal",
+             "CPAPER": "paper-conference", "CONF": "paper-conference", "BOOK": "book", "EBOOK": "book",
+             "EDBOOK": "book", "CHAP": "chapter", "ECHAP": "chapter", "THES": "thesis", "RPRT": "report",
+             "UNPB": "manuscript", "MANSCPT": "manuscript", "ELEC": "webpage", "GEN": "document"}  # fmt: skip
+TO_RIS_TYPE = {"article-journal": "JOUR", "paper-conference": "CPAPER", "book": "BOOK", "chapter": "CHAP",
+               "thesis": "THES", "report": "RPRT", "manuscript": "UNPB", "webpage": "ELEC", "article": "GEN",
+               "document": "GEN"}  # fmt: skip
+# Where a BibTeX entry of each type names its venue
+BIB_VENUE = {"article": "journal", "inproceedings": "booktitle", "incollection": "booktitle",
+             "techreport": "institution", "phdthesis": "school"}  # fmt: skip
+# Each field of the pivot, and the fields of each format that hold it (the first is written)
+HOLDERS = {
+    "bib": {"title": ["title"], "authors": ["author"], "year": ["year", "date"],
+            "venue": ["journal", "journaltitle", "booktitle", "institution", "school", "howpublished"],
+            "publisher": ["publisher"], "doi": ["doi"], "url": ["url"], "abstract": ["abstract"],
+            "keywords": ["keywords"], "arxiv_id": ["eprint"], "volume": ["volume"], "issue": ["number"],
+            "pages": ["pages"], "isbn": ["isbn"], "issn": ["issn"], "note": ["note"]},
+    "ris": {"title": ["title", "primary_title"], "authors": ["authors", "first_authors"],
+            "year": ["year", "publication_year", "date"],
+            "venue": ["secondary_title", "journal_name", "alternate_title3", "alternate_title1"],
+            "publisher": ["publisher"], "doi": ["doi"], "url": ["urls"], "abstract": ["abstract", "notes_abstract"],
+            "keywords": ["keywords"], "volume": ["volume"], "issue": ["number"], "pages": ["start_page"],
+            "isbn": ["issn"], "note": ["notes"]},
+    "csl": {"title": ["title"], "authors": ["author"], "year": ["issued"], "venue": ["container-title"],
+            "publisher": ["publisher"], "doi": ["DOI"], "url": ["URL"], "abstract": ["abstract"],
+            "keywords": ["keyword"], "arxiv_id": ["number"], "volume": ["volume"], "issue": ["issue"],
+            "pages": ["page"], "isbn": ["ISBN"], "issn": ["ISSN"], "note": ["note"]},
+}  # fmt: skip
+
+
+@dataclass
+class Member:
+    """One member as exported: ``entry`` as imported (None for a paper added by id, or a member
+    from before entries were kept), ``paper`` what is known of it (the corpus's fields for a paper
+    in the index, else the entry's as read: title, authors "; "-joined, year, venue, doi, arxiv_id,
+    url, abstract, categories), ``in_index``."""
+
+    entry: dict | None
+    paper: dict
+    in_index: bool
+
+
+# ---------------------------------------------------------------------------------------------
+# Into the pivot: {type (CSL's), key, title, authors [First von Last], year, venue, doi, url, ...}
+
+
+def _names(person) -> str:
+    if isinstance(person, dict):
+        return person.get("literal") or " ".join(
+            flat_text(person.get(part)) for part in ("given", "non-dropping-particle", "family") if person.get(part)
+        )
+    return flat_text(person)
+
+
+def from_paper(paper: dict) -> dict:
+    """The pivot of a paper as the index (or a member's stored fields) knows it."""
+    venue = flat_text(paper.get("venue"))
+    arxiv = flat_text(paper.get("arxiv_id"))
+    kind = "paper-conference" if venue else "article" if arxiv else "document"
+    if re.search(r"journal|transactions|letters|review", venue, re.IGNORECASE):
+        kind = "article-journal"
+    authors = [name.strip() for name in flat_text(paper.get("authors")).split(";") if name.strip()]
+    keywords = [word.strip() for word in flat_text(paper.get("categories")).split(";") if word.strip()]
+    year = paper.get("year")
+    pivot = {
+        "type": kind, "title": flat_text(paper.get("title")), "authors": authors,
+        "year": str(int(year)) if isinstance(year, (int, float)) and year == year else flat_text(year),
+        "venue": venue, "doi": flat_text(paper.get("doi")), "url": flat_text(paper.get("url")),
+        "abstract": flat_text(paper.get("abstract")), "keywords": keywords, "arxiv_id": arxiv,
+    }  # fmt: skip
+    return {name: value for name, value in pivot.items() if value}
+
+
+def from_entry(entry: dict) -> dict:
+    """The pivot of an imported entry: its own key, its type and fields in CSL's terms."""
+    fmt = entry["format"]
+    if fmt == "bib":
+        fields = {name.lower(): value for name, value in entry["fields"].items()}
+        pivot = {"type": BIB_TYPES.get(entry["type"], "document"), "key": entry["key"]}
+        for concept, holders in HOLDERS["bib"].items():
+            value = next((fields[name] for name in holders if fields.get(name)), "")
+            if concept == "authors":
+                pivot[concept] = bibtex_names(value)
+            elif concept == "keywords":
+                pivot[concept] = [word.strip() for word in re.split(r"[,;]", latex_to_text(value)) if word.strip()]
+            elif value:
+                pivot[concept] = value if concept in ("url", "doi") else latex_to_text(value)
+        return {name: value for name, value in pivot.items() if value}
+    if fmt == "ris":
+        fields = entry["fields"]
+        pivot = {"type": RIS_TYPES.get(fields.get("type_of_reference", "GEN"), "document"), "key": fields.get("id")}
+        for concept, holders in HOLDERS["ris"].items():
+            value = next((fields[name] for name in holders if fields.get(name)), "")
+            if concept in ("authors", "keywords"):
+                pivot[concept] = [_ris_person(n) if concept == "authors" else n for n in value or [] if n]
+            elif concept == "url":
+                pivot[concept] = value[0] if value else ""
+            elif concept == "note":
+                pivot[concept] = "; ".join(value) if isinstance(value, list) else value
+            elif concept == "pages" and fields.get("end_page"):
+                pivot[concept] = f"{value}--{fields['end_page']}"
+            else:
+                pivot[concept] = flat_text(value)
+        return {name: value for name, value in pivot.items() if value}
+    item = entry["item"]
+    pivot = {"type": item.get("type") or "document", "key": item.get("citation-key") or item.get("id")}
+    for concept, (holder, *_) in HOLDERS["csl"].items():
+        value = item.get(holder)
+        if concept == "authors":
+            pivot[concept] = [_names(person) for person in value or [] if _names(person)]
+        elif concept == "year":
+            parts = (value or {}).get("date-parts") if isinstance(value, dict) else None
+            pivot[concept] = str(parts[0][0]) if parts and parts[0] else flat_text((value or {}).get("raw", ""))
+        elif concept == "keywords":
+            pivot[concept] = [word.strip() for word in re.split(r"[,;]", flat_text(value)) if word.strip()]
+        else:
+            pivot[concept] = flat_text(value)
+    return {name: value for name, value in pivot.items() if value}
+
+
+def _ris_person(name: str) -> str:
+    """A RIS name ("Family, Given") as "Given Family"."""
+    family, _, given = name.partition(",")
+    return f"{given.strip()} {family.strip()}".strip() if given.strip() else name.strip()
+
+
+def _name_parts(name: str) -> tuple[str, str]:
+    """("given", "von family") of a "First von Last" name, by BibTeX's grammar."""
+    from bibtexparser.middlewares.names import InvalidNameError, parse_single_name_into_parts
+
+    try:
+        parts = parse_single_name_into_parts(name.replace(",", " "), strict=False)
+    except InvalidNameError:
+        return "", name
+    return " ".join(parts.first), " ".join([*parts.von, *parts.last, *parts.jr])
+
+
+# ---------------------------------------------------------------------------------------------
+# Out of the pivot
+
+
+def _bibtex_text(value) -> str:
+    return "".join(BIBTEX_ESCAPES.get(char, char) for char in str(value))
+
+
+def to_bib(pivot: dict) -> dict:
+    """A BibTeX entry {type, key, fields} of ``pivot`` (its text escaped for LaTeX)."""
+    kind = TO_BIB_TYPE.get(pivot.get("type", ""), "misc")
+    fields = {}
+    for concept, value in pivot.items():
+        if concept in ("type", "key"):
+            continue
+        if concept == "venue":
+            fields[BIB_VENUE.get(kind, "howpublished")] = _bibtex_text(value)
+        elif concept == "authors":
+            fields["author"] = " and ".join(f"{{{name}}}" if "," in name else name for name in value)
+        elif concept == "keywords":
+            fields["keywords"] = _bibtex_text(", ".join(value))
+        elif concept == "arxiv_id":
+            fields.update(eprint=value, archiveprefix="arXiv")
+        elif concept in HOLDERS["bib"]:
+            fields[HOLDERS["bib"][concept][0]] = value if concept in ("url", "doi") else _bibtex_text(value)
+    return {"format": "bib", "type": kind, "key": pivot.get("key", ""), "fields": fields}
+
+
+def to_ris(pivot: dict) -> dict:
+    """A RIS record (rispy's field names) of ``pivot``."""
+    fields = {"type_of_reference": TO_RIS_TYPE.get(pivot.get("type", ""), "GEN")}
+    for concept, value in pivot.items():
+        if concept == "authors":
+            fields["authors"] = [f"{family}, {given}" if given else family for given, family in map(_name_parts, value)]
+        elif concept == "url":
+            fields["urls"] = [value]
+        elif concept == "keywords":
+            fields["keywords"] = list(value)
+        elif concept == "key":
+            fields["id"] = value
+        elif concept == "pages":
+            start, *end = re.split(r"\s*-+\s*", value, maxsplit=1)
+            fields.update(start_page=start, **({"end_page": end[0]} if end and end[0] else {}))
+        elif concept == "note":
+            fields["notes"] = [value]
+        elif concept == "arxiv_id":
+            fields.setdefault("notes", []).append(f"arXiv:{value}")
+        elif concept in HOLDERS["ris"]:
+            fields[HOLDERS["ris"][concept][0]] = value
+    return {"format": "ris", "fields": fields}
+
+
+def to_csl(pivot: dict) -> dict:
+    """A CSL-JSON item of ``pivot``."""
+    item = {"id": pivot.get("key", ""), "type": pivot.get("type", "document")}
+    for concept, value in pivot.items():
+        if concept == "authors":
+            item["author"] = [
+                {"family": family, "given": given} if given else {"literal": family}
+                for given, family in map(_name_parts, value)
+            ]
+        elif concept == "year":
+            item["issued"] = {"date-parts": [[int(value)]]} if str(value).isdigit() else {"raw": value}
+        elif concept == "keywords":
+            item["keyword"] = ", ".join(value)
+        elif concept == "key":
+            item["citation-key"] = value
+        elif concept in HOLDERS["csl"] and concept != "type":
+            item[HOLDERS["csl"][concept][0]] = value
+    return {"format": "csl", "item": item}
+
+
+CONVERT = {"bib": to_bib, "ris": to_ris, "csl": to_csl}
+
+
+def _fields(entry: dict) -> dict:
+    return entry["item"] if entry["format"] == "csl" else entry["fields"]
+
+
+def _holds(fields: dict, fmt: str, concept: str) -> bool:
+    names = {name.lower() for name, value in fields.items() if value not in ("", None, [], {})}
+    return any(holder.lower() in names for holder in HOLDERS[fmt].get(concept, [concept]))
+
+
+def merged(member: Member, fmt: str, prefer: str = "entry") -> dict:
+    """``member`` as an entry of ``fmt``: its own entry (converted when it came in another format),
+    the corpus's fields filling what it lacks (``prefer="corpus"``: replacing what it has)."""
+    corpus = from_paper(member.paper)
+    if member.entry is None:
+        return CONVERT[fmt](corpus)
+    entry = member.entry if member.entry["format"] == fmt else CONVERT[fmt](from_entry(member.entry))
+    entry = json.loads(json.dumps(entry))  # a copy: the stored entry stays as it is
+    if not member.in_index:
+        return entry
+    fields, filling = _fields(entry), _fields(CONVERT[fmt]({**corpus, "type": from_entry(entry).get("type")}))
+    concept_of = {holder.lower(): concept for concept, holders in HOLDERS[fmt].items() for holder in holders}
+    for name, value in filling.items():
+        concept = concept_of.get(name.lower())
+        if concept is None or name in ("id", "type", "type_of_reference", "citation-key", "archiveprefix"):
+            continue
+        if prefer == "corpus" and _holds(fields, fmt, concept):
+            for holder in HOLDERS[fmt][concept]:
+                for present in [n for n in fields if n.lower() == holder.lower()]:
+                    del fields[present]
+        if not _holds(fields, fmt, concept):
+            fields[name] = value
+            if name == "eprint":
+                fields["archiveprefix"] = "arXiv"
+    return entry
+
+
+def readable_key(pivot: dict, taken: set[str]) -> str:
+    """surnameYEARword (the first author's family name, the year, the title's first long word),
+    lower case ASCII, with b, c, … added until it is not in ``taken`` (then added to it)."""
+    import unicodedata
+
+    authors = pivot.get("authors") or []
+    family = _name_parts(authors[0])[1].split()[-1] if authors else "anon"
+    words = [w for w in re.findall(r"[^\W\d_]+", pivot.get("title", "")) if len(w) > 3] or ["paper"]
+    key = f"{family}{pivot.get('year', '')}{words[0]}"
+    key = unicodedata.normalize("NFKD", key).encode("ascii", "ignore").decode().lower()
+    key = re.sub(r"[^a-z0-9]", "", key) or "paper"
+    unique, suffix = key, ord("a")
+    while unique in taken:
+        suffix += 1
+        unique = f"{key}{chr(suffix)}" if suffix <= ord("z") else f"{key}{suffix - ord('z')}"
+    taken.add(unique)
+    return unique
+
+
+def entries(members: list[Member], fmt: str, prefer: str = "entry") -> list[dict]:
+    """The members as entries of ``fmt``, in order; imported entries keep their keys, the others
+    get readable keys unique within the file."""
+    if prefer not in PREFERENCES:
+        raise UserError(f"prefer the entry's fields or the corpus's ('entry' or 'corpus'), not {prefer!r}")
+    written = [merged(member, fmt, prefer) for member in members]
+    taken = {from_entry(entry).get("key", "") for entry, m in zip(written, members, strict=True) if m.entry}
+    for entry, member in zip(written, members, strict=True):
+        if member.entry is None:
+            key = readable_key(from_paper(member.paper), taken)
+            fields = _fields(entry)
+            if fmt == "bib":
+                entry["key"] = key
+            elif fmt == "ris":
+                fields["id"] = key
+            else:
+                fields.update({"id": key, "citation-key": key})
+    return written
+
+
+def as_text(members: list[Member], fmt: str, prefer: str = "entry") -> str:
+    """The members written as a BibTeX, RIS or CSL-JSON file's text."""
+    written = entries(members, fmt, prefer)
+    if fmt == "bib":
+        import bibtexparser
+        from bibtexparser.model import Entry, Field
+
+        library = bibtexparser.Library(
+            [Entry(e["type"], e["key"], [Field(name, value) for name, value in e["fields"].items()]) for e in written]
+        )
+        return bibtexparser.write_string(library)
+    if fmt == "ris":
+        import rispy
+
+        class Writer(rispy.RisWriter):
+            def set_header(self, count):  # no "1." before each record
+                return None
+
+        records = [{"type_of_reference": e["fields"].get("type_of_reference", "GEN"), **e["fields"]} for e in written]
+        return rispy.dumps(records, implementation=Writer) if records else ""
+    return json.dumps([e["item"] for e in written], indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,141 @@
+"""A collection gives the library back as it came: import → export → import of files shaped like
+Zotero, Better BibTeX, Google Scholar, JabRef and Mendeley exports (in tests/library_exports,
+written from those tools' documented formats) gives entries with the same citation keys, types
+and fields; the corpus only fills what an entry lacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paperscope import PaperIndex
+from paperscope.embed.corpus import read_records
+
+pytestmark = pytest.mark.slow  # the library corpus's index
+EXPORTS = sorted((Path(__file__).parent / "library_exports").iterdir())
+SUFFIX = {"bib": ".bib", "ris": ".ris", "json": ".json"}
+# What the corpus may fill in an entry matched to it, by format (the corpus's title, abstract, …)
+FILLED = {
+    ".bib": {"title", "author", "year", "abstract", "doi", "url", "eprint", "archiveprefix", "booktitle", "journal",
+             "howpublished"},
+    ".ris": {"title", "authors", "year", "abstract", "doi", "urls", "notes", "secondary_title"},
+    ".json": {"title", "author", "issued", "abstract", "DOI", "URL", "number", "container-title"},
+}  # fmt: skip
+
+
+def entries(path: Path) -> list[dict]:
+    """Each entry of a library file as the file wrote it: key, type and fields."""
+    found = []
+    for record in read_records(path, keep_without_abstract=True, announce=False):
+        entry = dict(record["entry"])
+        entry.pop("line")
+        found.append(entry)
+    return found
+
+
+def fields(entry: dict) -> dict:
+    """An entry's fields by name (BibTeX's in lower case, as BibTeX reads them)."""
+    if entry["format"] == "bib":
+        return {name.lower(): value for name, value in entry["fields"].items()}
+    return dict(entry["fields"] if entry["format"] == "ris" else entry["item"])
+
+
+def identity(entry: dict) -> tuple:
+    """What names an entry: its format, citation key and type."""
+    if entry["format"] == "bib":
+        return "bib", entry["key"], entry["type"]
+    if entry["format"] == "ris":
+        return "ris", entry["fields"].get("id"), entry["fields"]["type_of_reference"]
+    return "csl", entry["item"].get("id"), entry["item"]["type"]
+
+
+@pytest.fixture
+def index(library_corpus, tmp_path, monkeypatch) -> PaperIndex:
+    monkeypatch.setenv("PAPERSCOPE_HOME", str(tmp_path / "home"))
+    return PaperIndex.load(library_corpus / "index")
+
+
+@pytest.mark.parametrize("library", EXPORTS, ids=[path.name for path in EXPORTS])
+def test_an_export_gives_every_entry_back_with_its_key_type_and_fields(index, library, tmp_path):
+    before = entries(library)
+    collections = index.collections
+    collections.create("mine", files=[library], embed=False)
+    members = collections.members("mine")
+    assert len(members) == len(before)  # every entry is a member: none merged, none dropped
+    in_index = dict(zip(range(len(before)), members["in_index"], strict=True))
+    exported = collections.export("mine", tmp_path / f"mine{library.suffix}")
+    after = entries(exported)
+    assert [identity(entry) for entry in after] == [identity(entry) for entry in before]
+    for number, (old, new) in enumerate(zip(before, after, strict=True)):
+        old_fields, new_fields = fields(old), fields(new)
+        assert {name: new_fields.get(name) for name in old_fields} == old_fields  # every field, as it was
+        added = set(new_fields) - set(old_fields)
+        assert added <= FILLED[library.suffix], added  # the corpus fills only what the entry lacks …
+        assert not added or in_index[number]  # … and only for a paper of the corpus
+
+
+@pytest.mark.parametrize("name", ["zotero.bib", "better-bibtex.bib"])
+def test_entries_outside_the_corpus_come_back_exactly_and_the_corpus_may_win(index, name, tmp_path):
+    library = EXPORTS[0].parent / name
+    collections = index.collections
+    collections.create("mine", files=[library], embed=False)
+    unmatched = [e for e, m in zip(entries(library), collections.members("mine")["in_index"], strict=True) if not m]
+    exported = entries(collections.export("mine", tmp_path / "mine.bib"))
+    assert [e for e, m in zip(exported, collections.members("mine")["in_index"], strict=True) if not m] == unmatched
+    corpus = entries(collections.export("mine", tmp_path / "corpus.bib", prefer="corpus"))
+    title = index.paper("p3")["title"]  # the entry matched to p3 by its DOI takes the corpus's title
+    assert any(fields(entry)["title"] == title.replace("&", r"\&") for entry in corpus)
+
+
+def test_an_entry_exported_to_another_format_keeps_its_key_and_type(index, tmp_path):
+    collections = index.collections
+    collections.create("mine", ids=["p7"], files=[EXPORTS[0].parent / "zotero.bib"], embed=False)
+    ris = entries(collections.export("mine", tmp_path / "mine.ris"))
+    assert [(e["fields"].get("id"), e["fields"]["type_of_reference"]) for e in ris] == [
+        (ris[0]["fields"]["id"], "GEN"),
+        ("lin_stochastic_2024", "CPAPER"),
+        ("vaswani_attention_2017", "GEN"),
+        ("knuth_art_1997", "BOOK"),
+        ("chen_sparse_2025", "JOUR"),
+    ]
+    assert ris[3]["fields"]["publisher"] == "Addison-Wesley" and ris[3]["fields"]["issn"] == "978-0-201-89683-1"
+    assert ris[1]["fields"]["authors"] == ["Lin, Wei", "van der Maaten, Laurens", "Müller, Jörg"]
+    csl = json.loads(collections.export("mine", tmp_path / "mine.json").read_text())
+    assert [item["id"] for item in csl[1:]] == ["lin_stochastic_2024", "vaswani_attention_2017", "knuth_art_1997",
+                                                "chen_sparse_2025"]  # fmt: skip
+    assert csl[4]["type"] == "article-journal" and csl[4]["container-title"] == "Transactions on Machine Learning Research"
+
+
+def test_papers_added_from_the_corpus_get_readable_keys_unique_in_the_file(index, tmp_path):
+    collections = index.collections
+    collections.create("mine", ids=["p7", "p8", "p9"], embed=False)
+    keys = [entry["key"] for entry in entries(collections.export("mine", tmp_path / "mine.bib"))]
+    assert len(set(keys)) == 3
+    for key, paper_id in zip(keys, ["p7", "p8", "p9"], strict=True):
+        paper = index.paper(paper_id)
+        assert key.startswith("anon" + str(paper["year"])) and key.isascii() and key.isalnum()
+
+
+def test_the_command_line_exports_as_the_library_came(library_corpus, tmp_path):
+    home, library = tmp_path / "home", EXPORTS[0].parent / "zotero.bib"
+    environment = {**os.environ, "PAPERSCOPE_HOME": str(home)}
+    paperscope = [sys.executable, "-m", "paperscope.ui.cli"]
+    index = ["--index", str(library_corpus / "index")]
+    created = subprocess.run([*paperscope, "collection", "create", "mine", "--from", str(library), *index],
+                             capture_output=True, text=True, env=environment)  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    assert "4 entries: 2 new members matched to corpus papers (1 by DOI, 1 by arXiv id); 2 new outside" in created.stderr
+    out = tmp_path / "out.bib"
+    exported = subprocess.run([*paperscope, "collection", "export", "mine", "-o", str(out), *index],
+                              capture_output=True, text=True, env=environment)  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    text = out.read_text()
+    assert "@inproceedings{lin_stochastic_2024," in text and "@book{knuth_art_1997," in text
+    assert "publisher = {Addison-Wesley}" in text and "isbn = {978-0-201-89683-1}" in text
+    helped = subprocess.run([*paperscope, "collection", "export", "--help"], capture_output=True, text=True)
+    assert "the entry wins" in helped.stdout.replace("\n", " ")
