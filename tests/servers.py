@@ -41,15 +41,21 @@ HEALTH_CHECKS = {"app": "/_stcore/health", "serve": "/healthz"}  # Streamlit's, 
 
 @contextlib.contextmanager
 def paperscope_server(
-    command: str, index_dir, arguments: tuple[str, ...] = (), timeout: float = 120.0, **popen
+    command: str,
+    index_dir,
+    arguments: tuple[str, ...] = (),
+    timeout: float = 120.0,
+    launcher: tuple[str, ...] = ("-m", "paperscope.ui.cli"),
+    **popen,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
     """``paperscope app`` (headless) or ``paperscope serve`` (``command``) on ``index_dir`` and a
     free port, answering its health check; yields its URL and the process. ``arguments``: more
-    options; ``popen``: arguments of ``subprocess.Popen`` (where its output goes). Stops it after;
-    a server that does not answer within ``timeout`` seconds is a RuntimeError."""
+    options; ``launcher``: what Python runs (a test wrapper of the command line); ``popen``:
+    arguments of ``subprocess.Popen`` (where its output goes). Stops it after; a server that does
+    not answer within ``timeout`` seconds is a RuntimeError."""
     port = free_port()
     headless = ("--headless",) if command == "app" else ()
-    command_line = [sys.executable, "-m", "paperscope.ui.cli", command, "--index", str(index_dir), "--port", str(port)]
+    command_line = [sys.executable, *launcher, command, "--index", str(index_dir), "--port", str(port)]
     process = subprocess.Popen([*command_line, *headless, *arguments], **popen)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -57,7 +63,8 @@ def paperscope_server(
             raise RuntimeError(f"paperscope {command} on {index_dir} did not answer within {timeout} s")
         yield url, process
     finally:
-        process.terminate()
+        if process.poll() is None:
+            process.terminate()
         process.wait(timeout=30)
 
 

@@ -68,11 +68,11 @@ class RecommendRequest(BaseModel):
     )
 
 
-def _shown(collections, name: str, notes: list | None = None) -> dict:
+def _shown(collections, name: str, notes: list) -> dict:
     from paperscope.index.collections.collections import empty_note
 
     shown = collections.show(name)
-    if notes is not None and not shown["members"]:
+    if not shown["members"]:
         notes.append(empty_note(shown["name"]))
     return {**shown, "papers": records(shown["papers"])}
 
@@ -86,6 +86,17 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
 
     def not_allowed(request: Request):
         raise HTTPException(405, f"{request.method} is not one of the methods of {request.url.path}")
+
+    def shown(name: str, change=None):
+        """The collection ``name`` after ``change(index)`` (a write, or None; what it returns is
+        added to the answer), with the empty-collection note when it has no members."""
+        notes = []
+
+        def compute(index):
+            changed = change(index) if change else None
+            return {**_shown(index.collections, name, notes), **(changed or {})}
+
+        return with_note(answer(live.current, compute), "".join(notes))
 
     def own(name: str) -> bool:
         """Whether ``name`` is a collection's, not the path of its papers or of marking it shown."""
@@ -106,11 +117,7 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
         """Remove the members named by ``id`` (paper ids or outside keys, repeated for several) in
         one transaction; ids that are not members are counted out, not an error."""
 
-        def remove(index):
-            removed = index.collections.remove(name, ids)
-            return {**_shown(index.collections, name), "removed": removed}
-
-        return answer(live.current, remove)
+        return shown(name, lambda index: {"removed": index.collections.remove(name, ids)})
 
     @app.get(
         "/collections/{name:path}", summary="One collection: members and how they matched", responses=errors,
@@ -119,8 +126,7 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
     def show_collection(name: Name, request: Request):
         if not own(name):
             return not_allowed(request)
-        notes = []
-        return with_note(answer(live.current, lambda index: _shown(index.collections, name, notes)), "".join(notes))
+        return shown(name)
 
     collection_links = {
         "show": {"operationId": "getCollection", "parameters": {"name": "$request.path.name"}},
@@ -139,11 +145,7 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
         if not own(name):
             return not_allowed(request)
 
-        def put(index):
-            index.collections.replace(name, body.ids)
-            return _shown(index.collections, name)
-
-        return answer(live.current, put)
+        return shown(name, lambda index: index.collections.replace(name, body.ids))
 
     @app.delete("/collections/{name:path}", summary="Delete a collection", responses=errors)
     def delete_collection(name: Name, request: Request):
@@ -161,11 +163,7 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
         operation_id="addToCollection",
     )  # fmt: skip
     def add_to_collection(name: Name, body: CollectionPapers):
-        def add(index):
-            index.collections.add(name, ids=body.ids)
-            return _shown(index.collections, name)
-
-        return answer(live.current, add)
+        return shown(name, lambda index: index.collections.add(name, ids=body.ids) and None)
 
     @app.post(
         "/collections/{name:path}/shown", summary="Mark a collection's new papers shown", responses=errors,
