@@ -4,7 +4,7 @@
 
 --make writes a synthetic arXiv-style index into DIR/index from an index built on real abstracts
 (--base, e.g. the IJCAI evaluation corpus): record i copies base paper i mod n (title, abstract,
-its keyword row, its topic) with its own id ("2501.0000123"), authors, categories and date; its
+its keyword row, its topic) with its own id ("2501.0000123"), DOI, authors, categories and date; its
 vector is the base paper's plus Gaussian noise (sd 0.02 per dimension), renormalised, and its map
 position the base paper's plus jitter. The FAISS index is chosen as a build chooses it (HNSW above
 250,000 papers, efSearch tuned to recall@10 >= 0.95) and the folder is written by the index writer.
@@ -70,6 +70,7 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
         "id": pa.array([f"2501.{i:07d}" for i in range(count)]),
         "authors": pa.array([f"A. Author{i % 9973}; B. Writer{i % 7919}" for i in range(count)]),
         "categories": pa.array([CATEGORIES[i % len(CATEGORIES)] for i in range(count)]),
+        "doi": pa.array([f"10.5555/synthetic.{i}" for i in range(count)]),
         "year": pa.array(2016 + rows % 10, pa.int64()),
         "x": pa.array(table.column("x").to_numpy() + rng.normal(0, 0.05, count)),
         "y": pa.array(table.column("y").to_numpy() + rng.normal(0, 0.05, count)),

@@ -274,7 +274,9 @@ def column_key(name: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", name).strip("_")
 
 
-def _resolve_columns(path: Path, columns: list[str], overrides: dict[str, str | None], fmt: str) -> dict[str, str]:
+def _resolve_columns(
+    path: Path, columns: list[str], overrides: dict[str, str | None], fmt: str, library_entries: bool = False
+) -> dict[str, str]:
     """Map our field names to the file's column names."""
     lower = {}
     for column in columns:
@@ -295,12 +297,18 @@ def _resolve_columns(path: Path, columns: list[str], overrides: dict[str, str | 
         found = next((lower[c] for c in candidates if c in lower), None)
         if found:
             resolved[name] = found
-    if "abstract" not in resolved:
+    if "abstract" in resolved or (library_entries and resolved.keys() & {"title", "doi", "arxiv_id"}):
+        return resolved
+    fields = f"fields are: {', '.join(columns[:20]) or 'none'}"
+    if library_entries:  # a collection's entries: matched by DOI, arXiv id or title; no --text-field there
         raise UserError(
-            f"{path}: no abstract-like field (looked for {', '.join(FIELD_NAMES['abstract'])}); "
-            f"fields are: {', '.join(columns[:20]) or 'none'}; name one with --text-field"
+            f"{path}: not a library file paperscope knows (BibTeX, RIS, CSL-JSON, OpenAlex, Semantic Scholar) and no "
+            f"title, DOI, arXiv id or abstract field; {fields}"
         )
-    return resolved
+    raise UserError(
+        f"{path}: no abstract-like field (looked for {', '.join(FIELD_NAMES['abstract'])}); {fields}; "
+        "name one with --text-field"
+    )
 
 
 def _year(value: str) -> int | None:
@@ -346,7 +354,7 @@ def read_records(
         read = library.map_records(path, text, kind, rows)
         return _library_records(path, read, overrides or {}, announce, keep_without_abstract)
     columns = list(dict.fromkeys(key for _, record in rows for key in record))
-    mapping = _resolve_columns(path, columns, overrides or {}, fmt)
+    mapping = _resolve_columns(path, columns, overrides or {}, fmt, keep_without_abstract)
     if "arxiv_id" not in mapping and "id" in mapping and {"authors_parsed", "versions"} <= set(columns):
         mapping["arxiv_id"] = mapping["id"]  # the arXiv metadata snapshot: its ids are arXiv ids
     if announce and fmt != "text":

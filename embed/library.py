@@ -287,6 +287,15 @@ BIBTEX_MACROS = {month[:3]: month.capitalize() for month in MONTHS}
 def _bibtex_value(raw: str, macros: dict[str, str], unknown: set[str]) -> str:
     """A field's value as written ({…}, "…", a number, a @string name, or parts joined by #) as its
     text: braces and quotes around it dropped, macros resolved (an unknown one kept as its name)."""
+    if "#" not in raw:  # one part (most values): no need to look for the joins
+        part = raw.strip()
+        if len(part) >= 2 and (part[0], part[-1]) in (("{", "}"), ('"', '"')):
+            return part[1:-1]
+        if part.lower() in macros:
+            return macros[part.lower()]
+        if part and not part.isdigit():
+            unknown.add(part)
+        return part
     parts, depth, quoted, start = [], 0, False, 0
     for position, char in enumerate(raw):
         if char == "{":

@@ -351,8 +351,6 @@ def test_two_sessions_add_to_one_collection_at_once_and_it_recommends_beyond_its
 ):
     from playwright.sync_api import expect
 
-    from paperscope.index.collections.export import as_bibtex
-
     name = "Group <b>\"reading\"</b> / 'café'"  # tags, quotes and a slash: stored and shown as typed
     selected = sample_index.papers["id"][3]
     carded = sample_index.search("protein structure", k=5)["id"][0]
@@ -391,7 +389,7 @@ def test_two_sessions_add_to_one_collection_at_once_and_it_recommends_beyond_its
         timeout=30_000,
     )  # members ringed, the star at their centre joined to the recommendations
     first.wait_for_function("() => location.search.includes('collection=')", timeout=10_000)
-    assert _download(first, "BibTeX") == as_bibtex(sample_index.collections.papers(name))
+    assert _download(first, "BibTeX") == sample_index.collections.export_text(name, "bib")
     _shot(first, "collections.png")
 
     second.goto(first.url)  # the link reopens the collection
@@ -400,3 +398,51 @@ def test_two_sessions_add_to_one_collection_at_once_and_it_recommends_beyond_its
     assert name in second.locator(".ps-collection").inner_text()
     for context in contexts:
         context.close()
+
+
+def test_a_library_file_is_imported_into_a_collection_with_the_command_lines_summary(
+    server, page, sample_index, sample_index_dir, tmp_path
+):
+    from playwright.sync_api import expect
+
+    from paperscope.index.collections.collections import Collections
+
+    title = sample_index.papers["title"][5]
+    library = tmp_path / "zotero.bib"
+    library.write_text(
+        f"@article{{mine_2025, title = {{{title}}}, year = {{2025}}}}\n"
+        "@book{knuth_art_1997, title = {The Art of Computer Programming}, abstract = {Fundamental algorithms.}}\n"
+    )
+    name = "imported from Zotero"
+    elsewhere = Collections(PaperIndex.load(sample_index_dir), database_path=tmp_path / "other.sqlite")
+    summary = elsewhere.create(name, files=[library], embed=False).summary()  # what the command line says
+    page.goto(server)
+    page.get_by_text("Collections (").click()
+    page.get_by_role("button", name="Import a library file").click()
+    page.get_by_test_id("stPopoverBody").locator("input[type='file']").set_input_files(str(library))
+    expect(page.get_by_test_id("stPopoverBody").get_by_text("zotero.bib")).to_be_visible(timeout=30_000)
+    box = page.get_by_test_id("stPopoverBody").get_by_role("combobox")
+    box.fill(name)
+    box.press("Enter")
+    expect(box).to_have_value(name)
+    page.get_by_role("button", name="Import", exact=True).click()
+    expect(page.get_by_test_id("stAlertContentSuccess")).to_contain_text(
+        f"Imported zotero.bib into “{name}”: {summary}", timeout=60_000
+    )
+    members = PaperIndex.load(sample_index_dir).collections.members(name)
+    assert sorted(members["matched_by"]) == ["outside", "title"]
+    _shot(page, "collection-import.png")
+
+
+def test_a_link_to_an_unknown_paper_or_an_empty_collection_says_so(server, page, sample_index):
+    from playwright.sync_api import expect
+
+    page.goto(f"{server}/?paper=no-such-paper")
+    expect(page.get_by_test_id("stAlertContentError")).to_contain_text(
+        "The link's paper= names a paper this index does not have: no paper with id 'no-such-paper'", timeout=60_000
+    )
+    sample_index.collections.create("nothing yet")
+    page.goto(f"{server}/?collection=nothing+yet")
+    expect(page.get_by_test_id("stAlertContentInfo")).to_contain_text(
+        "The collection 'nothing yet' has no members in this index yet; add papers to it.", timeout=60_000
+    )

@@ -502,3 +502,59 @@ def test_named_fields_apply_to_library_files(tmp_path):
     assert (record["id"], record["abstract"]) == ("vaswani_attention_2017", "arXiv:1706.03762 [cs]")
     with pytest.raises(UserError, match=r"no field 'nosuch' \(given as --text-field\); fields are: title"):
         read_records(path, {"abstract": "nosuch"})
+
+
+# What a reference manager's export holds beyond plain entries: macros and # joins, a key used three
+# times (a merge gone wrong), names in both orders with particles and a corporate author, crossref.
+COMPLETE_BIB = r"""@string{iclr = "International Conference on Learning Representations"}
+@string{proc = "Proceedings of the " # iclr}
+
+@inproceedings{li2024,
+  title = {Graph {Transformers} at Scale},
+  author = {Li, Junbo and Miao, Zichen and van der Maaten, Laurens},
+  booktitle = iclr,
+  year = 2024,
+  month = may,
+}
+@inproceedings{li2024,
+  title = "Sparse " # {Graph} # " Attention",
+  author = {Junbo Li and Laurens van der Maaten and {The GNN Consortium}},
+  booktitle = proc,
+  year = {2024},
+}
+@inproceedings{li2024,
+  title = {Third of the Name},
+  author = {de la Cruz, Juan and Smith, Jr., John},
+  crossref = {iclr2024},
+}
+@proceedings{iclr2024,
+  title = {Proceedings of ICLR 2024},
+  year = {2024},
+  publisher = {OpenReview},
+}
+"""
+
+
+def test_bibtex_is_parsed_completely(tmp_path, caplog):
+    with caplog.at_level(logging.INFO, logger="paperscope"):
+        first, second, third, proceedings = read_records(write(tmp_path, "lib.bib", COMPLETE_BIB),
+                                                         keep_without_abstract=True)  # fmt: skip
+    assert [r["id"] for r in (first, second, third)] == ["li2024"] * 3  # every entry sharing the key, all read
+    warned = [m for m in caplog.messages if "li2024" in m]
+    assert warned == ["lib.bib: the citation key 'li2024' is used by 3 entries (lines 4, 11, 17); all are read"]
+    assert first["venue"] == "International Conference on Learning Representations"  # a @string
+    assert first["entry"]["fields"]["month"] == "May" and first["year"] == 2024
+    assert second["title"] == "Sparse Graph Attention"  # quoted and braced parts joined by #
+    assert second["venue"] == "Proceedings of the International Conference on Learning Representations"  # nested
+    assert first["authors"] == "Junbo Li; Zichen Miao; Laurens van der Maaten"  # "Last, First"
+    assert second["authors"] == "Junbo Li; Laurens van der Maaten; The GNN Consortium"  # "First Last", a team
+    assert third["authors"] == "Juan de la Cruz; John Smith Jr."
+    assert third["venue"] == "Proceedings of ICLR 2024" and third["year"] == 2024  # crossref: title → booktitle
+    assert third["entry"]["fields"]["publisher"] == "OpenReview" and proceedings["id"] == "iclr2024"
+
+
+def test_a_json_file_that_is_no_library_names_no_option_collections_lack(tmp_path):
+    path = write(tmp_path, "library.json", json.dumps([{"name": "x", "notes": "y"}]))
+    with pytest.raises(UserError) as raised:
+        read_records(path, keep_without_abstract=True)
+    assert "not a library file paperscope knows" in str(raised.value) and "--text-field" not in str(raised.value)

@@ -19,7 +19,8 @@ from tests.corpora import read_corpus
 ROOT = Path(__file__).resolve().parent.parent
 # Names of test and benchmark tools (tests/servers.py, tests/halt_build.py, tests/corpora.py) that
 # the installed package must not hold
-TEST_ONLY = ("CHROMIUM", "free_port", "paperscope_server", "MAP_LABEL_LAYOUT", "HALT", "halted at", "read_corpus")
+TEST_ONLY = ("CHROMIUM", "free_port", "paperscope_server", "MAP_LABEL_LAYOUT", "HALT", "halted at", "read_corpus",
+             "killed at")
 
 
 def _not_sources(folder, names) -> set[str]:
@@ -116,3 +117,14 @@ def test_help_imports_nothing_heavy():
     assert result.stdout.strip() == "[]"
     help_text = subprocess.run([sys.executable, "-m", "paperscope.ui.cli", "--help"], capture_output=True, text=True)
     assert help_text.returncode == 0 and "similar" in help_text.stdout
+
+
+def test_the_notebook_extra_brings_jupyterlab_and_notebook_7_as_the_widget_tests_use_them():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    pins = {requirement.split("==")[0]: requirement for requirement in extras["notebook"] if "==" in requirement}
+    assert {"jupyterlab", "notebook", "anywidget"} <= pins.keys()
+    assert set(pins.values()) <= set(extras["test"])  # the versions tests/test_widget.py drives the widget in
+    usage = (ROOT / "docs" / "usage.md").read_text()
+    assert "pip install -e '.[notebook]'" in usage and "jupyter lab notebooks/explore.ipynb" in usage
