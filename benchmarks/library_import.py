@@ -26,10 +26,9 @@ from pathlib import Path
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
 
-WORDS = (
-    "graph neural network diffusion model attention sparse federated learning robust optimal transport kernel "
-    "bayesian inference causal reinforcement policy gradient language retrieval contrastive representation"
-).split()
+WORDS = ["graph", "neural", "network", "diffusion", "model", "attention", "sparse", "federated", "learning",
+         "robust", "optimal", "transport", "kernel", "bayesian", "inference", "causal", "reinforcement", "policy",
+         "gradient", "language", "retrieval", "contrastive", "representation"]  # fmt: skip
 
 
 def make_library(path: Path, entries: int, papers: int) -> None:
@@ -47,9 +46,11 @@ def make_library(path: Path, entries: int, papers: int) -> None:
         else:
             title = " ".join(rng.choice(WORDS) for _ in range(8)).title()
             abstract = " ".join(rng.choice(WORDS) for _ in range(120))
-            lines.append(f"@inproceedings{{outside_{number},\n  title = {{{title} {number}}},\n  author = {{{author}}},\n"
-                         f"  booktitle = {{Proceedings of Somewhere}},\n  year = {{2023}},\n  doi = {{10.5555/big.{number}}},"
-                         f"\n  abstract = {{{abstract}}},\n}}\n")  # fmt: skip
+            lines.append(
+                f"@inproceedings{{outside_{number},\n  title = {{{title} {number}}},\n  author = {{{author}}},\n"
+                f"  booktitle = {{Proceedings of Somewhere}},\n  year = {{2023}},\n"
+                f"  doi = {{10.5555/big.{number}}},\n  abstract = {{{abstract}}},\n}}\n"
+            )
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -110,15 +111,9 @@ def main() -> None:
     assert done.returncode == 0, done.stderr
     counts = imported.counts()
     outside = counts["outside"]
-    sample = [member["key"] for member in imported.members if member["paper_id"] is None][: options.embed]
-    index.collections.replace("embedded", [])
-    with index.collections.database.connect(write=True) as db:  # a collection of --embed outside members
-        db.execute(
-            "INSERT INTO members SELECT (SELECT id FROM collections WHERE name = 'embedded'), key, paper_id, matched_by,"
-            " title, abstract, doi, arxiv_id, year, authors, venue, url, source, NULL, NULL, added, entry FROM members"
-            f" WHERE collection_id = (SELECT id FROM collections WHERE name = 'big') AND key IN ({','.join('?' * len(sample))})",
-            sample,
-        )
+    sample = work / f"library-embed-{options.embed}.bib"  # its outside entries: --embed of them
+    make_library(sample, 2 * options.embed, options.papers)
+    index.collections.create("embedded", files=[sample], embed=False)
     index.embed_texts(["warm up the model"])
     start = time.perf_counter()
     embedded = index.collections.embed_outside("embedded")

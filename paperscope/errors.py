@@ -44,3 +44,8 @@ def shown(text, limit: int = 80) -> str:
     escaped, as ``\\n``) and at most ``limit`` characters (longer: cut, with "…")."""
     text = "".join(char if char.isprintable() else char.encode("unicode_escape").decode() for char in str(text))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Contradiction(UserError):
+    """A request that contradicts itself (``--new`` with ``--since``, ``--not`` naming the
+    collection itself): the service answers 409, the command line as any user error."""

@@ -16,8 +16,8 @@ def duration(seconds: float) -> str:
 
 
 class ProgressLines:
-    """``what``: a log line on ``logger`` every ``PROGRESS_STEP`` of ``total`` items done, with the
-    time left from the pace since the first step (on stderr, redirected or not)."""
+    """``what``: a log line on ``logger`` every ``PROGRESS_STEP`` of ``total`` items done until the
+    last, with the time left from the pace since the first step (on stderr, redirected or not)."""
 
     def __init__(self, total: int, what: str, logger: logging.Logger, clock=time.monotonic):
         self.total, self.what, self.logger, self.clock = total, what, logger, clock
@@ -33,8 +33,8 @@ class ProgressLines:
             self.first = (now, self.done)
             return
         started, begun = self.first
-        if self.done <= begun or fraction + 1e-9 < self.next_line:
-            return
+        if self.done <= begun or fraction + 1e-9 < self.next_line or self.done >= self.total:
+            return  # (done: the caller says so)
         self.next_line = (int(fraction / PROGRESS_STEP + 1e-9) + 1) * PROGRESS_STEP
         left = (now - started) / (self.done - begun) * (self.total - self.done)
         self.logger.info(

@@ -128,3 +128,13 @@ def read_only_index(sample_index_dir, tmp_path, mounts) -> Path:
     mounts.append(folder)
     mount("-o", "remount,bind,ro", folder)
     return folder
+
+
+def copy_index(source: Path, target: Path) -> Path:
+    """A copy of the index ``source`` at ``target`` with an identity of its own (as a new build
+    there would have): collections made on it are its own, not shared with the original's."""
+    import shutil
+
+    shutil.copytree(source, target)
+    (Path(target) / "IDENTITY").unlink(missing_ok=True)  # a new one is written when it is next opened
+    return Path(target)

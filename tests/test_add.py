@@ -1,7 +1,6 @@
 """`paperscope add`: new papers join an index without a rebuild, and a killed add changes nothing."""
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ import pytest
 from paperscope import PaperIndex, build_index, locations
 from paperscope.index.build.add import add_papers
 from paperscope.index.store import generations
+from tests.conftest import copy_index
 
 pytestmark = pytest.mark.slow  # every test here builds or adds to an index of its own
 HALT_BUILD = Path(__file__).with_name("halt_build.py")  # runs the command line, halted at a build stage
@@ -54,7 +54,7 @@ def new_papers(tmp_path) -> Path:
 
 def test_added_papers_are_found_and_match_a_full_rebuild(sample_index_dir, new_papers, tmp_path, caplog):
     folder = tmp_path / "index"
-    shutil.copytree(sample_index_dir, folder)
+    copy_index(sample_index_dir, folder)
     report = add_papers([new_papers], folder)
     assert (report.added, report.skipped, report.count) == (5, 0, 43)
     generations.verify(folder)
@@ -87,7 +87,7 @@ def test_added_papers_are_found_and_match_a_full_rebuild(sample_index_dir, new_p
 
 def test_a_killed_add_leaves_the_index_answering(sample_index_dir, new_papers, tmp_path):
     folder = tmp_path / "index"
-    shutil.copytree(sample_index_dir, folder)
+    copy_index(sample_index_dir, folder)
     before = generations.current_generation_name(folder)
     command = [sys.executable, str(HALT_BUILD), "commit", "add", str(new_papers), "--index", str(folder)]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
@@ -105,12 +105,14 @@ def test_a_killed_add_leaves_the_index_answering(sample_index_dir, new_papers, t
     assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3)) == 3
     assert add_papers([new_papers], folder).count == 43  # the next add takes the lock and clears the leftovers
     leftovers = sorted(path.name for path in folder.iterdir() if path.name != generations.LOCK_FILE)
-    assert leftovers == [generations.POINTER_FILE, generations.current_generation_name(folder)]
+    assert leftovers == sorted(
+        [generations.POINTER_FILE, generations.IDENTITY_FILE, generations.current_generation_name(folder)]
+    )
 
 
 def test_new_papers_that_fit_no_topic_are_counted_and_drawn_as_such(sample_index_dir, tmp_path, caplog):
     folder = tmp_path / "index"
-    shutil.copytree(sample_index_dir, folder)
+    copy_index(sample_index_dir, folder)
     sample = PaperIndex.load(folder)
     kin = sample.papers.loc[sample.papers["cluster"] >= 0].iloc[0]  # a paper of a topic, lightly reworded
     recipes = [

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from paperscope import PaperIndex, build_index, locations
+from tests.conftest import copy_index
 
 LONG_ID = "3f2a9c1d" + "0" * 28 + "9c1d"  # ICLR-style: 40 hexadecimal characters
 APP = str(Path(__file__).resolve().parent.parent / "ui" / "app.py")
@@ -20,7 +21,7 @@ def default_index(sample_index_dir):
     """The bundled sample's index at the default location the app opens (a copy of the session's)."""
     folder = locations.default_index_dir()
     shutil.rmtree(folder, ignore_errors=True)
-    shutil.copytree(sample_index_dir, folder)
+    copy_index(sample_index_dir, folder)
     return PaperIndex.load(folder)
 
 

@@ -125,7 +125,9 @@ def test_every_collection_is_backed_up_to_one_file_and_restored_on_another_machi
     assert exported.returncode == 0 and "@book{knuth_art_1997," in (tmp_path / "mine.bib").read_text()
     again = paperscope("collection", "restore", backup, "--into-index", "--index", rebuilt, home=there)
     assert again.returncode == 2 and "the collection 'mine' exists already here" in again.stderr
-    assert json.loads(paperscope("collection", "list", "--json", "--index", rebuilt, home=there).stdout)[0]["members"] == 5
+    assert (
+        json.loads(paperscope("collection", "list", "--json", "--index", rebuilt, home=there).stdout)[0]["members"] == 5
+    )
 
 
 def test_a_put_with_an_unknown_id_changes_nothing_and_outside_members_can_be_passed_back(index_copy, tmp_path):
@@ -178,3 +180,37 @@ def test_a_put_killed_in_the_middle_leaves_the_old_members(index_copy, tmp_path)
         status, _, _ = call(url, "PUT", "/collections/mine", {"ids": ["p4", "p5"]})
         assert status == 0 and process.wait(timeout=30) == -9  # killed before it answered
     assert member_keys(index_copy, "mine") == ["p1", "p2", "p3"]
+
+
+def test_embedding_outside_entries_shows_progress_and_resumes_after_a_kill_with_what_was_done(index_copy, tmp_path):
+    home, library = tmp_path / "home", tmp_path / "big.bib"
+    library.write_text("".join(
+        f"@article{{e{n}, title = {{Entry {n} on topic {n % 7}}}, abstract = {{A study of item {n} and its kin.}}}}\n"
+        for n in range(200)
+    ))  # fmt: skip
+    killed = paperscope(
+        "UPDATE members SET vector",
+        129,
+        "collection",
+        "create",
+        "big",
+        "--from",
+        library,
+        "--index",
+        index_copy,
+        home=home,
+        launcher=KILL,
+    )  # fmt: skip (the first row of the 3rd batch)
+    assert killed.returncode == -9, killed.stderr
+    assert "created 'big': 200 entries: 200 new outside the corpus" in killed.stderr
+    assert "embedding entries outside the corpus: 128 of 200 (64 %), about" in killed.stderr  # redirected: lines
+    with sqlite3.connect(home / "collections.sqlite") as db:
+        stored = db.execute("SELECT count(*), count(vector) FROM members").fetchone()
+    assert stored == (200, 128)  # every member stored; the two batches embedded before the kill kept
+    resumed = paperscope("collection", "embed", "big", "--index", index_copy, home=home)
+    assert resumed.returncode == 0 and "embedded 72 entries outside the corpus" in resumed.stderr
+    deferred = paperscope("collection", "create", "later", "--from", library, "--defer-embedding", "--index",
+                          index_copy, home=home)  # fmt: skip
+    assert "200 entries outside the corpus not embedded yet: a recommendation embeds them" in deferred.stderr
+    recommended = paperscope("recommend", "later", "-k", "3", "--json", "--index", index_copy, home=home)
+    assert len(json.loads(recommended.stdout)) == 3 and "embedding entries outside the corpus" in recommended.stderr

@@ -115,8 +115,8 @@ def test_the_feed_ranks_only_papers_added_since_it_was_marked_shown_and_reading_
 @pytest.mark.parametrize(
     "arguments, says",
     [
-        (["recommend", "feed", "--new", "--since", "2026-01-01"], "give --new (papers since the collection"),
-        (["recommend", "feed", "--not", "feed"], "--not names the collection 'feed' itself"),
+        (["recommend", "feed", "--new", "--since", "2026-01-01"], "contradict each other; give one"),
+        (["recommend", "feed", "--not", "feed"], "the collection to avoid is 'feed' itself"),
         (["collection", "mark-shown"], "name the collections to mark shown, or give --all"),
     ],
 )
@@ -157,12 +157,13 @@ def test_the_command_line_manages_collections(library_corpus, tmp_path):
                          "--index", index, home=home)  # fmt: skip
     assert created.returncode == 0, created.stderr
     summary = (
-        "created 'reading list': 8 entries: 6 new members matched to corpus papers (1 by id, 3 by DOI, 1 by arXiv "
-        "id, 1 by title); 1 new outside the corpus; 1 without a title or an abstract, left out"
+        "created 'reading list': 8 entries: 5 new members matched to corpus papers (1 by id, 2 by DOI, 1 by arXiv "
+        "id, 1 by title); 1 new outside the corpus; 1 repeating an entry read before; 1 without a title or an "
+        "abstract, left out"  # p1 by id, then again by its DOI
     )
     assert summary in created.stderr
     shown = json.loads(paperscope("collection", "show", "reading list", "--json", "--index", index, home=home).stdout)
-    assert shown["matched_by"] == {"id": 1, "doi": 3, "arxiv": 1, "title": 1, "outside": 1}  # as the summary counted
+    assert shown["matched_by"] == {"id": 1, "doi": 2, "arxiv": 1, "title": 1, "outside": 1}  # as the summary counted
     again = paperscope("collection", "add", "reading list", "--index", index, "p1", home=home)  # an id after options
     assert "'reading list' unchanged: 1 entry: 1 already a member" in again.stderr
     twice = paperscope("collection", "add", "reading list", "--from", library_corpus / "refs.bib",

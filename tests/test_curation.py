@@ -17,11 +17,12 @@ from paperscope import PaperIndex, UserError, build_index, locations
 from paperscope.index.build.add import add_papers
 from paperscope.index.store import curations, generations
 from paperscope.ui import cli
+from tests.conftest import copy_index
 from tests.test_add import NEW_PAPERS
 
 
 def _copy(sample_index_dir, folder):
-    shutil.copytree(sample_index_dir, folder)
+    copy_index(sample_index_dir, folder)
     return folder
 
 

@@ -2,7 +2,6 @@
 
 import logging
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 from paperscope import PaperIndex
 from paperscope.embed.model import Encoder
 from paperscope.index.store import generations
-from tests.conftest import mount
+from tests.conftest import copy_index, mount
 
 TEXTS = ["Graph neural networks for molecules.", "Diffusion transformers generate images."]
 
@@ -88,7 +87,7 @@ def test_a_full_disk_stops_a_rebuild_with_one_line_and_the_index_answers(sample_
     room = _size(sample_index_dir) + 200_000  # the index fits; a second generation beside it does not
     mount("-t", "tmpfs", "-o", f"size={room}", "tmpfs", small)
     mounts.append(small)
-    shutil.copytree(sample_index_dir, small / "index")
+    copy_index(sample_index_dir, small / "index")
     done = _paperscope("build", "-o", small / "index")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith(f"paperscope: error: {small / 'index'}: stopped: no space")

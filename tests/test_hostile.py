@@ -2,7 +2,6 @@
 
 import gzip
 import json
-import shutil
 import subprocess
 import sys
 import threading
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 
 from paperscope import PaperIndex, UserError, build_index, locations
 from paperscope.index.store import generations
+from tests.conftest import copy_index
 from tests.corpora import read_corpus
 from tests.halt_build import STAGES
 
@@ -156,7 +156,7 @@ def _build_halted_at(stage, corpora, folder):
 @pytest.mark.parametrize("stage", STAGES)
 def test_a_build_killed_at_any_stage_leaves_the_previous_index_answering(stage, sample_index_dir, tmp_path):
     folder = tmp_path / "index"
-    shutil.copytree(sample_index_dir, folder)
+    copy_index(sample_index_dir, folder)
     before = generations.current_generation_name(folder)
     process = _build_halted_at(stage, locations.bundled_corpus()[:1], folder)
     process.kill()
@@ -167,7 +167,9 @@ def test_a_build_killed_at_any_stage_leaves_the_previous_index_answering(stage, 
     assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3)) == 3
     build_index(locations.bundled_corpus()[:1], folder)  # the next build clears what the killed one left
     leftovers = sorted(path.name for path in folder.iterdir() if path.name != generations.LOCK_FILE)
-    assert leftovers == [generations.POINTER_FILE, generations.current_generation_name(folder)]
+    assert leftovers == sorted(
+        [generations.POINTER_FILE, generations.IDENTITY_FILE, generations.current_generation_name(folder)]
+    )
     assert len(PaperIndex.load(folder)) == 19
 
 
@@ -221,7 +223,7 @@ def test_a_second_build_into_a_folder_being_built_fails_at_once_in_one_line(tmp_
 @pytest.mark.slow
 def test_a_build_stopped_by_sigterm_cleans_up_as_on_ctrl_c_and_verify_names_leftovers(sample_index_dir, tmp_path):
     folder = tmp_path / "index"
-    shutil.copytree(sample_index_dir, folder)
+    copy_index(sample_index_dir, folder)
     before = generations.current_generation_name(folder)
     process = _build_halted_at("map and clusters", locations.bundled_corpus()[:1], folder)
     assert generations.leftovers(folder)  # its work folder of shards, while it runs

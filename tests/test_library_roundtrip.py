@@ -108,7 +108,9 @@ def test_an_entry_exported_to_another_format_keeps_its_key_and_type(index, tmp_p
     csl = json.loads(collections.export("mine", tmp_path / "mine.json").read_text())
     assert [item["id"] for item in csl[1:]] == ["lin_stochastic_2024", "vaswani_attention_2017", "knuth_art_1997",
                                                 "chen_sparse_2025"]  # fmt: skip
-    assert csl[4]["type"] == "article-journal" and csl[4]["container-title"] == "Transactions on Machine Learning Research"
+    assert (
+        csl[4]["type"] == "article-journal" and csl[4]["container-title"] == "Transactions on Machine Learning Research"
+    )
 
 
 def test_papers_added_from_the_corpus_get_readable_keys_unique_in_the_file(index, tmp_path):
@@ -129,7 +131,9 @@ def test_the_command_line_exports_as_the_library_came(library_corpus, tmp_path):
     created = subprocess.run([*paperscope, "collection", "create", "mine", "--from", str(library), *index],
                              capture_output=True, text=True, env=environment)  # fmt: skip
     assert created.returncode == 0, created.stderr
-    assert "4 entries: 2 new members matched to corpus papers (1 by DOI, 1 by arXiv id); 2 new outside" in created.stderr
+    assert (
+        "4 entries: 2 new members matched to corpus papers (1 by DOI, 1 by arXiv id); 2 new outside" in created.stderr
+    )
     out = tmp_path / "out.bib"
     exported = subprocess.run([*paperscope, "collection", "export", "mine", "-o", str(out), *index],
                               capture_output=True, text=True, env=environment)  # fmt: skip

@@ -19,8 +19,16 @@ from tests.corpora import read_corpus
 ROOT = Path(__file__).resolve().parent.parent
 # Names of test and benchmark tools (tests/servers.py, tests/halt_build.py, tests/corpora.py) that
 # the installed package must not hold
-TEST_ONLY = ("CHROMIUM", "free_port", "paperscope_server", "MAP_LABEL_LAYOUT", "HALT", "halted at", "read_corpus",
-             "killed at")
+TEST_ONLY = (
+    "CHROMIUM",
+    "free_port",
+    "paperscope_server",
+    "MAP_LABEL_LAYOUT",
+    "HALT",
+    "halted at",
+    "read_corpus",
+    "killed at",
+)
 
 
 def _not_sources(folder, names) -> set[str]:

@@ -18,6 +18,7 @@ import pytest
 
 from paperscope.index.store import generations
 from paperscope.ui.service import MAX_BODY_BYTES, MAX_K, default_workers
+from tests.conftest import copy_index
 from tests.servers import paperscope_server
 from tests.test_add import NEW_PAPERS
 
@@ -42,7 +43,7 @@ def call(url: str, method: str, path: str, body=None, headers=None) -> tuple[int
 def served(sample_index_dir, tmp_path_factory):
     """A server on a copy of the sample index: its URL and its log file."""
     folder = tmp_path_factory.mktemp("served") / "index"
-    shutil.copytree(sample_index_dir, folder)
+    copy_index(sample_index_dir, folder)
     log = folder.parent / "server.log"
     with open(log, "w") as stream, paperscope_server("serve", folder, stderr=stream) as (url, process):
         yield url, log, process
@@ -192,7 +193,7 @@ def test_a_server_that_cannot_start_says_why_in_one_line(sample_index_dir, argum
 
 def test_a_rebuild_switches_the_answers_without_a_failed_request(sample_index_dir, tmp_path):
     folder = tmp_path / "index"
-    shutil.copytree(sample_index_dir, folder)
+    copy_index(sample_index_dir, folder)
     new = tmp_path / "new.jsonl"
     new.write_text(
         "\n".join(json.dumps({"id": f"new{i}", "title": t, "abstract": a}) for i, (t, a) in enumerate(NEW_PAPERS))
@@ -256,7 +257,7 @@ def test_requests_at_once_each_get_their_answer(sample_index_dir, sample_index, 
 
 def test_a_generation_that_does_not_load_is_logged_and_the_old_one_served(sample_index_dir, tmp_path):
     folder = tmp_path / "index"
-    shutil.copytree(sample_index_dir, folder)
+    copy_index(sample_index_dir, folder)
     before = generations.current_generation_name(folder)
     log = tmp_path / "server.log"
     with open(log, "w") as stream, paperscope_server("serve", folder, ("--workers", "1"), stderr=stream) as (url, _):
@@ -324,7 +325,8 @@ def test_405_names_the_allowed_methods_and_filters_explain_themselves(served):
     for method, path, allowed in (
         ("TRACE", "/topics", "GET"),
         ("PATCH", "/collections/x", "DELETE, GET, PUT"),
-        ("PUT", "/collections/x/papers", "POST"),  # the papers of "x", not a collection named "x/papers"
+        ("PUT", "/collections/x/papers", "DELETE, POST"),  # the papers of "x", not a collection named "x/papers"
+        ("GET", "/collections/x/shown", "POST"),  # marking the feed of "x" shown
     ):
         status, error, headers = call(url, method, path, {"ids": []})
         assert status == 405 and headers["allow"] == allowed and error["status"] == 405

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import subprocess
 import sys
 
@@ -12,6 +11,7 @@ import pytest
 
 from paperscope import BuildSettings, PaperIndex, QuerySettings, Smoothing, UserError, build_index, locations
 from paperscope.index.build.add import add_papers
+from tests.conftest import copy_index
 
 
 @pytest.mark.parametrize(
@@ -61,7 +61,7 @@ def test_the_settings_of_a_build_are_kept_and_read_back_by_info_and_add(tmp_path
 
 def test_an_index_written_before_settings_were_kept_reads_them_from_its_manifest(sample_index_dir, tmp_path):
     folder = tmp_path / "old"
-    shutil.copytree(sample_index_dir, folder)
+    copy_index(sample_index_dir, folder)
     index = PaperIndex.load(folder)
     older = {name: value for name, value in index.manifest.items() if name != "settings"}
     assert BuildSettings.from_manifest(older).smoothing == Smoothing(**older["search"]["smoothing"])

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import shutil
 import subprocess
 import sys
 import urllib.request
@@ -24,7 +23,7 @@ import pytest
 
 from paperscope import PaperIndex, UserError
 from paperscope.ui.mapplot import COLOUR_CATEGORIES, map_colours
-from tests.conftest import ARTIFACTS
+from tests.conftest import ARTIFACTS, copy_index
 from tests.servers import CHROMIUM, Kernel, jupyter_server, open_notebook, run_cells
 
 MAP = "document.querySelector('.ps-map').parentElement.__paperscopeMap"
@@ -34,7 +33,7 @@ MAP = "document.querySelector('.ps-map').parentElement.__paperscopeMap"
 def copied_index(sample_index_dir, tmp_path, monkeypatch) -> PaperIndex:
     """A copy of the sample index (its curations and collections its own), with a data folder of its own."""
     monkeypatch.setenv("PAPERSCOPE_HOME", str(tmp_path / "home"))
-    shutil.copytree(sample_index_dir, tmp_path / "index")
+    copy_index(sample_index_dir, tmp_path / "index")
     return PaperIndex.load(tmp_path / "index")
 
 

@@ -2,7 +2,8 @@
 paper or a map selection (a small popover: choose a collection or type a new name); the
 Collections panel (each collection's counts, the one shown, removing members, deleting); the
 collection shown (``?collection=NAME``): its members ringed on the map, its recommendations as the
-result cards, its members exported as CSV, BibTeX or RIS.
+result cards, its members exported as BibTeX, RIS, CSL-JSON or CSV (each imported entry as it came);
+library files imported into a new or existing collection.
 
 It only draws what ``PaperIndex.collections`` (:mod:`paperscope.index.collections`) keeps: every
 write is one SQLite transaction, so two sessions adding at once both land. Names and titles are

@@ -19,17 +19,33 @@ logger = logging.getLogger("paperscope")
 DIGEST_PAPERS = 5
 
 
+def _embed_outside(collections, name: str, matched, defer: bool) -> None:
+    """After an import: embed its outside entries now (progress on stderr), or say when they will be."""
+    outside = matched.counts()["outside"]
+    if defer and outside:
+        logger.info(
+            "%s not embedded yet: a recommendation embeds them when it needs them (or: paperscope collection embed)",
+            counted(outside, "entry outside the corpus", "entries outside the corpus"),
+        )
+    elif outside:
+        collections.embed_outside(name)
+
+
 def cmd_collection_create(args) -> None:
     """Create a collection from paper ids and library files."""
-    matched = load(args).collections.create(args.name, ids=args.ids, files=args.files, embed=not args.defer_embedding)
+    collections = load(args).collections
+    matched = collections.create(args.name, ids=args.ids, files=args.files, embed=False)
     logger.info("created '%s': %s", args.name, matched.summary())
+    _embed_outside(collections, args.name, matched, args.defer_embedding)
 
 
 def cmd_collection_add(args) -> None:
     """Add paper ids and library files to a collection."""
-    matched = load(args).collections.add(args.name, ids=args.ids, files=args.files, embed=not args.defer_embedding)
+    collections = load(args).collections
+    matched = collections.add(args.name, ids=args.ids, files=args.files, embed=False)
     changed = matched.members or not matched.present
     logger.info("%s: %s", f"added to '{args.name}'" if changed else f"'{args.name}' unchanged", matched.summary())
+    _embed_outside(collections, args.name, matched, args.defer_embedding)
 
 
 def cmd_collection_embed(args) -> None:

@@ -35,7 +35,7 @@ from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from paperscope.errors import NotFound, UserError
+from paperscope.errors import Contradiction, NotFound, UserError
 from paperscope.index.paper_index import PaperIndex
 from paperscope.index.search.encoding import MAX_QUERY_CHARS, searchable
 from paperscope.index.search.ranking import Ranking
@@ -123,7 +123,7 @@ class ApiError(BaseModel):
     status: int
 
 
-ERRORS = {code: {"model": ApiError} for code in (400, 404, 405, 413, 415, 422)}
+ERRORS = {code: {"model": ApiError} for code in (400, 404, 405, 409, 413, 415, 422)}
 RESULTS = {200: {"model": list[Result], "headers": {NOTE_HEADER: {"description": "why the list is empty, when it is",
                                                                "schema": {"type": "string"}}}}, **ERRORS}  # fmt: skip
 # The papers of a result, and theirs: OpenAPI links (a client or a fuzzer follows them to real ids)
@@ -275,7 +275,8 @@ def _answer(served: Served, compute) -> Response:
     try:
         content = compute(served.index)
     except UserError as exc:
-        return _error(404 if isinstance(exc, NotFound) else 422, str(exc), served.generation)
+        status = 404 if isinstance(exc, NotFound) else 409 if isinstance(exc, Contradiction) else 422
+        return _error(status, str(exc), served.generation)
     body = json.dumps(content, ensure_ascii=False).encode()
     return Response(body, media_type="application/json", headers={GENERATION_HEADER: served.generation or ""})
 
@@ -313,6 +314,9 @@ def _handle_errors(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError):
+        allowed = _allowed(app, request.url.path)  # a collection's papers or shown path, asked with another method
+        if request.method not in allowed.split(", "):
+            return _error(405, f"{request.method} {request.url.path}: method not allowed", headers={"Allow": allowed})
         return _error(*_validation_message(exc))
 
     @app.exception_handler(HTTPException)

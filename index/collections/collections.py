@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from paperscope.errors import UnknownCollection, UserError
+from paperscope.errors import Contradiction, UnknownCollection, UserError
 from paperscope.index.collections import database
 from paperscope.index.collections.database import MEMBER_FIELDS, Database
 from paperscope.index.collections.entries import Member, as_text
@@ -449,9 +449,12 @@ class Collections:
         instead; ``within``: only the papers of this mask (``PaperIndex.where``). Nothing is
         marked shown (:meth:`mark_shown` does that)."""
         if new and since is not None:
-            raise UserError("give --new (papers since the collection was last marked shown) or --since DATE, not both")
+            raise Contradiction(
+                "new (papers added since the collection was last marked shown) and since (papers added since a "
+                "date) contradict each other; give one"
+            )
         if avoid is not None and check_name(avoid) == check_name(name):
-            raise UserError(f"--not names the collection '{check_name(name)}' itself; name another collection")
+            raise Contradiction(f"the collection to avoid is '{check_name(name)}' itself; name another collection")
         ids, vectors = self._steering(name)
         if not ids and not len(vectors):
             nothing = Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)})
