@@ -77,47 +77,38 @@ def _shown(collections, name: str, notes: list) -> dict:
     return {**shown, "papers": records(shown["papers"])}
 
 
+def _collection(live, answer, name: str, change=None):
+    """The answer of a collection ``name`` after ``change(index)`` (a write, or None; what it
+    returns is added to the answer), with the empty-collection note when it has no members."""
+    notes = []
+
+    def compute(index):
+        changed = change(index) if change else None
+        return {**_shown(index.collections, name, notes), **(changed or {})}
+
+    return with_note(answer(live.current, compute), "".join(notes))
+
+
 def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
     """Add the collections and recommendation endpoints to ``app``; ``answer(served, compute)``
     turns what ``compute(index)`` returns into the response (and a UserError into its error).
 
     A name may hold slashes, so ``/collections/NAME/papers`` could be a collection named
-    "NAME/papers": it is always the papers of NAME (POST only; other methods answer 405)."""
+    "NAME/papers": it is always the papers of NAME (POST and DELETE only; other methods answer
+    405), and ``/collections/NAME/shown`` always marks NAME's feed shown (POST only)."""
 
     def not_allowed(request: Request):
         raise HTTPException(405, f"{request.method} is not one of the methods of {request.url.path}")
-
-    def shown(name: str, change=None):
-        """The collection ``name`` after ``change(index)`` (a write, or None; what it returns is
-        added to the answer), with the empty-collection note when it has no members."""
-        notes = []
-
-        def compute(index):
-            changed = change(index) if change else None
-            return {**_shown(index.collections, name, notes), **(changed or {})}
-
-        return with_note(answer(live.current, compute), "".join(notes))
 
     def own(name: str) -> bool:
         """Whether ``name`` is a collection's, not the path of its papers or of marking it shown."""
         return not name.endswith((PAPERS, SHOWN))
 
+    _add_member_routes(app, live, answer, errors)  # first: DELETE …/papers before DELETE of a collection
+
     @app.get("/collections", summary="The index's collections, with their counts", responses=errors)
     def list_collections():
         return answer(live.current, lambda index: records(index.collections.listing()))
-
-    @app.delete(
-        "/collections/{name:path}/papers", summary="Remove members from a collection", responses=errors,
-        operation_id="removeFromCollection",
-    )  # fmt: skip
-    def remove_from_collection(
-        name: Name,
-        ids: Annotated[list[str], Query(alias="id", min_length=1, max_length=MAX_MEMBERS)],
-    ):
-        """Remove the members named by ``id`` (paper ids or outside keys, repeated for several) in
-        one transaction; ids that are not members are counted out, not an error."""
-
-        return shown(name, lambda index: {"removed": index.collections.remove(name, ids)})
 
     @app.get(
         "/collections/{name:path}", summary="One collection: members and how they matched", responses=errors,
@@ -126,7 +117,7 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
     def show_collection(name: Name, request: Request):
         if not own(name):
             return not_allowed(request)
-        return shown(name)
+        return _collection(live, answer, name)
 
     collection_links = {
         "show": {"operationId": "getCollection", "parameters": {"name": "$request.path.name"}},
@@ -144,8 +135,7 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
         changes nothing; outside members named by their keys stay with their entries."""
         if not own(name):
             return not_allowed(request)
-
-        return shown(name, lambda index: index.collections.replace(name, body.ids))
+        return _collection(live, answer, name, lambda index: index.collections.replace(name, body.ids))
 
     @app.delete("/collections/{name:path}", summary="Delete a collection", responses=errors)
     def delete_collection(name: Name, request: Request):
@@ -158,12 +148,29 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
 
         return answer(live.current, delete)
 
+    _add_recommend_route(app, live, answer, results)
+
+
+def _add_member_routes(app, live, answer, errors: dict) -> None:
+    """A collection's members added and removed, and its feed marked shown."""
+
+    @app.delete(
+        "/collections/{name:path}/papers", summary="Remove members from a collection", responses=errors,
+        operation_id="removeFromCollection",
+    )  # fmt: skip
+    def remove_from_collection(
+        name: Name, ids: Annotated[list[str], Query(alias="id", min_length=1, max_length=MAX_MEMBERS)]
+    ):
+        """Remove the members named by ``id`` (paper ids or outside keys, repeated for several) in
+        one transaction; ids that are not members are counted out, not an error."""
+        return _collection(live, answer, name, lambda index: {"removed": index.collections.remove(name, ids)})
+
     @app.post(
         "/collections/{name:path}/papers", summary="Add papers to a collection", responses=errors,
         operation_id="addToCollection",
     )  # fmt: skip
     def add_to_collection(name: Name, body: CollectionPapers):
-        return shown(name, lambda index: index.collections.add(name, ids=body.ids) and None)
+        return _collection(live, answer, name, lambda index: index.collections.add(name, ids=body.ids) and None)
 
     @app.post(
         "/collections/{name:path}/shown", summary="Mark a collection's new papers shown", responses=errors,
@@ -177,8 +184,6 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
             return {"name": marked, "shown": index.collections.shown(marked)}
 
         return answer(live.current, mark)
-
-    _add_recommend_route(app, live, answer, results)
 
 
 def _add_recommend_route(app, live, answer, results: dict) -> None:
