@@ -26,9 +26,7 @@ from paperscope.index.search.placement import PLACE_K, place_on_map
 from paperscope.index.search.ranking import Query, Ranker, Ranking
 from paperscope.index.store import curations, generations
 from paperscope.index.store.papers import PaperTable
-from paperscope.settings import MAX_RESULTS, BuildSettings, QuerySettings
-
-MAP_COLUMNS = ["title", "x", "y", "cluster", "coarse_cluster", "map_trust"]  # what the map draws of each paper
+from paperscope.settings import MAP_COLUMNS, MAX_RESULTS, BuildSettings, QuerySettings
 
 
 def check_k(k) -> int:
@@ -176,7 +174,7 @@ class PaperIndex:
 
     def map_table(self) -> pd.DataFrame:
         """What the map draws of every paper: ``MAP_COLUMNS`` (title, position, topics, map trust)."""
-        return self.metadata(MAP_COLUMNS)
+        return self.metadata(list(MAP_COLUMNS))
 
     def map_widget(self, level: str = "coarse", colour_by: str | None = None, height: int = 620, k: int = 10):
         """The topic map as a two-way Jupyter widget (:class:`paperscope.ui.widget.MapWidget`): what

@@ -36,6 +36,9 @@ ENGINES: tuple[str, ...] = get_args(Engine)
 MAX_RESULTS = 1_000  # k of every lookup (Python, the command line, the service): 1 to this
 AUTO_FAST_PAPERS = 20_000  # a build of this many papers or more takes the "fast" preset unless told
 UNCLUSTERED_NAME = "unclustered"  # the topic name of papers in no cluster
+UNCLUSTERED = -1  # the cluster number of papers in no cluster
+MAX_NAME_CHARS = 200  # a name a person gives (a topic, a seed topic, a collection): 1 to this many characters
+MAP_COLUMNS = ("title", "x", "y", "cluster", "coarse_cluster", "map_trust")  # what the map draws of each paper
 # Measured with benchmarks/duplicates_threshold.py: see paperscope.index.analysis.corpus.
 DUPLICATE_THRESHOLD = 0.92
 # Rankings written into each manifest; chosen by benchmarks/quality.py (see docs/quality.md).

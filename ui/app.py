@@ -38,13 +38,12 @@ from paperscope.ui.collections_view import (
     plain,
 )
 from paperscope.ui.map_component import topic_map
-from paperscope.ui.mapplot import cluster_colours, map_focus, map_payload
+from paperscope.ui.mapplot import MAX_STARRED, cluster_colours, map_focus, map_payload
 from paperscope.ui.topics_view import topics_panel
 
 MAX_UPLOAD_MB = 50
 PICKER_LIMIT = 5_000  # above this many papers the pickers list the papers in view: 50,000 titles cost 3.6 s a rerun
 LASSO_LISTED = 25  # titles listed of a map selection; the CSV has them all
-MAX_STARRED = 12  # more chosen papers than this are ringed on the map, not starred
 MAP_TITLES_LIMIT = (
     200_000  # above this many papers the map's hover names the topic, not the title (1M titles: 95 MB a page)
 )
@@ -269,7 +268,7 @@ def _upload_form() -> None:
             st.error(str(exc).replace(str(saved), upload.name))
             return
     st.session_state["built_upload"] = upload.file_id
-    _switch(index_label=name, papers=[], not_papers=[], query="", like_set=[], lasso=[], collection=None)
+    _switch(index_label=name, **_view())
 
 
 def _read_url_state(index: PaperIndex) -> None:
@@ -305,6 +304,12 @@ def _on_query_change() -> None:
 def _on_paper_change() -> None:
     if st.session_state.get("papers"):
         st.session_state["query"], st.session_state["like_set"], st.session_state["collection"] = "", [], None
+
+
+def _view(**shown) -> dict:
+    """The session state of what the results answer: nothing but ``shown`` (papers picked and
+    avoided, a text query, a set liked, a lasso, a collection)."""
+    return {"papers": [], "not_papers": [], "query": "", "like_set": [], "lasso": [], "collection": None, **shown}
 
 
 def _switch(**state) -> None:
@@ -346,7 +351,7 @@ def _take_map_events(index: PaperIndex) -> None:
         st.session_state["lasso"] = index.take(events["lasso"], ["id"]).column("id").to_pylist()
     if events.get("click") is not None:
         clicked = index.take([events["click"]], ["id"]).column("id")[0].as_py()
-        st.session_state.update(papers=[clicked], not_papers=[], query="", like_set=[], lasso=[], collection=None)
+        st.session_state.update(_view(papers=[clicked]))
 
 
 def _lasso_panel(index: PaperIndex, column: str) -> None:
@@ -358,7 +363,7 @@ def _lasso_panel(index: PaperIndex, column: str) -> None:
     st.html(f"<div class='ps-meta'><b>{len(ids):,} papers selected on the map</b></div>")
     like, clear, download, add = st.columns([6, 4, 6, 2])
     if like.button("More like these", key="more_like_lasso", type="primary"):
-        _switch(papers=[], not_papers=[], query="", like_set=ids, lasso=[], collection=None)
+        _switch(**_view(like_set=ids))
     if clear.button("Clear", key="clear_lasso"):
         _switch(lasso=[])
     download.download_button("Selection as CSV", chosen.to_csv(index=False), "paperscope-selection.csv", "text/csv")
@@ -539,7 +544,7 @@ def main() -> None:
     _take_map_events(index)
     chosen_label, k, filters, mode, explain = _sidebar(index, filter_choices(folder, generation), choices, label)
     if chosen_label != label:
-        _switch(index_label=chosen_label, papers=[], not_papers=[], query="", like_set=[], lasso=[], collection=None)
+        _switch(index_label=chosen_label, **_view())
 
     map_column, side_column = st.columns([17, 8], gap="small")
     side = side_column.container(key="side")

@@ -317,7 +317,8 @@ def cmd_bridges(args) -> None:
 
 def cmd_map(args) -> None:
     """Draw the index's topic map to a PNG or an interactive HTML file."""
-    from paperscope.ui.mapplot import MAP_COLUMNS, export_map
+    from paperscope.settings import MAP_COLUMNS
+    from paperscope.ui.mapplot import export_map
 
     index = load(args)
     info, fine, coarse = index.info(), index.topic_table("fine"), index.topic_table("coarse")

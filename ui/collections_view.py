@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+from paperscope.embed.text import counted
 from paperscope.errors import UserError
-from paperscope.ui.mapplot import map_focus
+from paperscope.ui.mapplot import MAX_STARRED, map_focus
 
 NOTE = "collection_note"  # session state: what the last add, remove or delete said, shown on the next run
 LAST = "last_collection"  # session state: the collection last added to, offered first
-MAX_STARRED = 12  # members ringed boldly up to this many (the map's rings for selected papers), else lightly
 SHOWN = "collection"  # session state (and the URL's parameter): the collection shown
 PANEL_CSS = """<style>
 .ps-collections {width: 100%; border-collapse: collapse; font-size: 0.85rem; margin-bottom: 0.4rem;}
@@ -44,10 +44,6 @@ def plain(text: str) -> str:
     return MARKDOWN_SPECIALS.sub(r"\\\1", text)
 
 
-def _papers(count: int) -> str:
-    return f"{count:,} paper{'' if count == 1 else 's'}"
-
-
 def _add(index, ids: list[str], name_key: str) -> None:
     """Add ``ids`` to the collection named in ``st.session_state[name_key]`` (made if new); a
     callback, so that the page drawn after it shows the collection as it is now."""
@@ -60,7 +56,7 @@ def _add(index, ids: list[str], name_key: str) -> None:
         st.session_state[NOTE] = ("error", str(exc))
         return
     st.session_state[LAST] = name
-    st.session_state[NOTE] = ("added", f"Added {_papers(len(ids))} to “{name}”")
+    st.session_state[NOTE] = ("added", f"Added {counted(len(ids), 'paper')} to “{name}”")
 
 
 def add_popover(index, ids: list[str], key: str, label: str = "", help: str = "Add to a collection") -> None:
@@ -78,7 +74,7 @@ def add_popover(index, ids: list[str], key: str, label: str = "", help: str = "A
             return
         default = st.session_state.get(SHOWN) or st.session_state.get(LAST)
         st.selectbox(
-            f"Add {_papers(len(ids))} to",
+            f"Add {counted(len(ids), 'paper')} to",
             names,
             index=names.index(default) if default in names else None,
             key=f"{key}-name",
@@ -207,7 +203,7 @@ def _remove(index, name: str) -> None:
         st.session_state[NOTE] = ("error", str(exc))
         return
     st.session_state["collection_remove"] = []
-    st.session_state[NOTE] = ("removed", f"Removed {_papers(removed)} from “{name}”")
+    st.session_state[NOTE] = ("removed", f"Removed {counted(removed, 'paper')} from “{name}”")
 
 
 def _delete(index, name: str) -> None:
@@ -224,9 +220,9 @@ def _manage(index, name: str, titles: dict[str, str]) -> None:
     """Removing members of the collection shown, and deleting it (once ticked)."""
     picked = st.multiselect("Remove members", list(titles), key="collection_remove", format_func=titles.get,
                             placeholder="pick members to remove")  # fmt: skip
-    st.button(f"Remove {_papers(len(picked))}", key="collection_remove_go", disabled=not picked, on_click=_remove,
-              args=(index, name))  # fmt: skip
-    sure = st.checkbox(f"Delete this collection and its {_papers(len(titles))}", key="collection_delete_sure")
+    st.button(f"Remove {counted(len(picked), 'paper')}", key="collection_remove_go", disabled=not picked,
+              on_click=_remove, args=(index, name))  # fmt: skip
+    sure = st.checkbox(f"Delete this collection and its {counted(len(titles), 'paper')}", key="collection_delete_sure")
     st.button("Delete it", key="collection_delete", type="primary", disabled=not sure, on_click=_delete,
               args=(index, name))  # fmt: skip
 
@@ -248,7 +244,7 @@ def collection_header(index, shown: dict) -> None:
     ringed = f"{counts['in_index']:,} ringed on the map" if counts["in_index"] else "none in the index"
     st.html(
         f"<div class='ps-meta ps-collection'>Recommended for the collection <b>{html.escape(shown['name'])}</b>: "
-        f"{_papers(int(counts['members']))}, {ringed}{''.join(f'; {m}' for m in more)}</div>"
+        f"{counted(int(counts['members']), 'paper')}, {ringed}{''.join(f'; {m}' for m in more)}</div>"
     )
     stem, name = _file_stem(shown["name"]), shown["name"]
     row = st.container(horizontal=True, vertical_alignment="center", gap="small", key="collection_exports")

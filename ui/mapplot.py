@@ -21,6 +21,8 @@ from paperscope.errors import UserError
 from paperscope.files import atomic_path
 from paperscope.settings import UNCLUSTERED_NAME
 
+MAX_STARRED = 12  # chosen papers up to this many are starred (ringed boldly) on the map; more, ringed lightly
+
 HERE = Path(__file__).parent
 UNCLUSTERED_COLOUR = "#c8c8c8"
 PALETTE = [
@@ -64,9 +66,6 @@ def _names(topics: pd.DataFrame) -> list[str]:
     for topic, name in zip(topics["cluster"], topics["name"], strict=True):
         names[int(topic)] = str(name)
     return names
-
-
-MAP_COLUMNS = ["title", "x", "y", "cluster", "coarse_cluster", "map_trust"]  # what map_payload reads of each paper
 
 
 def map_payload(

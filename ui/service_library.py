@@ -13,8 +13,7 @@ from fastapi import Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from paperscope.index.collections.collections import MAX_NAME_CHARS
-from paperscope.settings import MAX_RESULTS
+from paperscope.settings import MAX_NAME_CHARS, MAX_RESULTS
 from paperscope.ui.records import records, with_note
 
 MAX_MEMBERS = 10_000  # ids in one request

@@ -32,9 +32,8 @@ from paperscope.index.build.smoothing import smooth
 from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.search.placement import TRUST_K, place_by_neighbours
 from paperscope.index.store import generations
-from paperscope.index.topics.naming import UNCLUSTERED
 from paperscope.index.topics.topic_map import map_columns
-from paperscope.settings import BuildSettings, Fields
+from paperscope.settings import UNCLUSTERED, BuildSettings, Fields
 
 logger = logging.getLogger(__name__)
 
@@ -89,11 +88,6 @@ def _new_papers(old: generations.Generation, inputs, fields: Fields) -> tuple[pd
     for line in admission.report.lines():
         logger.warning("skipped: %s", line)
     return new, admission.report.dropped()
-
-
-def _papers(count: int) -> str:
-    """ "1 paper", "20 papers"."""
-    return f"{count:,} {'paper' if count == 1 else 'papers'}"
 
 
 def _embed(old: generations.Generation, texts: list[str], use_cache: bool) -> tuple[np.ndarray, int, object]:

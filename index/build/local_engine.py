@@ -136,6 +136,6 @@ class LocalEngine:
         admission.check_found(job.inputs)
         logger.info("read %d papers from %d file(s)", count, len(job.inputs))
         for line in admission.report.lines():
-            logger.warning("warning: %s", line)
+            logger.warning("%s", line)
         seconds = {"read": round(time.perf_counter() - begin - embedding, 3), "embed": round(embedding, 3)}
         return shards.Embedded(parts, admission.report, embedded, {"name": "local"}, seconds)

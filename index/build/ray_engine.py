@@ -230,7 +230,7 @@ def _admit(keys: pd.DataFrame, inputs) -> tuple[Admission, np.ndarray]:
     admission.check_found(inputs)
     logger.info("read %d papers from %d file(s)", int(admitted.sum()), len(inputs))
     for line in admission.report.lines():
-        logger.warning("warning: %s", line)
+        logger.warning("%s", line)
     return admission, admitted
 
 

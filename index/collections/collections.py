@@ -32,12 +32,12 @@ from paperscope.index.collections.matching import Matched, as_blob, from_blob, m
 from paperscope.index.search.ranking import Ranking
 from paperscope.index.store.generations import identity
 from paperscope.progress import ProgressLines
+from paperscope.settings import MAX_NAME_CHARS
 
 if TYPE_CHECKING:
     from paperscope.index.paper_index import PaperIndex
 
 logger = logging.getLogger(__name__)
-MAX_NAME_CHARS = 200
 EMBED_BATCH = 64  # outside entries embedded, and their vectors committed, this many at a time
 STORED = ("key", "paper_id", "matched_by", *MEMBER_FIELDS, "vector", "vector_key", "added", "entry")
 INSERT_MEMBER = (

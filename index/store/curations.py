@@ -39,14 +39,12 @@ import pyarrow as pa
 from paperscope.errors import UserError, shown, write_error
 from paperscope.files import atomic_path
 from paperscope.index.search.kmeans import kmeans
-from paperscope.settings import UNCLUSTERED_NAME
+from paperscope.settings import MAX_NAME_CHARS, UNCLUSTERED, UNCLUSTERED_NAME
 
 CURATIONS_FILE, CURATIONS_LOCK = "curations.json", ".curations.lock"
 FORMAT_NAME, FORMAT_VERSION = "paperscope-curations", 1
 MATCH_JACCARD = 0.5  # an entry acts on a topic whose papers and its recorded ones overlap this much
 OPERATIONS = ("rename", "merge", "split", "move")
-UNCLUSTERED = -1
-MAX_NAME_CHARS = 200
 MAX_TERMS = 4  # a merged topic's terms: its own, then the other's, at most this many
 CENTRAL_PAPERS = 3
 CENTRAL_SAMPLE = 50_000  # a changed topic's central papers are looked for among this many of its papers

@@ -13,7 +13,7 @@ import numpy as np
 
 from paperscope.index.search.kmeans import kmeans
 from paperscope.index.topics.layout import umap_fit
-from paperscope.index.topics.naming import UNCLUSTERED
+from paperscope.settings import UNCLUSTERED
 
 MIN_CLUSTER_PAPERS = 6
 MAX_COARSE = 12  # coarse topics at most in the cut (more where a group of the cut does not hang together)

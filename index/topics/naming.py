@@ -30,8 +30,8 @@ import scipy.sparse
 from paperscope.embed.acronyms import DEFINITION, long_form
 from paperscope.embed.terms import BOILERPLATE, english_stop_words, phrases, singular, words
 from paperscope.index.topics.coverage import MIN_LIFT, TermFinder
+from paperscope.settings import UNCLUSTERED
 
-UNCLUSTERED = -1
 MAX_WORDS = 4  # longest candidate phrase
 POOL = 150  # a topic's candidates most of its papers use that may name it
 NAME_COVERAGE = 0.5  # a name grows until its terms are found in this share of its topic's papers

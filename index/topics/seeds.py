@@ -21,13 +21,11 @@ from paperscope.errors import UserError, shown
 from paperscope.index.topics.clusters import cluster
 from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.layout import knn_graph
-from paperscope.index.topics.naming import UNCLUSTERED
-from paperscope.settings import SEED_SIMILARITY, SeedTopic, TopicSeeds
+from paperscope.settings import MAX_NAME_CHARS, SEED_SIMILARITY, UNCLUSTERED, SeedTopic, TopicSeeds
 
 logger = logging.getLogger(__name__)
 
 MAX_SEEDS = 200
-MAX_NAME_CHARS = 200
 CLAIM_COVERAGE = 0.5  # a cluster whose papers use a seed's name this often joins the seed
 FORMAT = "one topic a line: NAME or NAME: description"
 
