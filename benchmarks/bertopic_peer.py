@@ -66,7 +66,7 @@ def main() -> None:
     fit_keyword_index(docs)
     ours_from_vectors = time.perf_counter() - start
 
-    ours = index.manifest["map"]["clusters"]
+    ours = index.manifest.map.clusters
     results = {
         "papers": len(docs),
         "ours_from_text_s": ours_from_text,

@@ -26,7 +26,7 @@ SETTINGS = [(50, 12), (100, 12), (200, 8), (200, 12), (200, 24), (400, 12)]
 
 def full_blend(index, vector, keyword_query, exclude: list[int], k: int = 10) -> list[int]:
     """Top-k rows of the blend over every paper (the ranking before candidates)."""
-    weight = index.manifest["search"]["hybrid_weight"]
+    weight = index.manifest.search.hybrid_weight
     documents = index.vectors if index.ranker.smoothed is None else index.ranker.smoothed
     scores = weight * (documents @ vector) + (1 - weight) * index.ranker.keyword.scores(keyword_query)
     scores[exclude] = -np.inf
@@ -66,7 +66,7 @@ def main() -> None:
             for (vector, query, exclude, raw), expected in zip(items, reference[kind], strict=True):
                 start = time.perf_counter()
                 asked = Query(vector, query, raw_vector=raw, exclude=np.asarray(exclude, dtype=np.int64))
-                weight = index.manifest["search"]["hybrid_weight"]
+                weight = index.manifest.search.hybrid_weight
                 found = index.ranker.rank(asked, 10, "hybrid", weight=weight, candidates=candidates)
                 times.append((time.perf_counter() - start) * 1000)
                 rows_found = found.rows.tolist()

@@ -109,7 +109,7 @@ def main() -> None:
             {"tf-idf": (tfidf[sample] @ tfidf.T).toarray(), "bm25": bm25_scores([texts[i] for i in sample])},
         ),
         "titles as queries (search)": (
-            index.encoder.encode(titles, long_text=index.manifest["long_text"]["strategy"]) @ documents.T,
+            index.encoder.encode(titles, long_text=index.manifest.long_text.strategy) @ documents.T,
             {"tf-idf": (index.ranker.keyword.transform(titles) @ tfidf.T).toarray(), "bm25": bm25_scores(titles)},
         ),
     }

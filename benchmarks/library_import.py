@@ -120,7 +120,7 @@ def main() -> None:
     embedding = time.perf_counter() - start
     rate = embedded / embedding
     rows = [[stage, f"{seconds:.1f} s"] for stage, seconds in timings.items()]
-    preset = index.manifest["preset"]["name"]
+    preset = index.manifest.preset.name
     rows.append(
         [f"embedding {embedded} outside entries ({rate:.1f}/s, the index's {preset} preset)", f"{embedding:.1f} s"]
     )

@@ -50,6 +50,7 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
     from paperscope.index.build import ann
     from paperscope.index.search.keyword import KeywordIndex
     from paperscope.index.store import generations
+    from paperscope.index.store.manifest import PresetInfo
     from paperscope.settings import PRESETS
 
     base = generations.read_generation(base_dir)  # the stored generation itself: this writes a new one
@@ -95,13 +96,18 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
         central = [[new_id[i] for i in ids] for ids in topics["central_ids"]]
         return topics.assign(size=topics["size"] * count // size, central_ids=central)
 
-    manifest = {key: value for key, value in base.manifest.items() if key != "files"}
-    manifest.update(count=count, search={**manifest["search"], "faiss": factory, **quality})
-    manifest["corpus"] = {**manifest["corpus"], "sources": ["synthetic arXiv-style records"]}
     fast = PRESETS["fast"]  # what a build of this size chooses: `add` embeds the way it would
-    manifest["preset"] = {"name": "fast", "how": "chosen by size", **dataclasses.asdict(fast)}
-    manifest["model"] = {**manifest["model"], "quantize": fast.quantize, "window": fast.window}
-    manifest["long_text"] = {**manifest["long_text"], "strategy": fast.long_text, "max_tokens": fast.window}
+    old = base.manifest
+    manifest = dataclasses.replace(
+        old,
+        count=count,
+        files={},
+        search=dataclasses.replace(old.search, faiss=factory, **quality),
+        corpus=dataclasses.replace(old.corpus, sources=("synthetic arXiv-style records",)),
+        preset=PresetInfo("fast", "chosen by size", **dataclasses.asdict(fast)),
+        model=dataclasses.replace(old.model, quantize=fast.quantize, window=fast.window),
+        long_text=dataclasses.replace(old.long_text, strategy=fast.long_text, max_tokens=fast.window),
+    )
     generations.write_generation(
         target,
         generations.Generation(manifest, vectors, faiss_index, [table], scaled(base.clusters), keyword, smoothed),
@@ -200,12 +206,10 @@ def add_new(folder: Path, base_corpus: Path, count: int, work: Path) -> dict:
     from tests.corpora import read_corpus
 
     manifest = PaperIndex.load(folder).manifest
-    encoder = Encoder(
-        onnx_dir=locations.onnx_dir(), quantize=manifest["model"]["quantize"], window=manifest["model"]["window"]
-    )
+    encoder = Encoder(onnx_dir=locations.onnx_dir(), quantize=manifest.model.quantize, window=manifest.model.window)
     texts = embedding_texts(read_corpus([path])[0])
     start = time.perf_counter()
-    encoder.encode(texts, long_text=manifest["long_text"]["strategy"])
+    encoder.encode(texts, long_text=manifest.long_text.strategy)
     embedding = time.perf_counter() - start
     return {"wall_s": wall, "embedding_s": embedding, "rest_s": wall - embedding, "log": done.stderr.strip()[-300:]}
 

@@ -74,7 +74,7 @@ def retrieval(corpus: Path, work: Path) -> dict[str, dict]:
         build_index([corpus], work / name, BuildSettings(preset=name))
         index = PaperIndex.load(work / name)
         index.papers["label"] = index.papers["id"].map(labels_by_id(str(corpus)))
-        results[f"{name}, similar (hybrid default)"] = evaluate(index, index.manifest["search"]["similar_mode"])
+        results[f"{name}, similar (hybrid default)"] = evaluate(index, index.manifest.search.similar_mode)
         results[f"{name}, dense"] = evaluate(index, "dense")
     return results
 

@@ -31,6 +31,7 @@ Prints Markdown tables and writes JSON.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 import warnings
@@ -254,7 +255,7 @@ def million_ranker(index, count: int, work: Path):
     keyword = index.ranker.keyword
     grown = KeywordIndex(replicate_rows(keyword.matrix, count), keyword.terms, keyword.idf, sorted(keyword.stop_words))
     grown.__dict__["by_term"] = replicate_by_term(keyword.by_term, base, count)
-    search = {**index.manifest["search"], "ef_search": int(tuned_path.read_text())}
+    search = dataclasses.replace(index.manifest.search, ef_search=int(tuned_path.read_text()))
     return Ranker(arrays["vectors"], arrays["smoothed"], faiss.read_index(str(faiss_path)), grown, search)
 
 
@@ -268,7 +269,7 @@ def at_scale(ranker, what: str, queries: int = 40) -> dict:
     count = len(ranker)
     none = np.zeros((0, ranker.vectors.shape[1]), np.float32)
     rng = np.random.default_rng(7)
-    results = {"papers": count, "what": what, "ef_search": ranker.search_manifest.get("ef_search")}
+    results = {"papers": count, "what": what, "ef_search": ranker.search_info.ef_search}
     for size in SIZES:
         times, faiss_times = [], []
         for _ in range(queries):

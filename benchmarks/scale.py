@@ -94,17 +94,17 @@ def measured_build(arguments: list[str], output: Path) -> dict:
     index = PaperIndex.load(output)
     manifest = index.manifest
     pieces = int(index.papers["tokens"].sum())
-    embed_seconds = manifest["build_seconds"]["embed"]
+    embed_seconds = manifest.build_seconds["embed"]
     return {
-        "papers": manifest["count"],
-        "engine": manifest["engine"],
+        "papers": manifest.count,
+        "engine": manifest.engine,
         "wall_s": round(wall, 1),
-        "seconds": manifest["build_seconds"],
-        "papers_per_s": round(manifest["count"] / embed_seconds, 1),
+        "seconds": manifest.build_seconds,
+        "papers_per_s": round(manifest.count / embed_seconds, 1),
         "word_pieces_per_s": round(pieces / embed_seconds),
-        "mean_word_pieces": round(pieces / manifest["count"], 1),
-        "vectors_mb": round(manifest["count"] * manifest["dimension"] * 4 / 2**20, 1),
-        "map": {"layout": manifest["map"]["layout"], "map_trust": manifest["map"]["map_trust"]},
+        "mean_word_pieces": round(pieces / manifest.count, 1),
+        "vectors_mb": round(manifest.count * manifest.dimension * 4 / 2**20, 1),
+        "map": {"layout": manifest.map.layout, "map_trust": manifest.map.map_trust},
         **{key: round(value) for key, value in peak.items()},
     }
 

@@ -61,9 +61,9 @@ class PaperIndex:
         self._topics = {level: topics[topics["level"] == level].reset_index(drop=True) for level in ("fine", "coarse")}
         self._built = (generation.papers, self._topics)  # the topics as built, before the curations
         self.ranker = Ranker(
-            generation.vectors, generation.smoothed, generation.faiss_index, generation.keyword, self.manifest["search"]
+            generation.vectors, generation.smoothed, generation.faiss_index, generation.keyword, self.manifest.search
         )
-        self._queries = QueryEncoder(self.manifest["model"], self.manifest["long_text"]["strategy"], model_path)
+        self._queries = QueryEncoder(self.manifest.model, self.manifest.long_text.strategy, model_path)
         self.curation_report: list[str] = []  # a sentence for each curation that matches no topic any more
         self._curated: tuple[list[dict], list[curations.Outcome]] = ([], [])
         self._apply_curations()
@@ -93,18 +93,18 @@ class PaperIndex:
         return len(self._papers)
 
     def __repr__(self) -> str:
-        return f"PaperIndex({str(self.folder)!r}, papers={len(self)}, model={self.manifest['model']['name']!r})"
+        return f"PaperIndex({str(self.folder)!r}, papers={len(self)}, model={self.manifest.model.name!r})"
 
     # --- what the index is -------------------------------------------------------------------
 
     def info(self) -> dict:
         """The manifest (counts, model, settings, recipe, versions, files) and the folder."""
-        return {**self.manifest, "folder": str(self.folder)}
+        return {**self.manifest.to_json(), "folder": str(self.folder)}
 
     @property
     def settings(self) -> BuildSettings:
         """The settings the index was built with."""
-        return BuildSettings.from_manifest(self.manifest)
+        return self.manifest.settings
 
     @property
     def encoder(self):
@@ -222,7 +222,7 @@ class PaperIndex:
         given), for the ``within`` argument of :meth:`similar` and :meth:`search`: see
         :class:`paperscope.index.search.filters.Filters`."""
         wanted = filters.Filters(years, topics, venues, category, level, added_since)
-        return filters.where(self._papers, wanted, filters.moment(self.manifest["created"]))
+        return filters.where(self._papers, wanted, filters.moment(self.manifest.created))
 
     def filter_choices(self) -> dict:
         """What filters can offer: see :func:`paperscope.index.search.filters.choices`."""
@@ -261,7 +261,7 @@ class PaperIndex:
         feedback (``QuerySettings.feedback``). Other arguments as in :meth:`similar_rows`."""
         k = check_k(k)
         settings = _settings(settings, mode)
-        mode = settings.mode or self.manifest["search"]["search_mode"]
+        mode = settings.mode or self.manifest.search.search_mode
         text = clean_query(text)
         query = Query(
             vector=self.embed_query(text) if mode != "keyword" else None,

@@ -1,6 +1,5 @@
 """The index folder: build, load, lookups, cache, atomic writes, integrity checks."""
 
-import dataclasses
 import json
 import os
 import shutil
@@ -12,6 +11,7 @@ import pytest
 from paperscope import BuildSettings, PaperIndex, UserError, build_index, locations, settings
 from paperscope.index.build import shards
 from paperscope.index.store import generations
+from paperscope.index.store.manifest import FORMAT_VERSION, LongTextInfo, PresetInfo
 from paperscope.settings import MAX_RESULTS, Smoothing
 from paperscope.ui import cli
 from tests.corpora import read_corpus
@@ -19,13 +19,13 @@ from tests.corpora import read_corpus
 
 def test_folder_holds_vectors_faiss_metadata_and_manifest(sample_index_dir, sample_index):
     manifest = sample_index.manifest
-    assert manifest["format_version"] == generations.FORMAT_VERSION and manifest["count"] == 38
-    assert manifest["dimension"] == 384
-    assert manifest["model"]["name"] == "sentence-transformers/all-MiniLM-L6-v2"
-    assert len(manifest["model"]["fingerprint"]) == 16
-    assert manifest["long_text"] == {"strategy": "mean", "long_texts": 17, "max_tokens": 254}
-    assert set(manifest["files"]) >= {"vectors.npy", "faiss.index", "papers.arrow"}
-    assert set(manifest["versions"]) >= {"faiss-cpu", "numpy", "sentence-transformers"}
+    assert manifest.format_version == FORMAT_VERSION and manifest.count == 38
+    assert manifest.dimension == 384
+    assert manifest.model.name == "sentence-transformers/all-MiniLM-L6-v2"
+    assert len(manifest.model.fingerprint) == 16
+    assert manifest.long_text == LongTextInfo(strategy="mean", long_texts=17, max_tokens=254)
+    assert set(manifest.files) >= {"vectors.npy", "faiss.index", "papers.arrow"}
+    assert set(manifest.versions) >= {"faiss-cpu", "numpy", "sentence-transformers"}
     vectors = np.load(next(sample_index_dir.glob("gen-*/vectors.npy")), mmap_mode="r", allow_pickle=False)
     assert vectors.dtype == np.float32 and vectors.shape == (38, 384)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -121,7 +121,7 @@ def test_a_build_in_many_shards_equals_a_build_in_one(sample_index, tmp_path, mo
     assert sharded.papers.drop(columns="added").equals(sample_index.papers.drop(columns="added"))  # but when built
     np.testing.assert_array_equal(sharded.vectors, sample_index.vectors)
     assert (sharded.ranker.keyword.matrix != sample_index.ranker.keyword.matrix).nnz == 0
-    assert sharded.manifest["corpus"]["fingerprint"] == sample_index.manifest["corpus"]["fingerprint"]
+    assert sharded.manifest.corpus.fingerprint == sample_index.manifest.corpus.fingerprint
     assert progress == sorted(progress) and progress[-1] == 1.0
     assert not [p for p in (tmp_path / "sharded").iterdir() if p.name.startswith(".tmp")]  # the shards are gone
 
@@ -267,8 +267,8 @@ def test_any_local_model_folder_is_accepted_and_recorded(tmp_path, encoder):
     shutil.copytree(encoder.path, model_copy)
     build_index(locations.bundled_corpus()[:1], tmp_path / "index", BuildSettings(model_path=model_copy))
     index = PaperIndex.load(tmp_path / "index")
-    assert index.manifest["model"]["path"] == str(model_copy) and index.manifest["model"]["name"] == "my-model"
-    assert index.manifest["model"]["fingerprint"] == encoder.fingerprint  # same weights, same fingerprint
+    assert index.manifest.model.path == str(model_copy) and index.manifest.model.name == "my-model"
+    assert index.manifest.model.fingerprint == encoder.fingerprint  # same weights, same fingerprint
     assert len(index.search("diffusion", k=2)) == 2
     with pytest.raises(UserError, match="not a sentence-transformers model folder"):
         build_index(locations.bundled_corpus(), tmp_path / "other", BuildSettings(model_path=tmp_path))
@@ -289,8 +289,8 @@ def test_faiss_index_is_chosen_by_size_and_approximate_recall_is_measured(tmp_pa
     assert choose_factory(10, "IVF4,Flat") == "IVF4,Flat"
     build_index(locations.bundled_corpus(), tmp_path / "hnsw", BuildSettings(faiss_factory="HNSW32,Flat"))
     index = PaperIndex.load(tmp_path / "hnsw")
-    search = index.manifest["search"]
-    assert search["faiss"] == "HNSW32,Flat" and search["recall_at_10"] >= 0.95 and search["ef_search"] >= 32
+    search = index.manifest.search
+    assert search.faiss == "HNSW32,Flat" and search.recall_at_10 >= 0.95 and search.ef_search >= 32
     paper_id = index.papers["id"][0]
     assert len(index.similar(paper_id, k=5, mode="dense")) == 5
     with pytest.raises(UserError, match="not a FAISS index_factory string"):
@@ -303,9 +303,9 @@ def test_faiss_index_is_chosen_by_size_and_approximate_recall_is_measured(tmp_pa
 def test_int8_build_records_its_fidelity_and_queries_with_the_same_model(tmp_path, sample_index):
     build_index(locations.bundled_corpus(), tmp_path / "int8", BuildSettings(quantize="int8"))
     index = PaperIndex.load(tmp_path / "int8")
-    model = index.manifest["model"]
-    assert model["quantize"] == "int8" and model["backend"] == "onnx"
-    fidelity = model["int8_fidelity"]
+    model = index.manifest.model
+    assert model.quantize == "int8" and model.backend == "onnx"
+    fidelity = model.int8_fidelity
     assert fidelity["sample"] == 38 and fidelity["cosine_mean"] >= 0.99 and fidelity["top10_overlap"] >= 0.85
     cosines = (np.asarray(index.vectors) * np.asarray(sample_index.vectors)).sum(axis=1)
     assert cosines.mean() == pytest.approx(fidelity["cosine_mean"], abs=2e-3)
@@ -317,10 +317,10 @@ def test_int8_build_records_its_fidelity_and_queries_with_the_same_model(tmp_pat
 def test_the_fast_preset_embeds_the_first_126_word_pieces_with_int8_and_queries_alike(tmp_path, encoder):
     build_index(locations.bundled_corpus(), tmp_path / "fast", BuildSettings(preset="fast"))
     index = PaperIndex.load(tmp_path / "fast")
-    assert index.manifest["preset"] == {
-        "name": "fast", "how": "asked for", "quantize": "int8", "long_text": "truncate", "window": 126
-    }  # fmt: skip
-    assert index.manifest["long_text"]["max_tokens"] == 126
+    assert index.manifest.preset == PresetInfo(
+        name="fast", how="asked for", quantize="int8", long_text="truncate", window=126
+    )  # fmt: skip
+    assert index.manifest.long_text.max_tokens == 126
     assert (index.encoder.quantize, index.encoder.window) == ("int8", 126)
     first = index.papers["abstract"][0]
     window, pieces = index.encoder.windows(first)[0]
@@ -334,10 +334,10 @@ def test_a_large_corpus_takes_the_fast_preset_unless_exact_is_asked_for(tmp_path
     monkeypatch.setattr(settings, "AUTO_FAST_PAPERS", 30)  # the sample's 38 papers count as large here
     with caplog.at_level("INFO", logger="paperscope"):
         build_index(locations.bundled_corpus(), tmp_path / "auto")
-    assert PaperIndex.load(tmp_path / "auto").manifest["preset"]["how"] == "chosen by size: fast from 30 papers"
+    assert PaperIndex.load(tmp_path / "auto").manifest.preset.how == "chosen by size: fast from 30 papers"
     assert any("embedding with the fast preset" in r.getMessage() for r in caplog.records)
     build_index(locations.bundled_corpus(), tmp_path / "exact", BuildSettings(preset="exact"))
-    assert PaperIndex.load(tmp_path / "exact").manifest["preset"]["name"] == "exact"
+    assert PaperIndex.load(tmp_path / "exact").manifest.preset.name == "exact"
     with pytest.raises(UserError, match="--preset sets --long-text"):
         build_index(locations.bundled_corpus(), tmp_path / "both", BuildSettings(preset="fast", quantize="int8"))
 
@@ -345,10 +345,7 @@ def test_a_large_corpus_takes_the_fast_preset_unless_exact_is_asked_for(tmp_path
 @pytest.mark.slow
 def test_hybrid_ranks_on_smoothed_vectors_and_dense_on_raw_ones(sample_index_dir, tmp_path):
     smoothed = PaperIndex.load(sample_index_dir)
-    assert (
-        smoothed.manifest["search"]["smoothing"] == dataclasses.asdict(Smoothing())
-        and smoothed.ranker.smoothed is not None
-    )
+    assert smoothed.manifest.search.smoothing == Smoothing() and smoothed.ranker.smoothed is not None
     norms = np.linalg.norm(np.asarray(smoothed.ranker.smoothed), axis=1)
     assert np.allclose(norms, 1, atol=1e-5) and not np.allclose(smoothed.ranker.smoothed, smoothed.vectors)
     build_index(locations.bundled_corpus(), tmp_path / "raw", BuildSettings(smoothing=None))

@@ -27,14 +27,14 @@ def ray_index_dir(tmp_path_factory):
 
 def test_ray_and_local_engines_give_identical_neighbours(ray_index_dir, sample_index):
     on_ray = PaperIndex.load(ray_index_dir)
-    assert on_ray.manifest["engine"] == {
+    assert on_ray.manifest.engine == {
         "name": "ray",
         "address": "local",
         "actors": 2,
-        "ray": on_ray.manifest["engine"]["ray"],
+        "ray": on_ray.manifest.engine["ray"],
     }
-    assert sample_index.manifest["engine"] == {"name": "local"}
-    assert on_ray.manifest["search"]["faiss"] == sample_index.manifest["search"]["faiss"] == "Flat"
+    assert sample_index.manifest.engine == {"name": "local"}
+    assert on_ray.manifest.search.faiss == sample_index.manifest.search.faiss == "Flat"
     assert on_ray.papers["id"].tolist() == sample_index.papers["id"].tolist()  # corpus order kept
     assert on_ray.papers.drop(columns=["x", "y", "cluster", "cluster_name", "map_trust", "added"]).equals(
         sample_index.papers.drop(columns=["x", "y", "cluster", "cluster_name", "map_trust", "added"])
@@ -56,7 +56,7 @@ def test_ray_engine_deduplicates_like_the_local_engine(tmp_path, caplog):
     copy.write_text(first.read_text())  # every abstract of part 1 again, after part 2
     with caplog.at_level("INFO", logger="paperscope"):
         build_index([first, second, copy], tmp_path / "ray", BuildSettings(engine="ray", workers=2))
-    assert PaperIndex.load(tmp_path / "ray").manifest["count"] == 38
+    assert PaperIndex.load(tmp_path / "ray").manifest.count == 38
     assert any("duplicate abstracts kept once" in line and "again.txt" in line for line in caplog.messages)
 
 

@@ -94,7 +94,7 @@ def test_more_like_these_less_like_those(sample_index):
 
 
 def test_hybrid_blends_the_two_scores_with_the_manifest_weight(sample_index):
-    weight = sample_index.manifest["search"]["hybrid_weight"]
+    weight = sample_index.manifest.search.hybrid_weight
     results = sample_index.similar(sample_index.papers["id"][3], k=5, mode="hybrid")
     rows = sample_index.rows(results["id"].tolist())
     smoothed = np.asarray(sample_index.ranker.smoothed)  # the dense side of hybrid: neighbour-smoothed vectors
@@ -104,7 +104,7 @@ def test_hybrid_blends_the_two_scores_with_the_manifest_weight(sample_index):
     np.testing.assert_allclose(
         results["cosine"], np.asarray(sample_index.vectors)[rows] @ sample_index.vectors[3], atol=1e-5
     )
-    assert sample_index.manifest["search"]["similar_mode"] in ("dense", "keyword", "hybrid")
+    assert sample_index.manifest.search.similar_mode in ("dense", "keyword", "hybrid")
 
 
 @pytest.mark.slow
@@ -185,15 +185,15 @@ def test_query_rows_match_scikit_learns_tfidf_and_queries_never_import_it(sample
 
 
 def test_text_queries_use_their_own_weight_and_feedback_only_when_short(sample_index):
-    search = sample_index.manifest["search"]
-    assert search["search_weight"] != search["hybrid_weight"]  # tuned apart, on text queries
+    search = sample_index.manifest.search
+    assert search.search_weight != search.hybrid_weight  # tuned apart, on text queries
     short = "diffusion transformers"
     plain = sample_index.search(short, k=5, settings=QuerySettings(feedback=Feedback(on=False)))
     rows = sample_index.rows(plain["id"].tolist())
     vector = sample_index.embed_query(short)
-    expected = search["search_weight"] * (np.asarray(sample_index.ranker.smoothed)[rows] @ vector)
+    expected = search.search_weight * (np.asarray(sample_index.ranker.smoothed)[rows] @ vector)
     np.testing.assert_allclose(
-        plain["score"], expected + (1 - search["search_weight"]) * plain["keyword_score"], atol=1e-5
+        plain["score"], expected + (1 - search.search_weight) * plain["keyword_score"], atol=1e-5
     )
     expanded = sample_index.search(short, k=5)  # feedback is on by default for short queries
     assert not np.allclose(expanded["score"], plain["score"])

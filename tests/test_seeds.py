@@ -61,7 +61,7 @@ def test_papers_close_to_a_seed_form_a_topic_of_its_name_at_both_levels(seeded):
     assert (closest >= 0).sum() >= 4  # the test means something: two seeds hold papers
     others = papers[~papers["cluster_name"].isin([topic.name for topic in seeds.topics])]
     assert others["cluster"].nunique() >= 2  # the rest are still clustered
-    recorded = index.info()["map"]["clusters"]["seeds"]
+    recorded = index.manifest.map.clusters["seeds"]
     assert [topic["name"] for topic in recorded["topics"]] == [topic.name for topic in seeds.topics]
     assert recorded["joined"] == (closest >= 0).sum() and recorded["similarity"] == SIMILARITY
     assert_consistent(index)
@@ -87,7 +87,7 @@ def test_a_rebuild_keeps_the_seeds_and_none_drops_them(seeded, sample_index_dir,
     assert cli.main(["build", "-o", str(folder), "--topics-from", "none"]) == 0
     plain, unseeded = PaperIndex.load(folder), PaperIndex.load(sample_index_dir)
     assert plain.topic_table("fine")["name"].tolist() == unseeded.topic_table("fine")["name"].tolist()
-    assert "seeds" not in plain.info()["map"]["clusters"]
+    assert "seeds" not in plain.manifest.map.clusters
 
 
 @pytest.mark.slow

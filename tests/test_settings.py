@@ -38,7 +38,7 @@ def test_the_settings_of_a_build_are_kept_and_read_back_by_info_and_add(tmp_path
     folder = tmp_path / "index"
     build_index(locations.bundled_corpus()[:1], folder, settings)
     index = PaperIndex.load(folder)
-    assert index.settings == settings and index.manifest["settings"]["smoothing"] == {"k": 2, "weight": 0.3}
+    assert index.settings == settings and index.info()["settings"]["smoothing"] == {"k": 2, "weight": 0.3}
     shown = subprocess.run(
         [sys.executable, "-m", "paperscope.ui.cli", "info", "--index", str(folder)], capture_output=True, text=True
     )

@@ -199,10 +199,10 @@ def _sidebar(
 ) -> tuple[str, int, dict, str, bool]:
     sidebar = st.sidebar
     label = sidebar.selectbox("Index", list(choices), index=list(choices).index(current_label))
-    info = index.info()
+    manifest = index.manifest
     sidebar.caption(
-        f"{info['count']:,} papers · {info['model']['name'].split('/')[-1]} · "
-        f"built {info['created'][:10]} · map trust {info['map']['map_trust']['mean']:.0%}"
+        f"{manifest.count:,} papers · {manifest.model.name.split('/')[-1]} · "
+        f"built {manifest.created[:10]} · map trust {manifest.map.trust:.0%}"
     )
     most = max(2, min(50, len(index) - 1))  # a slider needs two values; search clamps to the corpus anyway
     st.session_state["k"] = min(st.session_state.get("k", 10), most)
@@ -286,9 +286,7 @@ def _read_url_state(index: PaperIndex) -> None:
                 index.rows(given)  # raises the message naming the unknown id and close ones
             except UserError as exc:
                 st.error(f"The link's {param}= names a paper this index does not have: {exc}")
-    st.session_state["mode"] = (
-        params.get("mode") if params.get("mode") in MODES else index.info()["search"]["search_mode"]
-    )
+    st.session_state["mode"] = params.get("mode") if params.get("mode") in MODES else index.manifest.search.search_mode
     if not st.session_state["papers"] and params.get("q"):
         st.session_state["query"] = params["q"][:20_000]
     if not st.session_state["papers"] and not params.get("q") and params.get("collection"):

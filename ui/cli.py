@@ -147,29 +147,25 @@ def _described_settings(settings: BuildSettings) -> str:
 def cmd_info(args) -> None:
     """Describe an index: papers, model, build settings."""
     index = load(args)
-    info = index.info()
     if args.json:
-        print(json.dumps(info, indent=2))
+        print(json.dumps(index.info(), indent=2))
         return
-    preset, search = info["preset"], info["search"]
+    manifest = index.manifest
+    model, preset, search, long_text = manifest.model, manifest.preset, manifest.search, manifest.long_text
     rows = [
-        ("folder", info["folder"]),
-        ("papers", info["count"]),
-        ("model", f"{info['model']['name']} ({info['model']['fingerprint']})"),
-        ("dimension", info["dimension"]),
-        ("built with", f"{_described_settings(index.settings)}; embedded with '{preset['name']}' ({preset['how']})"),
+        ("folder", index.folder),
+        ("papers", manifest.count),
+        ("model", f"{model.name} ({model.fingerprint})"),
+        ("dimension", manifest.dimension),
+        ("built with", f"{_described_settings(index.settings)}; embedded with '{preset.name}' ({preset.how})"),
         (
             "long texts",
-            f"{info['long_text']['long_texts']} over {info['long_text']['max_tokens']} "
-            f"word pieces, strategy '{info['long_text']['strategy']}'",
+            f"{long_text.long_texts} over {long_text.max_tokens} word pieces, strategy '{long_text.strategy}'",
         ),
-        ("text embedded", info["text_recipe"]),
-        (
-            "search",
-            f"FAISS {search['faiss']}, recall@10 {search['recall_at_10']:.3f}; default ranking {search['search_mode']}",
-        ),
-        ("sources", ", ".join(info["corpus"]["sources"])),
-        ("built", info["created"]),
+        ("text embedded", manifest.text_recipe),
+        ("search", f"FAISS {search.faiss}, recall@10 {search.recall_at_10:.3f}; default ranking {search.search_mode}"),
+        ("sources", ", ".join(manifest.corpus.sources)),
+        ("built", manifest.created),
     ]
     for label, value in rows:
         print(f"{label:>14}  {value}")
@@ -181,8 +177,8 @@ def cmd_verify(args) -> None:
 
     folder = index_folder(args)
     manifest = verify(folder)
-    size = sum(entry["bytes"] for entry in manifest["files"].values())
-    print(f"{folder}: {len(manifest['files'])} files ({size / 2**20:,.1f} MiB) match their checksums")
+    size = sum(entry["bytes"] for entry in manifest.files.values())
+    print(f"{folder}: {len(manifest.files)} files ({size / 2**20:,.1f} MiB) match their checksums")
     left = leftovers(folder)
     if left:
         names = ", ".join(path.name for path in left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
@@ -321,9 +317,9 @@ def cmd_map(args) -> None:
     from paperscope.ui.mapplot import export_map
 
     index = load(args)
-    info, fine, coarse = index.info(), index.topic_table("fine"), index.topic_table("coarse")
-    trust = info["map"]["map_trust"]["mean"]
-    title = f"{info['count']:,} papers · {len(coarse)} topics of {len(fine)} clusters · map trust {trust:.0%}"
+    fine, coarse = index.topic_table("fine"), index.topic_table("coarse")
+    trust = index.manifest.map.trust
+    title = f"{len(index):,} papers · {len(coarse)} topics of {len(fine)} clusters · map trust {trust:.0%}"
     if args.output.lower().endswith(".html"):  # a click in the HTML joins a paper to its nearest papers, linked
         links = ["url"] if "url" in index.fields() else []
         papers, knn = index.metadata([*MAP_COLUMNS, *links]), index.map_neighbours(MAP_NEIGHBOURS)

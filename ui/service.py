@@ -342,8 +342,7 @@ def _add_routes(app: FastAPI, live: LiveIndex) -> None:
         health = {"status": "ok", "papers": len(served.index), "generation": served.generation}
 
         def described(index: PaperIndex) -> dict:
-            info = index.info()
-            return health | {"model": info["model"]["name"], "built": info["created"]}
+            return health | {"model": index.manifest.model.name, "built": index.manifest.created}
 
         return _answer(served, described)
 

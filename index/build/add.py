@@ -13,7 +13,6 @@ are more than ``REBUILD_SHARE`` of the index, ``add`` says a full rebuild would 
 
 from __future__ import annotations
 
-import datetime
 import logging
 import time
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.search.placement import TRUST_K, place_by_neighbours
 from paperscope.index.store import generations
 from paperscope.index.topics.topic_map import map_columns
-from paperscope.settings import UNCLUSTERED, BuildSettings, Fields
+from paperscope.settings import UNCLUSTERED, Fields
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +74,9 @@ def add_papers(
 
 
 def _column(table: pa.Table, name: str) -> np.ndarray:
+    """A column of the papers' table; "placed" of an index from before it was kept: none placed."""
+    if name == "placed" and name not in table.column_names:
+        return np.zeros(table.num_rows, dtype=bool)
     return table.column(name).to_numpy(zero_copy_only=False)
 
 
@@ -93,8 +95,8 @@ def _new_papers(old: generations.Generation, inputs, fields: Fields) -> tuple[pd
 def _embed(old: generations.Generation, texts: list[str], use_cache: bool) -> tuple[np.ndarray, int, object]:
     """The vectors of ``texts`` as the index's papers were embedded, how many were embedded anew,
     and the encoder (the model the index was built with, checked by fingerprint)."""
-    strategy = old.manifest["long_text"]["strategy"]
-    encoder = QueryEncoder(old.manifest["model"], strategy).encoder
+    strategy = old.manifest.long_text.strategy
+    encoder = QueryEncoder(old.manifest.model, strategy).encoder
     cache = EmbeddingCache(locations.cache_dir(), encoder.vector_key, strategy) if use_cache else None
     vectors, fresh = encode_with_cache(encoder, texts, strategy, cache)
     if cache is not None:
@@ -117,7 +119,7 @@ def _add(inputs, folder: Path, fields: Fields, use_cache: bool) -> AddReport:
     map_columns_of_new = _place(old, vectors)
     generation = _grown(old, new.join(map_columns_of_new), vectors, texts, inputs)
     generations.write_generation(folder, generation)
-    placed = generation.manifest["map"]["layout"]["placed_share"]
+    placed = generation.manifest.map.placed_share
     logger.info(
         "added %s to %s (%d in all; %.0f%% placed on the map rather than laid out)",
         counted(len(new), "paper"), folder, count + len(new), 100 * placed,
@@ -162,7 +164,7 @@ def _place(old: generations.Generation, vectors: np.ndarray) -> pd.DataFrame:
 def _fits_topic(old: generations.Generation, vectors: np.ndarray, fine: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Whether each new paper is as close to the centroid of the topic its neighbours give it as
     the build asked of the papers it drew in a topic (the manifest's "adopt_similarity")."""
-    threshold = old.manifest["map"]["clusters"].get("adopt_similarity")
+    threshold = old.manifest.map.adopt_similarity
     fits = fine != UNCLUSTERED
     if threshold is None:  # an index built before papers were adopted: every placement stands
         return fits
@@ -179,7 +181,7 @@ def _grown(
     """The next generation: the index's papers, vectors, keyword rows and FAISS index plus the new ones."""
     table = old.papers
     if "added" not in table.column_names:  # an index built before papers kept when they came: its build's time
-        created = int(datetime.datetime.fromisoformat(old.manifest["created"]).timestamp() * 1000)
+        created = int(old.manifest.created_at.timestamp() * 1000)
         table = table.append_column("added", pa.array(np.full(table.num_rows, created, dtype=np.int64)))
     schema = table.schema
     dropped = sorted(name for name in set(new.columns) - set(schema.names) if new[name].notna().any())
@@ -187,7 +189,7 @@ def _grown(
         logger.info("fields the index does not have are left out: %s", ", ".join(dropped))
     new_table = pa.Table.from_pandas(new.reindex(columns=schema.names), schema=schema, preserve_index=False)
     smoothed = None
-    settings = BuildSettings.from_manifest(old.manifest)
+    settings = old.manifest.settings
     if old.smoothed is not None:  # the new papers' from their neighbours; the others' stay as built
         new_smoothed = smooth(vectors, old.vectors, old.faiss_index, settings.smoothing)
         smoothed = np.concatenate([np.asarray(old.smoothed), new_smoothed])
@@ -203,7 +205,7 @@ def _grown(
     ]
     placed = int(_column(old.papers, "placed").sum()) + len(new)
     return generations.Generation(
-        _grown_manifest(old.manifest, count, placed, inputs, len(new)),
+        old.manifest.grown(count, placed, [Path(p).name for p in inputs], len(new)),
         np.concatenate([np.asarray(old.vectors), vectors.astype(np.float32)]),
         old.faiss_index,
         [table, new_table],
@@ -211,28 +213,3 @@ def _grown(
         keyword,
         smoothed,
     )
-
-
-def _grown_manifest(manifest: dict, count: int, placed: int, inputs, added: int) -> dict:
-    """The manifest of a generation grown to ``count`` papers, ``placed`` of them placed on the map."""
-    manifest = dict(manifest)
-    manifest.pop("files", None)
-    manifest["count"] = count
-    sources = [Path(p).name for p in inputs]
-    manifest["corpus"] = {
-        **manifest["corpus"],
-        "sources": [*manifest["corpus"]["sources"], *sources],
-        "added": [
-            *manifest["corpus"].get("added", []),
-            {
-                "at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                "sources": sources,
-                "papers": added,
-            },
-        ],
-    }
-    manifest["map"] = {
-        **manifest["map"],
-        "layout": {**manifest["map"]["layout"], "placed": placed, "placed_share": placed / count},
-    }
-    return manifest

@@ -34,6 +34,15 @@ from paperscope.index.build.keyword_fit import fit_keyword_index
 from paperscope.index.build.local_engine import LocalEngine
 from paperscope.index.build.smoothing import smooth
 from paperscope.index.store import generations
+from paperscope.index.store.manifest import (
+    CorpusInfo,
+    LongTextInfo,
+    Manifest,
+    MapInfo,
+    ModelInfo,
+    PresetInfo,
+    SearchInfo,
+)  # fmt: skip
 from paperscope.index.topics import topic_map
 from paperscope.settings import DEFAULT_MODES, BuildSettings
 
@@ -195,11 +204,12 @@ def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, vectors, id
         if encoder.quantize:
             measuring = background.submit(quantization_fidelity, encoder, papers.texts_of, vectors, long_text)
         encode = functools.partial(encoder.encode, long_text=long_text)  # embeds candidate topic names
-        per_paper, clusters, map_manifest = topic_map.topic_map(
+        per_paper, clusters, map_sections = topic_map.topic_map(
             vectors, papers.texts_of, ids, encode, seeds=job.settings.seeds
         )
         encoder.release()
         fidelity = measuring.result() if measuring else None
+    map_info = MapInfo(**map_sections)
     if fidelity:
         logger.info(
             "int8 against fp32 on %d texts: cosine %.4f (min %.4f), top-10 overlap %.2f",
@@ -207,10 +217,9 @@ def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, vectors, id
         )  # fmt: skip
     logger.info(
         "%d clusters, %d papers unclustered; map trust %.2f (%s layout)",
-        map_manifest["clusters"]["count"], map_manifest["clusters"]["unclustered"],
-        map_manifest["map_trust"]["mean"], map_manifest["layout"]["method"],
+        map_info.cluster_count, map_info.unclustered, map_info.trust, map_info.method,
     )  # fmt: skip
-    return per_paper, clusters, map_manifest, fidelity
+    return per_paper, clusters, map_info, fidelity
 
 
 def _search_side(vectors, papers: shards.ShardSet, settings: BuildSettings, work: Path, seconds: dict) -> tuple:
@@ -244,47 +253,37 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
     vectors = papers.vectors(work / "vectors.npy")
     logger.info("laying out the topic map and naming clusters")
     on_progress(0.8, "laying out the topic map")
-    per_paper, clusters, map_manifest, fidelity = _map_and_fidelity(job, papers, vectors, ids, seconds)
+    per_paper, clusters, map_info, fidelity = _map_and_fidelity(job, papers, vectors, ids, seconds)
     per_paper["added"] = first_seen(output, ids)
     on_progress(0.9, "building the search index")
     keyword, faiss_index, ann_quality, smoothed = _search_side(vectors, papers, settings, work, seconds)
-    manifest = {
-        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "count": papers.count,
-        "dimension": int(vectors.shape[1]),
-        "engine": embedded.engine,
-        "settings": settings.to_manifest(),
-        "model": {
-            "name": encoder.name,
-            "path": str(encoder.path),
-            "fingerprint": encoder.fingerprint,
-            "max_tokens": encoder.max_tokens,
-            "backend": encoder.backend,
-            "quantize": encoder.quantize,
-            "window": encoder.window,
-            **({"int8_fidelity": fidelity} if fidelity else {}),
-        },
-        "preset": job.choice,
-        "text_recipe": TEXT_RECIPE,
-        "long_text": {"strategy": job.long_text, "long_texts": long_count, "max_tokens": encoder.max_tokens},
-        "corpus": {
-            "fingerprint": corpus_fingerprint,
-            "sources": [Path(p).name for p in job.inputs],
-            "skipped": len(embedded.read_report.skipped),
-            "duplicate_ids": len(embedded.read_report.duplicate_ids),
-            "duplicate_abstracts": len(embedded.read_report.duplicate_abstracts),
-        },
-        "search": {
+    manifest = Manifest(
+        created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        count=papers.count,
+        dimension=int(vectors.shape[1]),
+        engine=embedded.engine,
+        settings=settings,
+        model=ModelInfo(
+            encoder.name, str(encoder.path), encoder.fingerprint, encoder.max_tokens, encoder.backend,
+            encoder.quantize, encoder.window, fidelity,
+        ),
+        preset=PresetInfo(**job.choice),
+        text_recipe=TEXT_RECIPE,
+        long_text=LongTextInfo(job.long_text, long_count, encoder.max_tokens),
+        corpus=CorpusInfo(
+            corpus_fingerprint, tuple(Path(p).name for p in job.inputs), len(embedded.read_report.skipped),
+            len(embedded.read_report.duplicate_ids), len(embedded.read_report.duplicate_abstracts),
+        ),
+        search=SearchInfo(
             **ann_quality,
-            "metric": "cosine (inner product of normalised vectors)",
-            "keyword": {"kind": "tf-idf", "terms": len(keyword.terms)},
-            "smoothing": dataclasses.asdict(settings.smoothing) if settings.smoothing else None,
+            keyword={"kind": "tf-idf", "terms": len(keyword.terms)},
+            smoothing=settings.smoothing,
             **DEFAULT_MODES,
-        },
-        "map": map_manifest,
-        "versions": _versions(),
-        "build_seconds": dict(seconds),
-    }
+        ),
+        map=map_info,
+        versions=_versions(),
+        build_seconds=dict(seconds),
+    )  # fmt: skip
     on_progress(0.95, "writing the index")
     with _stage(seconds, "write"):
         kept = [name for name in shards.PAPER_COLUMNS if name not in OPTIONAL_FIELDS or name in filled]

@@ -388,9 +388,8 @@ class Collections:
 
     def _vector_key(self) -> str:
         """What an outside member's vector depends on: the index's model and how it embeds texts."""
-        model = self.index.manifest["model"]
-        strategy = self.index.manifest["long_text"]["strategy"]
-        return json.dumps([model["fingerprint"], model.get("quantize"), model.get("window"), strategy])
+        model = self.index.manifest.model
+        return json.dumps([model.fingerprint, model.quantize, model.window, self.index.manifest.long_text.strategy])
 
     def embed_outside(self, name: str | None = None) -> int:
         """Embed the outside members of ``name`` (every collection of the index when None) that

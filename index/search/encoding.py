@@ -40,9 +40,10 @@ def clean_query(text) -> str:
 
 class QueryEncoder:
     """Embeds query texts and sentences with the model an index was built with (its manifest's
-    "model" section), loaded on first use; ``model_path`` overrides where it is loaded from."""
+    model, a :class:`~paperscope.index.store.manifest.ModelInfo`), loaded on first use;
+    ``model_path`` overrides where it is loaded from."""
 
-    def __init__(self, built_with: dict, long_text: str, model_path: str | Path | None = None):
+    def __init__(self, built_with, long_text: str, model_path: str | Path | None = None):
         self.built_with = built_with
         self.long_text = long_text
         self.model_path = model_path
@@ -56,18 +57,16 @@ class QueryEncoder:
         from paperscope.embed.model import BUNDLED_MODEL_NAME, Encoder, bundled_model_path
 
         built_with = self.built_with
-        path = self.model_path or built_with["path"]
-        if not self.model_path and not Path(path).is_dir() and built_with["name"] == BUNDLED_MODEL_NAME:
+        path = self.model_path or built_with.path
+        if not self.model_path and not Path(path).is_dir() and built_with.name == BUNDLED_MODEL_NAME:
             path = bundled_model_path()  # the index was built on another machine or in another venv
         if not Path(path).is_dir():
             raise UserError(f"the model this index was built with is not at {path}; pass its folder with --model")
-        encoder = Encoder(
-            path, onnx_dir=locations.onnx_dir(), quantize=built_with.get("quantize"), window=built_with.get("window")
-        )
-        if encoder.fingerprint != built_with["fingerprint"]:
+        encoder = Encoder(path, onnx_dir=locations.onnx_dir(), quantize=built_with.quantize, window=built_with.window)
+        if encoder.fingerprint != built_with.fingerprint:
             raise UserError(
                 f"the model at {path} (fingerprint {encoder.fingerprint}) is not the one this index was "
-                f"built with ({built_with['name']}, {built_with['fingerprint']}); rebuild the index or pass --model"
+                f"built with ({built_with.name}, {built_with.fingerprint}); rebuild the index or pass --model"
             )
         return encoder
 

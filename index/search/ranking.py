@@ -63,18 +63,19 @@ def rocchio(vectors: np.ndarray, positive: list[int], negative: list[int], weigh
 
 class Ranker:
     """Ranks the rows of one index generation: its vectors, smoothed vectors (or None), FAISS index,
-    keyword index, and the "search" section of its manifest (default modes and weights, HNSW depth)."""
+    keyword index, and the search section of its manifest (a
+    :class:`~paperscope.index.store.manifest.SearchInfo`: default modes and weights, HNSW depth)."""
 
-    def __init__(self, vectors: np.ndarray, smoothed: np.ndarray | None, faiss_index, keyword, search: dict):
+    def __init__(self, vectors: np.ndarray, smoothed: np.ndarray | None, faiss_index, keyword, search):
         self.vectors = vectors
         self.smoothed = smoothed
         self.faiss_index = faiss_index
         self.keyword = keyword
-        self.search_manifest = search
-        if "ef_search" in search:  # HNSW: the search depth the build tuned for recall
+        self.search_info = search
+        if search.ef_search is not None:  # HNSW: the search depth the build tuned for recall
             import faiss
 
-            faiss.downcast_index(faiss_index).hnsw.efSearch = search["ef_search"]
+            faiss.downcast_index(faiss_index).hnsw.efSearch = search.ef_search
 
     def __len__(self) -> int:
         return len(self.vectors)
@@ -89,8 +90,8 @@ class Ranker:
 
         bits = np.packbits(np.asarray(within, dtype=bool), bitorder="little")
         selector = faiss.IDSelectorBitmap(len(within), faiss.swig_ptr(bits))
-        if "ef_search" in self.search_manifest:  # HNSW: keep the search depth the build tuned
-            params = faiss.SearchParametersHNSW(sel=selector, efSearch=self.search_manifest["ef_search"])
+        if self.search_info.ef_search is not None:  # HNSW: keep the search depth the build tuned
+            params = faiss.SearchParametersHNSW(sel=selector, efSearch=self.search_info.ef_search)
         else:
             params = faiss.SearchParameters(sel=selector)
         return self.faiss_index.search(query, count, params=params)
@@ -154,8 +155,8 @@ class Ranker:
     ) -> Ranking:
         """The ``k`` rows most like the rows ``positive`` and least like ``negative`` (Rocchio in
         vector and in term space), those rows excluded."""
-        mode = settings.mode or self.search_manifest["similar_mode"]
-        weight = self.search_manifest["hybrid_weight"] if settings.hybrid_weight is None else settings.hybrid_weight
+        mode = settings.mode or self.search_info.similar_mode
+        weight = self.search_info.hybrid_weight if settings.hybrid_weight is None else settings.hybrid_weight
         share = [1 / len(positive)] * len(positive) + [-settings.negative / max(len(negative), 1)] * len(negative)
         raw = rocchio(self.vectors, positive, negative, settings.negative)
         smoothed = self.smoothed is not None and mode == "hybrid"  # the papers' smoothed vectors are the query too
@@ -171,10 +172,8 @@ class Ranker:
         """The ``k`` rows most like a text query of ``text_words`` words; a short one (at most
         ``settings.feedback.max_words``) is moved towards the mean of its first results and ranked
         again (pseudo-relevance feedback), unless the mode is keyword or feedback is off."""
-        mode = settings.mode or self.search_manifest["search_mode"]
-        weight = settings.hybrid_weight
-        if weight is None:
-            weight = self.search_manifest.get("search_weight", self.search_manifest["hybrid_weight"])
+        mode = settings.mode or self.search_info.search_mode
+        weight = self.search_info.text_weight if settings.hybrid_weight is None else settings.hybrid_weight
         ranked = {"weight": weight, "candidates": settings.candidates, "within": within}
         feedback = settings.feedback
         if feedback.on and mode != "keyword" and text_words <= feedback.max_words:

@@ -126,11 +126,11 @@ def training_sample(ranker) -> tuple[np.ndarray, np.ndarray, scipy.sparse.csr_ma
 def _as_documents(ranker, vectors: np.ndarray) -> np.ndarray:
     """Vectors of papers outside the index as the index's papers are ranked: smoothed (plus the
     index's smoothing weight x the mean of their nearest papers, renormalised) when the index is."""
-    smoothing = ranker.search_manifest.get("smoothing")
+    smoothing = ranker.search_info.smoothing
     if ranker.smoothed is None or not smoothing or not len(vectors):
         return vectors
-    near = ranker.faiss_search(vectors, min(smoothing["k"], len(ranker)))[1]
-    mixed = vectors + smoothing["weight"] * np.asarray(ranker.vectors)[near].mean(axis=1)
+    near = ranker.faiss_search(vectors, min(smoothing.k, len(ranker)))[1]
+    mixed = vectors + smoothing.weight * np.asarray(ranker.vectors)[near].mean(axis=1)
     return (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
 
 

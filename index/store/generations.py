@@ -29,6 +29,7 @@ Old generations and leftover temporary folders are removed by the next build.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import logging
@@ -46,10 +47,8 @@ from filelock import FileLock, Timeout
 from paperscope.errors import UserError
 from paperscope.files import TEMPORARY_PREFIX, atomic_path, file_digest, mapped_array
 from paperscope.index.search.keyword import KeywordIndex
+from paperscope.index.store.manifest import Manifest
 
-FORMAT_NAME = "paperscope-index"
-FORMAT_VERSION = 6  # 2: keyword index; 3: its stop words; 4: terms from index.terms; 5: coarse topics;
-# 6: memory-mapped papers (Arrow IPC) and keyword matrix (.npy by paper and by term)
 VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
     "vectors.npy",
     "faiss.index",
@@ -86,7 +85,7 @@ def build_lock(folder: Path):
 class Generation:
     """Everything one index generation holds, as read back."""
 
-    manifest: dict
+    manifest: Manifest
     vectors: np.ndarray
     faiss_index: object
     papers: object  # read: a memory-mapped pyarrow Table; written: a DataFrame, a Table or an iterable of Tables
@@ -147,15 +146,9 @@ def write_generation(folder: Path, generation: Generation) -> Path:
                 temporary / SMOOTHED_FILE, np.ascontiguousarray(generation.smoothed, np.float32), allow_pickle=False
             )
         written = sorted(p.name for p in temporary.iterdir())
-        manifest = {
-            "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
-            **generation.manifest,
-            "files": {
-                name: {"bytes": (temporary / name).stat().st_size, "sha256": file_digest(temporary / name)}
-                for name in written
-            },
-        }
+        files = {name: {"bytes": (temporary / name).stat().st_size, "sha256": file_digest(temporary / name)}
+                 for name in written}  # fmt: skip
+        manifest = dataclasses.replace(generation.manifest, files=files).to_json()
         (temporary / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, default=str))
         logger.debug("stage %s", "commit", extra={"stage": "commit"})
     with atomic_path(folder / POINTER_FILE) as pointer:
@@ -232,14 +225,16 @@ def is_index(folder: str | Path) -> bool:
 def is_current_format(folder: str | Path) -> bool:
     """Whether ``folder`` holds a finished index this paperscope can read."""
     name = current_generation_name(Path(folder))
-    try:
-        manifest = json.loads((Path(folder) / name / MANIFEST_FILE).read_text()) if name else {}
-    except (OSError, ValueError):
+    if name is None:
         return False
-    return manifest.get("format") == FORMAT_NAME and manifest.get("format_version") == FORMAT_VERSION
+    try:
+        Manifest.from_json(json.loads((Path(folder) / name / MANIFEST_FILE).read_text()), str(folder))
+    except (OSError, ValueError, UserError):
+        return False
+    return True
 
 
-def _source(folder: Path) -> tuple[Path, dict, str]:
+def _source(folder: Path) -> tuple[Path, Manifest, str]:
     """The current generation's folder and manifest, checked for format; and the rebuild hint."""
     hint = f"build one with: paperscope build -o {folder}"
     if not folder.is_dir():
@@ -249,17 +244,12 @@ def _source(folder: Path) -> tuple[Path, dict, str]:
         raise UserError(f"{folder}: not a paperscope index (no {POINTER_FILE} file); {hint}")
     source = folder / name
     try:
-        manifest = json.loads((source / MANIFEST_FILE).read_text())
+        manifest = Manifest.from_json(json.loads((source / MANIFEST_FILE).read_text()), str(folder))
     except FileNotFoundError:
         raise UserError(f"{source}: {MANIFEST_FILE} is missing; rebuild the index ({hint})") from None
     except json.JSONDecodeError as exc:
         raise UserError(f"{source / MANIFEST_FILE}: corrupt ({exc.msg}); rebuild the index ({hint})") from None
-    if manifest.get("format") != FORMAT_NAME or manifest.get("format_version") != FORMAT_VERSION:
-        raise UserError(
-            f"{folder}: index format {manifest.get('format_version')!r}, this paperscope reads "
-            f"version {FORMAT_VERSION}; rebuild the index ({hint})"
-        )
-    for file_name, expected in manifest.get("files", {}).items():
+    for file_name, expected in manifest.files.items():
         path = source / file_name
         if not path.is_file():
             raise UserError(f"{path}: missing; rebuild the index ({hint})")
@@ -271,16 +261,16 @@ def _source(folder: Path) -> tuple[Path, dict, str]:
     return source, manifest, hint
 
 
-def read_manifest(folder: str | Path) -> dict:
+def read_manifest(folder: str | Path) -> Manifest:
     """The current generation's manifest, checked for format and file sizes (a UserError if not)."""
     return _source(Path(folder))[1]
 
 
-def verify(folder: str | Path) -> dict:
+def verify(folder: str | Path) -> Manifest:
     """Check every file of the current generation against the SHA-256 in its manifest (a
     UserError names the first that differs); returns the manifest."""
     source, manifest, hint = _source(Path(folder))
-    for file_name, expected in manifest["files"].items():
+    for file_name, expected in manifest.files.items():
         if file_digest(source / file_name) != expected["sha256"]:
             raise UserError(
                 f"{source / file_name}: checksum does not match the manifest (corrupted); rebuild the index ({hint})"
@@ -302,18 +292,18 @@ def read_generation(folder: str | Path, mapped: bool = True) -> Generation:
         clusters = _read_table(source / CLUSTERS_FILE)
         keyword = KeywordIndex.load(source, KEYWORD_PREFIX, KEYWORD_TERMS_FILE)
         smoothed = None
-        if SMOOTHED_FILE in manifest["files"]:
+        if SMOOTHED_FILE in manifest.files:
             smoothed = mapped_array(source / SMOOTHED_FILE)
     except (OSError, ValueError, RuntimeError, KeyError) as exc:  # faiss raises RuntimeError
         raise UserError(
             f"{source}: unreadable ({str(exc).splitlines()[0][:120]}); rebuild the index ({hint})"
         ) from None
-    expected_shape = (manifest["count"], manifest["dimension"])
+    expected_shape = (manifest.count, manifest.dimension)
     if (
         vectors.shape != expected_shape
-        or faiss_index.ntotal != manifest["count"]
-        or papers.num_rows != manifest["count"]
-        or keyword.matrix.shape[0] != manifest["count"]
+        or faiss_index.ntotal != manifest.count
+        or papers.num_rows != manifest.count
+        or keyword.matrix.shape[0] != manifest.count
         or (smoothed is not None and smoothed.shape != expected_shape)
     ):
         raise UserError(
