@@ -63,10 +63,10 @@ def test_an_index_written_before_settings_were_kept_reads_them_from_its_manifest
     folder = tmp_path / "old"
     copy_index(sample_index_dir, folder)
     index = PaperIndex.load(folder)
-    older = {name: value for name, value in index.manifest.items() if name != "settings"}
+    older = {name: value for name, value in index.info().items() if name != "settings"}  # as its manifest.json
     assert BuildSettings.from_manifest(older).smoothing == Smoothing(**older["search"]["smoothing"])
     assert BuildSettings.from_manifest({**older, "search": {**older["search"], "smoothing": None}}).smoothing is None
-    assert dataclasses.asdict(BuildSettings.from_manifest(index.manifest)) == index.manifest["settings"]
+    assert dataclasses.asdict(BuildSettings.from_manifest(index.info())) == index.info()["settings"]
 
 
 def test_bad_smoothing_on_the_command_line_is_one_line(tmp_path):

@@ -17,7 +17,7 @@ def test_layout_is_stored_per_paper_and_read_back(sample_index):
     assert {"x", "y", "cluster", "cluster_name", "map_trust"} <= set(papers.columns)
     assert np.isfinite(papers[["x", "y"]].to_numpy()).all()
     assert papers[["x", "y"]].drop_duplicates().shape[0] > 30
-    layout = sample_index.manifest["map"]["layout"]
+    layout = sample_index.manifest.map.layout
     assert layout["method"] == "umap" and layout["precomputed_knn"] and layout["n_neighbors"] == 15
 
 
@@ -52,7 +52,7 @@ def test_sample_clusters_and_their_central_papers(sample_index):
     assert 3 <= len(clusters) <= 8
     unclustered = (sample_index.papers["cluster"] < 0).sum()
     assert unclustered < len(sample_index) / 2
-    assert sample_index.manifest["map"]["clusters"]["unclustered"] == unclustered
+    assert sample_index.manifest.map.unclustered == unclustered
     for row in clusters.itertuples():
         assert len(row.central_ids) == min(3, row.size)
         members = sample_index.papers[sample_index.papers["cluster"] == row.cluster]
@@ -66,7 +66,7 @@ def test_sample_clusters_and_their_central_papers(sample_index):
 def test_map_trust_is_a_share_with_the_corpus_average_in_the_manifest(sample_index):
     trust = sample_index.papers["map_trust"].to_numpy()
     assert ((trust >= 0) & (trust <= 1)).all() and len(set(np.round(trust * 10))) > 1
-    assert sample_index.manifest["map"]["map_trust"]["mean"] == pytest.approx(trust.mean(), abs=1e-6)
+    assert sample_index.manifest.map.trust == pytest.approx(trust.mean(), abs=1e-6)
 
 
 def test_a_query_is_placed_among_its_neighbours(sample_index):
@@ -126,9 +126,9 @@ def test_tiny_corpora_build_a_map(tmp_path, count, method):
     corpus.write_text("\n\n".join(papers["abstract"][:count]))
     build_index([corpus], tmp_path / "index")
     index = PaperIndex.load(tmp_path / "index")
-    assert index.manifest["map"]["layout"]["method"] == method
+    assert index.manifest.map.method == method
     if method == "pca":
-        assert "UMAP needs at least 4 papers" in index.manifest["map"]["layout"]["reason"]
+        assert "UMAP needs at least 4 papers" in index.manifest.map.layout["reason"]
     assert np.isfinite(index.papers[["x", "y"]].to_numpy()).all() and len(index.papers) == count
     assert len(index.similar(index.papers["id"][0], k=3)) == min(3, count - 1)
     assert index.topic_table("fine") is not None and set(index.papers["cluster"]) >= set(

@@ -148,7 +148,7 @@ def _with_earlier_seeds(settings: BuildSettings, output: Path) -> BuildSettings:
     if settings.seeds is not None or not generations.is_index(output):
         return settings
     try:
-        earlier = BuildSettings.from_manifest(generations.read_manifest(output)).seeds
+        earlier = generations.read_manifest(output).settings.seeds
     except (UserError, TypeError):  # an index of an older format: no seeds kept
         return settings
     if earlier and earlier.topics:
