@@ -414,7 +414,7 @@ def read_bibtex(path: Path, text: str) -> LibraryRead:
                 ("doi", raw.get("doi"), "doi"),
                 ("arxiv_id", eprint if is_arxiv else "", "eprint"),
                 ("arxiv_id", arxiv_in(*(raw.get(key) for key in ("journal", "url", "doi", "note"))), "journal/url/doi"),
-                ("categories", _split_keywords(latex.get("keywords", "")), "keywords"),
+                ("categories", split_keywords(latex.get("keywords", "")), "keywords"),
             ],
             entry,
         )
@@ -424,7 +424,8 @@ def read_bibtex(path: Path, text: str) -> LibraryRead:
 _BIBTEX_TEXT_FIELDS = {"title", "abstract", "journal", "journaltitle", "booktitle", "keywords"}
 
 
-def _split_keywords(text: str) -> list[str]:
+def split_keywords(text: str) -> list[str]:
+    """Keywords written "a, b; c" as a list."""
     return [word.strip() for word in re.split(r"[,;]", text) if word.strip()]
 
 
@@ -604,7 +605,7 @@ def _csl(item: dict) -> list[tuple[str, object, str]]:
         ("url", item.get("URL"), "URL"),
         ("doi", item.get("DOI"), "DOI"),
         ("arxiv_id", arxiv_in(*(item.get(key) for key in ("number", "DOI", "URL", "note"))), "number/DOI/URL"),
-        ("categories", _split_keywords(flat_text(item.get("keyword"))), "keyword"),
+        ("categories", split_keywords(flat_text(item.get("keyword"))), "keyword"),
     ]
 
 

@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from paperscope.embed.library import bibtex_names, flat_text, latex_to_text
+from paperscope.embed.library import bibtex_names, flat_text, latex_to_text, person_name, split_keywords
 from paperscope.errors import UserError
 
 FORMATS = {".bib": "bib", ".ris": "ris", ".json": "csl", ".csv": "csv"}
@@ -104,28 +104,40 @@ def from_paper(paper: dict) -> dict:
     return {name: value for name, value in pivot.items() if value}
 
 
+def key_and_type(entry: dict) -> tuple[str, str]:
+    """An entry's own citation key ("" if it has none) and its type in CSL's terms."""
+    if entry["format"] == "bib":
+        return entry["key"], BIB_TYPES.get(entry["type"], "document")
+    if entry["format"] == "ris":
+        fields = entry["fields"]
+        return fields.get("id") or "", RIS_TYPES.get(fields.get("type_of_reference", "GEN"), "document")
+    item = entry["item"]
+    return str(item.get("citation-key") or item.get("id") or ""), item.get("type") or "document"
+
+
 def from_entry(entry: dict) -> dict:
     """The pivot of an imported entry: its own key, its type and fields in CSL's terms."""
     fmt = entry["format"]
+    key, kind = key_and_type(entry)
     if fmt == "bib":
         fields = {name.lower(): value for name, value in entry["fields"].items()}
-        pivot = {"type": BIB_TYPES.get(entry["type"], "document"), "key": entry["key"]}
+        pivot = {"type": kind, "key": key}
         for concept, holders in HOLDERS["bib"].items():
             value = next((fields[name] for name in holders if fields.get(name)), "")
             if concept == "authors":
                 pivot[concept] = bibtex_names(value)
             elif concept == "keywords":
-                pivot[concept] = [word.strip() for word in re.split(r"[,;]", latex_to_text(value)) if word.strip()]
+                pivot[concept] = split_keywords(latex_to_text(value))
             elif value:
                 pivot[concept] = value if concept in ("url", "doi") else latex_to_text(value)
         return {name: value for name, value in pivot.items() if value}
     if fmt == "ris":
         fields = entry["fields"]
-        pivot = {"type": RIS_TYPES.get(fields.get("type_of_reference", "GEN"), "document"), "key": fields.get("id")}
+        pivot = {"type": kind, "key": key}
         for concept, holders in HOLDERS["ris"].items():
             value = next((fields[name] for name in holders if fields.get(name)), "")
             if concept in ("authors", "keywords"):
-                pivot[concept] = [_ris_person(n) if concept == "authors" else n for n in value or [] if n]
+                pivot[concept] = [person_name(n) if concept == "authors" else n for n in value or [] if n]
             elif concept == "url":
                 pivot[concept] = value[0] if value else ""
             elif concept == "note":
@@ -136,25 +148,22 @@ def from_entry(entry: dict) -> dict:
                 pivot[concept] = flat_text(value)
         return {name: value for name, value in pivot.items() if value}
     item = entry["item"]
-    pivot = {"type": item.get("type") or "document", "key": item.get("citation-key") or item.get("id")}
+    pivot = {"type": kind, "key": key}
     for concept, (holder, *_) in HOLDERS["csl"].items():
         value = item.get(holder)
         if concept == "authors":
             pivot[concept] = [_names(person) for person in value or [] if _names(person)]
         elif concept == "year":
-            parts = (value or {}).get("date-parts") if isinstance(value, dict) else None
-            pivot[concept] = str(parts[0][0]) if parts and parts[0] else flat_text((value or {}).get("raw", ""))
+            issued = value if isinstance(value, dict) else {"raw": value}
+            parts = issued.get("date-parts")
+            pivot[concept] = (
+                str(parts[0][0]) if isinstance(parts, list) and parts and parts[0] else flat_text(issued.get("raw"))
+            )
         elif concept == "keywords":
-            pivot[concept] = [word.strip() for word in re.split(r"[,;]", flat_text(value)) if word.strip()]
+            pivot[concept] = split_keywords(flat_text(value))
         else:
             pivot[concept] = flat_text(value)
     return {name: value for name, value in pivot.items() if value}
-
-
-def _ris_person(name: str) -> str:
-    """A RIS name ("Family, Given") as "Given Family"."""
-    family, _, given = name.partition(",")
-    return f"{given.strip()} {family.strip()}".strip() if given.strip() else name.strip()
 
 
 def _name_parts(name: str) -> tuple[str, str]:
@@ -262,7 +271,7 @@ def merged(member: Member, fmt: str, prefer: str = "entry") -> dict:
     entry = json.loads(json.dumps(entry))  # a copy: the stored entry stays as it is
     if not member.in_index:
         return entry
-    fields, filling = _fields(entry), _fields(CONVERT[fmt]({**corpus, "type": from_entry(entry).get("type")}))
+    fields, filling = _fields(entry), _fields(CONVERT[fmt]({**corpus, "type": key_and_type(entry)[1]}))
     concept_of = {holder.lower(): concept for concept, holders in HOLDERS[fmt].items() for holder in holders}
     for name, value in filling.items():
         concept = concept_of.get(name.lower())
@@ -304,7 +313,7 @@ def entries(members: list[Member], fmt: str, prefer: str = "entry") -> list[dict
     if prefer not in PREFERENCES:
         raise UserError(f"prefer the entry's fields or the corpus's ('entry' or 'corpus'), not {prefer!r}")
     written = [merged(member, fmt, prefer) for member in members]
-    taken = {from_entry(entry).get("key", "") for entry, m in zip(written, members, strict=True) if m.entry}
+    taken = {key_and_type(entry)[0] for entry, member in zip(written, members, strict=True) if member.entry}
     for entry, member in zip(written, members, strict=True):
         if member.entry is None:
             key = readable_key(from_paper(member.paper), taken)
@@ -328,7 +337,8 @@ def as_text(members: list[Member], fmt: str, prefer: str = "entry") -> str:
         library = bibtexparser.Library(
             [Entry(e["type"], e["key"], [Field(name, value) for name, value in e["fields"].items()]) for e in written]
         )
-        return bibtexparser.write_string(library)
+        stack = bibtexparser.middlewares.default_unparse_stack(allow_inplace_modification=True)  # no deep copy
+        return bibtexparser.write_string(library, unparse_stack=stack)
     if fmt == "ris":
         import rispy
 
