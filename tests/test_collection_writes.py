@@ -130,6 +130,21 @@ def test_every_collection_is_backed_up_to_one_file_and_restored_on_another_machi
     )
 
 
+def test_a_backed_up_vector_of_the_wrong_size_is_embedded_again_not_trusted(index_copy, tmp_path):
+    collections = Collections(PaperIndex.load(index_copy))
+    collections.create("mine", files=[Path(__file__).parent / "library_exports" / "zotero.bib"])
+    backup = collections.backup()
+    outside = [m for m in backup["collections"][0]["members"] if m["vector"]]
+    outside[0]["vector"] = outside[0]["vector"][:40]  # cut short (or written by another model's dimension)
+    collections.delete("mine")
+    assert collections.restore(backup, "backup.json") == ["mine"]
+    with sqlite3.connect(tmp_path / "home" / "collections.sqlite") as db:
+        assert db.execute("SELECT count(vector) FROM members WHERE paper_id IS NULL").fetchone()[0] == len(outside) - 1
+    assert len(collections.recommend("mine", k=3)) == 3  # the dropped one embedded again first
+    with sqlite3.connect(tmp_path / "home" / "collections.sqlite") as db:
+        assert db.execute("SELECT count(vector) FROM members WHERE paper_id IS NULL").fetchone()[0] == len(outside)
+
+
 def test_a_put_with_an_unknown_id_changes_nothing_and_outside_members_can_be_passed_back(index_copy, tmp_path):
     library = Path(__file__).parent / "library_exports" / "zotero.bib"
     Collections(PaperIndex.load(index_copy)).create("mine", ids=["p1", "p2"], files=[library], embed=False)

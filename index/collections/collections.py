@@ -62,6 +62,12 @@ def check_name(name) -> str:
     return name
 
 
+def _vector(text: str | None, size: int) -> bytes | None:
+    """A backed-up vector (base64 float32) of ``size`` bytes, else None (embedded again when needed)."""
+    blob = base64.b64decode(text, validate=True) if text else b""
+    return blob if len(blob) == size else None
+
+
 def empty_note(name: str) -> str:
     """What an empty collection means, said the same way by the CLI, the service and the app."""
     return f"the collection '{name}' has no members in this index yet; add papers to it"
@@ -94,8 +100,8 @@ class Collections:
         moved = known is not None and known["path"] != str(folder)
         if moved and Path(known["path"]).is_dir() and identity(known["path"], create=False) == key:
             logger.info(
-                "%s is a copy of the index at %s: the two share their collections (paperscope collection backup "
-                "and restore --index give a copy collections of its own)", folder, known["path"],
+                "%s is a copy of the index at %s: the two share their collections (paperscope collection backup, "
+                "then restore --into-index, gives a copy collections of its own)", folder, known["path"],
             )  # fmt: skip
         elif known is None or moved or legacy:
             if moved:
@@ -323,10 +329,8 @@ class Collections:
                     (self.index_key, name, database.now(), database.now()),
                 )
             collection = self._id(db, name)
-            db.execute(
-                f"DELETE FROM members WHERE collection_id = ? AND key NOT IN ({', '.join('?' * len(keys))})",
-                (collection, *keys),
-            ) if keys else db.execute("DELETE FROM members WHERE collection_id = ?", (collection,))
+            kept = f"AND key NOT IN ({', '.join('?' * len(keys))})" if keys else ""
+            db.execute(f"DELETE FROM members WHERE collection_id = ? {kept}", (collection, *keys))
             self._insert(db, collection, Matched([{"key": i, "paper_id": i, "matched_by": "id"} for i in papers]))
 
     def remove(self, name: str, ids: list[str]) -> int:
@@ -472,13 +476,13 @@ class Collections:
             row = db.execute("SELECT shown, created FROM collections WHERE id = ?", (self._id(db, name),)).fetchone()
         return row["shown"] or row["created"]
 
-    def mark_shown(self, names: list[str] | None = None, at: str | None = None) -> list[str]:
-        """Mark the new papers of ``names`` (every collection when None) as shown, as of ``at``
-        (ISO 8601; default now): the next ``--new`` and digest start there. Returns the names."""
+    def mark_shown(self, names: list[str] | None = None) -> list[str]:
+        """Mark the new papers of ``names`` (every collection when None) as shown now: the next
+        ``--new`` and digest start there. Returns the names."""
         with self.database.connect(write=True) as db:
             names = self.names() if names is None else [check_name(name) for name in names]
             for name in names:
-                db.execute("UPDATE collections SET shown = ? WHERE id = ?", (at or database.now(), self._id(db, name)))
+                db.execute("UPDATE collections SET shown = ? WHERE id = ?", (database.now(), self._id(db, name)))
         return names
 
     def digest(self, k: int = 5) -> list[dict]:
@@ -522,7 +526,7 @@ class Collections:
             raise UserError(
                 f"{source}: a backup of version {backup.get('version')!r}; this paperscope reads {BACKUP_VERSION}"
             )
-        restored = []
+        restored, size = [], 4 * self.index.vectors.shape[1]  # a vector of another size: embedded again when needed
         with self.database.connect(write=True) as db:
             for number, collection in enumerate(backup.get("collections") or [], start=1):
                 try:
@@ -531,7 +535,7 @@ class Collections:
                     members = collection["members"]
                     rows = [
                         (*(member.get(field) for field in STORED[:-4]),
-                         base64.b64decode(member["vector"]) if member.get("vector") else None,
+                         _vector(member.get("vector"), size),
                          member.get("vector_key"), member.get("added") or database.now(),
                          json.dumps(member["entry"], ensure_ascii=False) if member.get("entry") else None)
                         for member in members
