@@ -9,7 +9,8 @@ their DOI (as it is, as a doi.org URL in capitals, or with a url beside it, in t
 half are outside it (a DOI, a title and a 120-word abstract of their own). Then, each in this
 process: reading the file (BibTeX parsed, LaTeX to text), matching the entries to the papers, the
 whole import with the embedding deferred (``collection create --defer-embedding``: read, match and
-store in one transaction), the same through the command line in a fresh process, and embedding
+store in one transaction), the same through the command line in a fresh process, the collection
+exported as BibTeX, RIS and CSL-JSON (each entry given back as it came), and embedding
 --embed outside entries (the rate, and the time all of them would take). Prints a Markdown table
 and writes JSON.
 """
@@ -109,6 +110,10 @@ def main() -> None:
     )  # fmt: skip
     timings["paperscope collection create --defer-embedding (fresh process)"] = time.perf_counter() - start
     assert done.returncode == 0, done.stderr
+    for fmt, suffix in (("BibTeX", "bib"), ("RIS", "ris"), ("CSL-JSON", "json")):
+        start = time.perf_counter()
+        index.collections.export("big", work / f"export.{suffix}")
+        timings[f"export as {fmt}"] = time.perf_counter() - start
     counts = imported.counts()
     outside = counts["outside"]
     sample = work / f"library-embed-{options.embed}.bib"  # its outside entries: --embed of them
