@@ -477,10 +477,21 @@ class Admission:
             )
 
 
+def embedding_text(title: str | None, abstract: str | None, title_derived: bool = False) -> str:
+    """The text a paper is embedded from (TEXT_RECIPE): "title. abstract" when it has a real title
+    (not one derived from its abstract), else the abstract alone; a library entry without an
+    abstract (outside the corpus) is embedded from its title alone. The one place the recipe is written."""
+    if title_derived or not title:
+        return abstract or ""
+    if not abstract:
+        return title
+    return f"{title.rstrip('.')}. {abstract}"
+
+
 def embedding_texts(papers) -> list[str]:
-    """The text embedded for each paper (see TEXT_RECIPE): a table or dict of columns."""
+    """The text embedded for each paper (:func:`embedding_text`): a table or dict of columns."""
     return [
-        abstract if derived else f"{title.rstrip('.')}. {abstract}"
+        embedding_text(title, abstract, derived)
         for title, abstract, derived in zip(papers["title"], papers["abstract"], papers["title_derived"], strict=True)
     ]
 

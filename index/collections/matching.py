@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from paperscope.embed.corpus import embedding_text
 from paperscope.embed.library import normalise_arxiv_id, normalise_doi, normalise_title
 
 WAYS = ("id", "doi", "arxiv", "title")  # in the order they are tried
@@ -115,9 +116,8 @@ def match_entries(papers: pd.DataFrame, entries: list[dict]) -> Matched:
 
 
 def member_text(member: dict) -> str:
-    """The text embedded for an outside member, as papers are embedded: title. abstract."""
-    title, abstract = (member.get("title") or "").strip(), (member.get("abstract") or "").strip()
-    return f"{title.rstrip('.')}. {abstract}" if title and abstract else title or abstract
+    """The text embedded for an outside member, as papers are embedded (:func:`embedding_text`)."""
+    return embedding_text((member.get("title") or "").strip(), (member.get("abstract") or "").strip())
 
 
 def as_blob(vector: np.ndarray) -> bytes:
