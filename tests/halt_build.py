@@ -3,15 +3,16 @@ instead of after a guessed delay.
 
     python tests/halt_build.py STAGE build|add ARGUMENTS...
 
-A build logs the start of each stage as a DEBUG record on the ``paperscope`` logger with the
-attribute ``stage``. When the record of STAGE comes, this prints ``paperscope: halted at STAGE``
-on stderr and waits there until killed. The command's own log lines (INFO and up) still show on
-stderr; the DEBUG records do not.
+A build calls ``on_stage(name)`` as each of its stages starts (``build_index``'s documented
+callback; ``add_papers`` calls it at "commit"). This runs the command line with that callback set:
+when STAGE comes, it prints ``paperscope: halted at STAGE`` on stderr and waits there until killed.
+The command's own log lines still show on stderr. A stage the build stops calling is never reached,
+and the test that waits for it fails.
 """
 
 from __future__ import annotations
 
-import logging
+import functools
 import sys
 import threading
 
@@ -20,32 +21,26 @@ import threading
 STAGES = ("read", "embed", "map and clusters", "keyword index", "index", "write", "commit")
 
 
-class HaltAt(logging.Handler):
-    """Blocks forever at the record that marks build stage ``stage``."""
-
-    def __init__(self, stage: str):
-        super().__init__(logging.DEBUG)
-        self.stage = stage
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if getattr(record, "stage", None) == self.stage:
-            print(f"paperscope: halted at {self.stage}", file=sys.stderr, flush=True)
-            threading.Event().wait()  # until killed
+def halt_at(stage: str, name: str) -> None:
+    """An ``on_stage`` callback: blocks forever when the stage ``name`` is ``stage``."""
+    if name == stage:
+        print(f"paperscope: halted at {stage}", file=sys.stderr, flush=True)
+        threading.Event().wait()  # until killed
 
 
 def main(argv: list[str]) -> int:
     """Run ``paperscope ARGUMENTS`` with the halt at STAGE; returns its exit status."""
+    from paperscope.index.build import add, pipeline
     from paperscope.ui import cli
 
     if not argv or argv[0] not in STAGES:
         print(f"usage: halt_build.py STAGE ARGUMENTS... (STAGE one of {', '.join(STAGES)})", file=sys.stderr)
         return 2
     stage, arguments = argv[0], argv[1:]
-    cli.log_to_stderr()
-    for handler in cli.logger.handlers:
-        handler.setLevel(logging.INFO)  # the command's usual lines, not the stages' DEBUG records
-    cli.logger.setLevel(logging.DEBUG)
-    cli.logger.addHandler(HaltAt(stage))
+    halt = functools.partial(halt_at, stage)
+    # the command line imports these when it runs a build or an add: it gets them with the callback set
+    pipeline.build_index = functools.partial(pipeline.build_index, on_stage=halt)
+    add.add_papers = functools.partial(add.add_papers, on_stage=halt)
     return cli.main(arguments)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,18 +56,24 @@ class AddReport:
 
 
 def add_papers(
-    inputs: list[str | Path], folder: str | Path, fields: Fields | None = None, use_cache: bool = True
+    inputs: list[str | Path],
+    folder: str | Path,
+    fields: Fields | None = None,
+    use_cache: bool = True,
+    *,
+    on_stage: Callable[[str], None] | None = None,
 ) -> AddReport:
     """Add the papers of ``inputs`` to the index at ``folder`` (see the module docstring), embedded
     as the index was; ``fields`` names the columns of ``inputs``; ``use_cache``: reuse vectors of
-    texts embedded before."""
+    texts embedded before. ``on_stage("commit")`` is called once the new generation is on disk,
+    complete, and not yet current (as in :func:`~paperscope.index.build.pipeline.build_index`)."""
     folder = Path(folder)
     begin = time.perf_counter()
     if not generations.is_index(folder):
         raise UserError(f"{folder}: not a paperscope index; build one with: paperscope build FILES -o {folder}")
     try:
         with generations.build_lock(folder):
-            report = _add(inputs, folder, fields or Fields(), use_cache)
+            report = _add(inputs, folder, fields or Fields(), use_cache, on_stage)
     except OSError as exc:
         raise write_error(exc, folder) or exc from None
     report.seconds = time.perf_counter() - begin
@@ -104,7 +111,7 @@ def _embed(old: generations.Generation, texts: list[str], use_cache: bool) -> tu
     return vectors, fresh, encoder
 
 
-def _add(inputs, folder: Path, fields: Fields, use_cache: bool) -> AddReport:
+def _add(inputs, folder: Path, fields: Fields, use_cache: bool, on_stage) -> AddReport:
     """:func:`add_papers` under the folder's lock."""
     old = generations.read_generation(folder, mapped=False)
     count = old.papers.num_rows
@@ -118,7 +125,7 @@ def _add(inputs, folder: Path, fields: Fields, use_cache: bool) -> AddReport:
     new["tokens"] = encoder.count_tokens(texts)
     map_columns_of_new = _place(old, vectors)
     generation = _grown(old, new.join(map_columns_of_new), vectors, texts, inputs)
-    generations.write_generation(folder, generation)
+    generations.write_generation(folder, generation, on_stage=on_stage)
     placed = generation.manifest.map.placed_share
     logger.info(
         "added %s to %s (%d in all; %.0f%% placed on the map rather than laid out)",

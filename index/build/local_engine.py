@@ -89,8 +89,7 @@ class LocalEngine:
 
     def embed(self, job: shards.EmbedJob, work: Path, on_progress) -> shards.Embedded:
         """Embed ``job`` into Parquet shards in ``work`` (see the module docstring)."""
-        logger.debug("stage %s", "read", extra={"stage": "read"})
-        logger.debug("stage %s", "embed", extra={"stage": "embed"})
+        job.on_stage("read")
         begin = time.perf_counter()
         admission = Admission()
         total = sum(Path(path).stat().st_size for path in job.inputs if Path(path).is_file()) or 1
@@ -104,6 +103,7 @@ class LocalEngine:
         rows = admitted_papers(job.inputs, job.settings.fields.overrides(), admission, on_bytes=read)
         chunk = list(islice(rows, shards.SHARD_ROWS))  # at least AUTO_FAST_PAPERS, or all papers
         job.settle(len(chunk))
+        job.on_stage("embed")  # reading goes on: each shard is read, then embedded
         progress = EmbeddingProgress(
             total, on_progress, show_bar=self.show_progress, suggest_fast=job.choice["name"] == "exact"
         )

@@ -14,6 +14,7 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -60,13 +61,20 @@ class BuildReport:
     seconds: dict[str, float] = field(default_factory=dict)  # wall time of each stage
 
 
-@contextmanager
-def _stage(seconds: dict[str, float], name: str):
-    """Time the build stage ``name`` into ``seconds``; its start is a DEBUG record with ``stage`` set."""
-    logger.debug("stage %s", name, extra={"stage": name})
-    start = time.perf_counter()
-    yield
-    seconds[name] = round(time.perf_counter() - start, 3)
+@dataclass
+class _Stages:
+    """The stages of a build after embedding: ``on_stage(name)`` as each starts, its wall time in ``seconds``."""
+
+    on_stage: Callable[[str], None]
+    seconds: dict[str, float]
+
+    @contextmanager
+    def stage(self, name: str):
+        """Run the stage ``name``: say it starts, then time it."""
+        self.on_stage(name)
+        start = time.perf_counter()
+        yield
+        self.seconds[name] = round(time.perf_counter() - start, 3)
 
 
 def _versions() -> dict[str, str]:
@@ -114,13 +122,17 @@ def build_index(
     *,
     on_progress=None,
     show_progress: bool | None = None,
+    on_stage: Callable[[str], None] | None = None,
 ) -> BuildReport:
     """Read ``inputs``, embed them and write the index folder ``output`` atomically, as
     ``settings`` say (default: :class:`~paperscope.settings.BuildSettings`).
 
     ``on_progress(fraction, stage)`` follows the whole build; ``show_progress`` draws a bar on
-    stderr (default: when it is a terminal). Raises :class:`paperscope.UserError` for bad input,
-    in which case an existing index at ``output`` is left as it was.
+    stderr (default: when it is a terminal). ``on_stage(name)`` is called as each stage starts, in
+    this order: "read", "embed", "map and clusters", "keyword index", "index", "smoothing" (when
+    the build smooths), "write" (the names of :attr:`BuildReport.seconds`), then "commit": the new
+    generation is on disk, complete, and not yet current. Raises :class:`paperscope.UserError` for
+    bad input, in which case an existing index at ``output`` is left as it was.
     """
     settings = _with_earlier_seeds(settings or BuildSettings(), Path(output))
     if settings.engine == "ray":
@@ -132,9 +144,12 @@ def build_index(
     on_progress = on_progress or (lambda fraction, stage: None)
     output = Path(output)
     Encoder(settings.model_path)  # a bad model folder fails before anything is read
+    job = shards.EmbedJob([Path(path) for path in inputs], settings)
+    if on_stage is not None:
+        job.on_stage = on_stage
     try:
         with generations.build_lock(output):  # lock before reading: a second build fails at once
-            report = _build(shards.EmbedJob([Path(path) for path in inputs], settings), output, embedder, on_progress)
+            report = _build(job, output, embedder, on_progress)
     except OSError as exc:
         raise write_error(exc, output) or exc from None
     stages = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
@@ -194,12 +209,12 @@ def _log_long_texts(count: int, total: int, max_tokens: int, long_text: str) -> 
         )  # fmt: skip
 
 
-def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, vectors, ids, seconds: dict) -> tuple:
+def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, vectors, ids, stages: _Stages) -> tuple:
     """The topic map (per-paper columns, topics, manifest section) and, for an int8 build, its
     fidelity to fp32, measured on a sample in a background thread while the map is laid out
     (mostly on one core: a 300-paper first build 11.2 -> 10.7 s on two cores, medians of 3)."""
     encoder, long_text = job.encoder, job.long_text
-    with ThreadPoolExecutor(max_workers=1) as background, _stage(seconds, "map and clusters"):
+    with ThreadPoolExecutor(max_workers=1) as background, stages.stage("map and clusters"):
         measuring = None
         if encoder.quantize:
             measuring = background.submit(quantization_fidelity, encoder, papers.texts_of, vectors, long_text)
@@ -222,19 +237,19 @@ def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, vectors, id
     return per_paper, clusters, map_info, fidelity
 
 
-def _search_side(vectors, papers: shards.ShardSet, settings: BuildSettings, work: Path, seconds: dict) -> tuple:
+def _search_side(vectors, papers: shards.ShardSet, settings: BuildSettings, work: Path, stages: _Stages) -> tuple:
     """The keyword index, the FAISS index with its measured quality, and the smoothed vectors (or None)."""
-    with _stage(seconds, "keyword index"):
+    with stages.stage("keyword index"):
         keyword = fit_keyword_index(papers.texts(), papers.count)
     factory = ann.choose_factory(len(vectors), settings.faiss_factory)
-    with _stage(seconds, "index"):  # last: its copy of the vectors is not held during the map
+    with stages.stage("index"):  # last: its copy of the vectors is not held during the map
         faiss_index = ann.build_ann(vectors, factory)
         ann_quality = {"faiss": factory, **ann.tune(faiss_index, vectors)}
     if factory != "Flat":
         logger.info("FAISS %s: recall@10 %.3f against exact search", factory, ann_quality["recall_at_10"])
     smoothed = None
     if settings.smoothing:
-        with _stage(seconds, "smoothing"):
+        with stages.stage("smoothing"):
             smoothed = reserved_array(work / "smoothed.npy", vectors.shape)
             smooth(vectors, vectors, faiss_index, settings.smoothing, own_rows=np.arange(len(vectors)), out=smoothed)
     return keyword, faiss_index, ann_quality, smoothed
@@ -244,7 +259,8 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
     """The stages every engine shares: map and clusters, keyword index, FAISS, manifest, write."""
     encoder, settings = job.encoder, job.settings
     encoder.release()  # the later stages need the memory, not the model
-    seconds = dict(embedded.seconds)
+    stages = _Stages(job.on_stage, dict(embedded.seconds))
+    seconds = stages.seconds
     papers = shards.ShardSet(embedded.shards)
     ids, token_counts, filled, corpus_fingerprint = papers.summary()
     long_count = int((token_counts > encoder.max_tokens).sum())
@@ -253,10 +269,10 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
     vectors = papers.vectors(work / "vectors.npy")
     logger.info("laying out the topic map and naming clusters")
     on_progress(0.8, "laying out the topic map")
-    per_paper, clusters, map_info, fidelity = _map_and_fidelity(job, papers, vectors, ids, seconds)
+    per_paper, clusters, map_info, fidelity = _map_and_fidelity(job, papers, vectors, ids, stages)
     per_paper["added"] = first_seen(output, ids)
     on_progress(0.9, "building the search index")
-    keyword, faiss_index, ann_quality, smoothed = _search_side(vectors, papers, settings, work, seconds)
+    keyword, faiss_index, ann_quality, smoothed = _search_side(vectors, papers, settings, work, stages)
     manifest = Manifest(
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         count=papers.count,
@@ -285,11 +301,11 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
         build_seconds=dict(seconds),
     )  # fmt: skip
     on_progress(0.95, "writing the index")
-    with _stage(seconds, "write"):
+    with stages.stage("write"):
         kept = [name for name in shards.PAPER_COLUMNS if name not in OPTIONAL_FIELDS or name in filled]
         tables = shards.paper_tables(embedded.shards, kept, per_paper)
         generation = generations.Generation(manifest, vectors, faiss_index, tables, clusters, keyword, smoothed)
-        generations.write_generation(output, generation)
+        generations.write_generation(output, generation, on_stage=job.on_stage)
     on_progress(1.0, "done")
     return BuildReport(output, papers.count, embedded.embedded, long_count, seconds)
 

@@ -143,7 +143,7 @@ def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, worke
     except ImportError:
         raise UserError("--engine ray needs Ray: pip install 'paperscope[ray]'") from None
     _check_inputs(inputs)
-    logger.debug("stage %s", "read", extra={"stage": "read"})
+    job.on_stage("read")
     actors, started = _start_ray(address, workers)
     seconds = {}
     try:
@@ -157,7 +157,7 @@ def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, worke
         seconds["read"] = round(time.perf_counter() - begin, 3)
         job.settle(count)
         encoder, long_text = job.encoder, job.long_text
-        logger.debug("stage %s", "embed", extra={"stage": "embed"})
+        job.on_stage("embed")
         begin = time.perf_counter()
         embedded = records.map_batches(
             _Embedder,

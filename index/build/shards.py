@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -94,15 +95,21 @@ def paper_tables(shards: list[Path], keep: list[str], extra: pd.DataFrame):
         yield pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
 
 
+def _no_stage(name: str) -> None:
+    """Stages followed by no one."""
+
+
 @dataclass
 class EmbedJob:
-    """What an engine is asked to do: read ``inputs`` and embed their papers as ``settle`` decides."""
+    """What an engine is asked to do: read ``inputs`` and embed their papers as ``settle`` decides,
+    calling ``on_stage("read")`` and ``on_stage("embed")`` as those stages start."""
 
     inputs: list[Path]
     settings: BuildSettings
     encoder: Encoder | None = None  # once settled
     long_text: LongText = "mean"
     choice: dict = field(default_factory=dict)  # the manifest's "preset" section
+    on_stage: Callable[[str], None] = _no_stage
 
     def settle(self, papers: int) -> None:
         """Fix the embedding settings once the engine knows the corpus has at least ``papers``

@@ -32,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
-import logging
 import os
 import shutil
 import uuid
@@ -58,7 +57,6 @@ VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
 )
 KEYWORD_PREFIX, KEYWORD_TERMS_FILE, SMOOTHED_FILE = "keyword", "keyword_terms.json", "smoothed.npy"
 POINTER_FILE, LOCK_FILE, IDENTITY_FILE = "CURRENT", ".build.lock", "IDENTITY"
-logger = logging.getLogger(__name__)
 
 
 @contextmanager
@@ -126,8 +124,9 @@ def _map_papers(path: Path):
     return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
-def write_generation(folder: Path, generation: Generation) -> Path:
-    """Write one complete index generation into ``folder`` and make it current (call under build_lock)."""
+def write_generation(folder: Path, generation: Generation, on_stage=None) -> Path:
+    """Write one complete index generation into ``folder`` and make it current (call under build_lock);
+    ``on_stage("commit")`` is called between the two, once the generation's files are complete."""
     import faiss
 
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
@@ -150,7 +149,8 @@ def write_generation(folder: Path, generation: Generation) -> Path:
                  for name in written}  # fmt: skip
         manifest = dataclasses.replace(generation.manifest, files=files).to_json()
         (temporary / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, default=str))
-        logger.debug("stage %s", "commit", extra={"stage": "commit"})
+        if on_stage is not None:
+            on_stage("commit")
     with atomic_path(folder / POINTER_FILE) as pointer:
         pointer.write_text(target.name + "\n")
     identity(folder)
