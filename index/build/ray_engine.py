@@ -73,7 +73,9 @@ def _position(frame: pd.DataFrame) -> np.ndarray:
 
 
 class _Embedder:
-    """A Ray actor: loads the model once, then embeds batches of admitted records."""
+    """A Ray actor: loads the model once, then embeds batches of admitted records. Each actor makes
+    an encoder of its own, in its own process (an encoder is not sent between processes); the
+    driver's, made by ``EmbedJob.settle``, is the build's."""
 
     def __init__(self, model_path: str, quantize: str | None, window: int | None, long_text: str, rejected: np.ndarray):
         from paperscope import locations
@@ -155,7 +157,7 @@ def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, worke
         admission, admitted = _admit(keys, inputs)
         count = int(admitted.sum())
         seconds["read"] = round(time.perf_counter() - begin, 3)
-        job.settle(count)
+        job.settle(count)  # the driver's encoder: the manifest's model, and it names the topics
         encoder, long_text = job.encoder, job.long_text
         job.on_stage("embed")
         begin = time.perf_counter()

@@ -2,8 +2,10 @@
 
 A shard holds consecutive papers of the corpus, in corpus order: their metadata columns, the
 number of word pieces of each embedded text (``tokens``) and the embedding (``vector``, a
-fixed-size list of float32). Building the FAISS index, the map and the keyword index read the
-shards back column by column, so no stage needs every abstract in memory at once.
+fixed-size list of float32). The stages after embedding read them back shard by shard, each stage
+once, so no stage needs every abstract in memory at once: one read for the vectors and the corpus's
+summary (:meth:`ShardSet.read_back`), then the map's sample of texts, the keyword fit's texts and
+the written papers' columns.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ logger = logging.getLogger(__name__)
 
 STRING_COLUMNS = ["id", "title", "abstract", *[f for f in OPTIONAL_FIELDS if f != "year"], "source"]
 PAPER_COLUMNS = ["id", "title", "title_derived", "abstract", *OPTIONAL_FIELDS, "source", "tokens"]
+READ_BACK_COLUMNS = ["id", "title", "title_derived", "abstract", "tokens", *OPTIONAL_FIELDS]  # and "vector"
 SHARD_ROWS = max(20_000, AUTO_FAST_PAPERS)  # papers per shard; the local engine reads one before it settles the preset
 
 
@@ -74,9 +77,9 @@ def read_columns(path: Path, columns: list[str]) -> pd.DataFrame:
     return pq.read_table(path, columns=columns).to_pandas()
 
 
-def read_vectors(path: Path) -> np.ndarray:
-    """The (n, dimension) float32 vectors of one shard."""
-    column = pq.read_table(path, columns=["vector"]).column("vector").combine_chunks()
+def vector_array(column: pa.ChunkedArray) -> np.ndarray:
+    """A shard's ``vector`` column as an (n, dimension) float32 array."""
+    column = column.combine_chunks()
     return column.values.to_numpy(zero_copy_only=False).reshape(len(column), column.type.list_size)
 
 
@@ -106,14 +109,16 @@ class EmbedJob:
 
     inputs: list[Path]
     settings: BuildSettings
-    encoder: Encoder | None = None  # once settled
+    encoder: Encoder | None = None  # once settled: the build's one encoder
     long_text: LongText = "mean"
     choice: dict = field(default_factory=dict)  # the manifest's "preset" section
     on_stage: Callable[[str], None] = _no_stage
 
     def settle(self, papers: int) -> None:
         """Fix the embedding settings once the engine knows the corpus has at least ``papers``
-        papers (all of them, or at least AUTO_FAST_PAPERS)."""
+        papers (all of them, or at least AUTO_FAST_PAPERS), and make the build's encoder: the one
+        that embeds the papers (locally; Ray's actors make their own in their processes), names
+        the topics and is described in the manifest."""
         from paperscope import locations
         from paperscope.embed.model import Encoder
 
@@ -151,6 +156,24 @@ class Engine(Protocol):
         """Embed ``job`` into Parquet shards written in ``work``; ``on_progress(fraction, stage)``."""
 
 
+def _corpus_keys(frame: pd.DataFrame) -> list[str]:
+    """Each paper's id and abstract key: what the corpus fingerprint is a hash of."""
+    return [f"{paper_id}\0{abstract_key(text)}" for paper_id, text in zip(frame["id"], frame["abstract"], strict=True)]
+
+
+@dataclass
+class ReadBack:
+    """What one read of every shard gives the stages after embedding (:meth:`ShardSet.read_back`)."""
+
+    vectors: np.ndarray  # (papers, dimension) float32, memory-mapped
+    ids: list[str]
+    tokens: np.ndarray  # word pieces of each embedded text
+    filled: list[str]  # the optional fields some paper fills
+    fingerprint: str  # of the corpus: its ids and abstracts
+    rows: np.ndarray  # the rows asked for
+    texts: list[str]  # their embedded texts
+
+
 class ShardSet:
     """The embedded papers as the later stages of a build read them: column by column, shard by shard."""
 
@@ -178,28 +201,25 @@ class ShardSet:
             start += length
         return found
 
-    def vectors(self, path: Path) -> np.ndarray:
-        """All vectors, copied shard by shard into a memory-mapped .npy file at ``path``."""
-        first = read_vectors(self.parts[0])
-        vectors = reserved_array(path, (self.count, first.shape[1]))
-        start = 0
+    def read_back(self, path: Path, rows: np.ndarray) -> ReadBack:
+        """Read every shard once, one at a time: its vectors copied into a memory-mapped .npy file at
+        ``path``, what the manifest says of the corpus, and the embedded texts of the sorted ``rows``."""
+        vectors, ids, tokens, filled, keys, texts, start = None, [], [], set(), [], [], 0
         for part in self.parts:
-            block = read_vectors(part)
+            table = pq.read_table(part, columns=[*READ_BACK_COLUMNS, "vector"])
+            block = vector_array(table.column("vector"))
+            if vectors is None:
+                vectors = reserved_array(path, (self.count, block.shape[1]))
             vectors[start : start + len(block)] = block
-            start += len(block)
-        pa.default_memory_pool().release_unused()  # else Arrow's allocator keeps the decoded shards' pages
-        return vectors
-
-    def summary(self) -> tuple[list[str], np.ndarray, list[str], str]:
-        """Ids, word pieces per text, the optional fields some paper fills, and the corpus fingerprint."""
-        ids, tokens, filled, keys = [], [], set(), []
-        for frame in self.columns(["id", "abstract", "tokens", *OPTIONAL_FIELDS]):
+            frame = table.drop_columns(["vector"]).to_pandas()
+            del table, block
             ids += frame["id"].tolist()
             tokens.append(frame["tokens"].to_numpy())
             filled |= filled_fields(frame)
-            keys += [
-                f"{paper_id}\0{abstract_key(text)}"
-                for paper_id, text in zip(frame["id"], frame["abstract"], strict=True)
-            ]
+            keys += _corpus_keys(frame)
+            texts += embedding_texts(frame.iloc[rows[(rows >= start) & (rows < start + len(frame))] - start])
+            start += len(frame)
+        pa.default_memory_pool().release_unused()  # else Arrow's allocator keeps the decoded shards' pages
         fingerprint = hashlib.sha256("\0".join(sorted(keys)).encode()).hexdigest()[:16]
-        return ids, np.concatenate(tokens), [name for name in OPTIONAL_FIELDS if name in filled], fingerprint
+        filled_in_order = [name for name in OPTIONAL_FIELDS if name in filled]
+        return ReadBack(vectors, ids, np.concatenate(tokens), filled_in_order, fingerprint, rows, texts)
