@@ -24,6 +24,10 @@ _PUBLIC = {
     "Feedback": "paperscope.settings",
     "TopicSeeds": "paperscope.settings",
     "SeedTopic": "paperscope.settings",
+    "TopicSettings": "paperscope.settings",
+    "LayoutSettings": "paperscope.settings",
+    "ClusterSettings": "paperscope.settings",
+    "NamingSettings": "paperscope.settings",
     "read_seed_topics": "paperscope.index.topics.seeds",
 }
 __all__ = sorted(_PUBLIC)

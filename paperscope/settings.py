@@ -6,6 +6,8 @@ module costs nothing (no numpy, pandas or scipy), so ``paperscope --help`` stays
 - :class:`BuildSettings`: how an index is built (preset, long texts, quantization, smoothing,
   FAISS factory, engine …); written into the manifest (``settings``) and read back by ``add`` and
   ``info``.
+- :class:`TopicSettings`: how the topic map is made (layout, clusters, names), part of
+  ``BuildSettings`` (``topics``); its defaults are the values measured on IJCAI (docs/topic-map.md).
 - :class:`QuerySettings`: how a lookup ranks (mode, hybrid weight, feedback, candidate count).
 
 A choice among names is a ``Literal``; a wrong one is a :class:`~paperscope.errors.UserError`
@@ -15,6 +17,7 @@ naming the choices, raised when the value is made.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -26,12 +29,14 @@ LongText = Literal["mean", "truncate"]  # texts over the model's window: windows
 Quantize = Literal["int8"]
 Engine = Literal["local", "ray"]
 PresetName = Literal["exact", "fast"]
+Selection = Literal["leaf", "eom"]  # HDBSCAN's cluster selection: the leaves of its tree, or excess of mass
 
 MODES: tuple[str, ...] = get_args(Mode)
 LEVELS: tuple[str, ...] = get_args(Level)
 LONG_TEXT_STRATEGIES: tuple[str, ...] = get_args(LongText)
 QUANTIZE_CHOICES: tuple[str, ...] = get_args(Quantize)
 ENGINES: tuple[str, ...] = get_args(Engine)
+SELECTIONS: tuple[str, ...] = get_args(Selection)
 
 MAX_RESULTS = 1_000  # k of every lookup (Python, the command line, the service): 1 to this
 AUTO_FAST_PAPERS = 20_000  # a build of this many papers or more takes the "fast" preset unless told
@@ -130,6 +135,143 @@ class TopicSeeds:
             raise UserError(f"--seed-similarity must be in (0, 1), got {self.similarity}")
 
 
+def _whole(section: str, name: str, value, least: int) -> None:
+    """A UserError naming the topic setting ``section.name`` unless ``value`` is a whole number >= ``least``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        what = f"a whole number of at least {least}"
+        raise UserError(f"topic setting {section}.{name} must be {what}, got {shown(value)}")
+
+
+def _number(section: str, name: str, value, low: float, high: float | None = None) -> None:
+    """A UserError naming the topic setting ``section.name`` unless ``value`` is a number in
+    [``low``, ``high``] (``high`` None: above ``low``, ``low`` excluded)."""
+    number = not isinstance(value, bool) and isinstance(value, int | float)
+    if high is None and not (number and value > low):
+        raise UserError(f"topic setting {section}.{name} must be a number above {low}, got {shown(value)}")
+    if high is not None and not (number and low <= value <= high):
+        raise UserError(f"topic setting {section}.{name} must be a number in [{low}, {high}], got {shown(value)}")
+
+
+@dataclass(frozen=True)
+class LayoutSettings:
+    """The map's 2-D layout (paperscope.index.topics.layout): UMAP fed the exact cosine neighbour
+    graph from FAISS (the metric is the graph's: cosine). ``n_neighbors`` (at most N - 1),
+    ``min_dist`` and ``seed`` are UMAP's; ``knn``: the neighbours found of each paper, itself
+    included (at least ``n_neighbors``; raised to 11 for map trust), shared with the clusters'
+    UMAP; ``sample``: above this many papers, layout, clusters and names are fitted on a random
+    sample this big and the other papers placed by their nearest sampled papers."""
+
+    n_neighbors: int = 15
+    min_dist: float = 0.1
+    seed: int = 42
+    knn: int = 16
+    sample: int = 50_000
+
+    def __post_init__(self):
+        _whole("layout", "n_neighbors", self.n_neighbors, 2)
+        _number("layout", "min_dist", self.min_dist, 0, 1)
+        _whole("layout", "seed", self.seed, 0)
+        _whole("layout", "knn", self.knn, self.n_neighbors)
+        _whole("layout", "sample", self.sample, 2)
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """Fine clusters and coarse topics (paperscope.index.topics.clusters, .seeds). HDBSCAN
+    (``selection``, ``min_samples``; min_cluster_size = max(``min_size_floor``, round(sqrt(N) /
+    ``min_size_divisor``))) on a ``space_dims``-D UMAP (``space_min_dist``) of corpora of
+    ``space_from`` papers or more (smaller ones: on the embeddings); no clusters below
+    ``min_papers``. A paper HDBSCAN leaves out joins the topic whose centroid is nearest when as
+    similar to it as all but the ``adopt_quantile`` least typical members are to theirs. A cluster
+    of ``split_papers`` or more that no name covers is split in two, ``split_rounds`` times at most;
+    the coarse cut keeps at most ``max_coarse`` topics; a cluster whose papers use a seed topic's
+    name in ``claim_coverage`` of them joins the seed."""
+
+    min_papers: int = 6
+    min_size_floor: int = 3
+    min_size_divisor: float = 1.5
+    min_samples: int = 1
+    selection: Selection = "leaf"
+    space_dims: int = 5
+    space_min_dist: float = 0.0
+    space_from: int = 20
+    adopt_quantile: float = 0.05
+    split_papers: int = 30
+    split_rounds: int = 3
+    max_coarse: int = 12
+    claim_coverage: float = 0.5
+
+    def __post_init__(self):
+        for name, least in (("min_papers", 2), ("min_size_floor", 2), ("min_samples", 1), ("space_dims", 2)):
+            _whole("clusters", name, getattr(self, name), least)
+        for name, least in (("space_from", 0), ("split_papers", 2), ("split_rounds", 0), ("max_coarse", 2)):
+            _whole("clusters", name, getattr(self, name), least)
+        _number("clusters", "min_size_divisor", self.min_size_divisor, 0)
+        check_choice(self.selection, SELECTIONS, "topic setting clusters.selection")
+        for name in ("space_min_dist", "adopt_quantile", "claim_coverage"):
+            _number("clusters", name, getattr(self, name), 0, 1)
+
+
+@dataclass(frozen=True)
+class NamingSettings:
+    """Topic names (paperscope.index.topics.naming, .coverage). Candidates are phrases of up to
+    ``max_words`` words; of the ``pool`` a topic's papers use most, a phrase gives way to a longer
+    one that ``whole_phrase_share`` of its papers use, and is a fragment when the texts (up to
+    ``context_texts`` of the topic's) continue it with another word more than ``continued_share``
+    of the time. A name's terms have lift >= ``min_lift``; up to ``max_terms`` are picked, phrases
+    weighted ``phrase_weight`` over single words, and the name holds the first that cover
+    ``name_coverage`` of the topic's papers. A topic is nameable, and fine clusters merge into one
+    coarse topic, when two terms cover ``coherent_coverage`` of the papers (and, to merge,
+    ``part_coverage`` of each cluster's)."""
+
+    max_words: int = 4
+    pool: int = 150
+    context_texts: int = 200
+    whole_phrase_share: float = 0.7
+    continued_share: float = 0.5
+    min_lift: float = 2.0
+    max_terms: int = 4
+    phrase_weight: float = 1.3
+    name_coverage: float = 0.5
+    coherent_coverage: float = 0.4
+    part_coverage: float = 0.2
+
+    def __post_init__(self):
+        for name, least in (("max_words", 1), ("pool", 1), ("context_texts", 1), ("max_terms", 1)):
+            _whole("names", name, getattr(self, name), least)
+        for name in ("whole_phrase_share", "continued_share", "name_coverage", "coherent_coverage", "part_coverage"):
+            _number("names", name, getattr(self, name), 0, 1)
+        _number("names", "min_lift", self.min_lift, 0)
+        _number("names", "phrase_weight", self.phrase_weight, 0)
+
+
+@dataclass(frozen=True)
+class TopicSettings:
+    """How the topic map is made: its ``layout``, its ``clusters`` at two levels and their
+    ``names``. The defaults are what every build used before the settings were kept (an index
+    whose manifest records none was made with them), so that the same corpus gives the same map."""
+
+    layout: LayoutSettings = field(default_factory=LayoutSettings)
+    clusters: ClusterSettings = field(default_factory=ClusterSettings)
+    names: NamingSettings = field(default_factory=NamingSettings)
+
+    def to_manifest(self) -> dict:
+        """The settings as the manifest keeps them ({section: {name: value}})."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_manifest(cls, stored: Mapping | None) -> TopicSettings:
+        """The settings ``to_manifest`` wrote (None, or a section or name missing: the defaults,
+        as an index built before they were kept was made); a bad value is a UserError naming it."""
+        stored = stored or {}
+        made = {}
+        for section in dataclasses.fields(cls):
+            kind = section.default_factory
+            names = {item.name for item in dataclasses.fields(kind)}
+            made[section.name] = kind(**{k: v for k, v in (stored.get(section.name) or {}).items() if k in names})
+        return cls(**made)
+
+
 @dataclass(frozen=True)
 class BuildSettings:
     """How an index is built. ``preset`` ("exact" or "fast"; None: "fast" from ``AUTO_FAST_PAPERS``
@@ -138,7 +280,8 @@ class BuildSettings:
     ``engine`` "ray" reads and embeds on Ray Data, with ``workers`` CPUs or on the cluster at
     ``address``; ``model_path`` a local sentence-transformers folder (None: the bundled MiniLM);
     ``use_cache`` reuses vectors of texts embedded before; ``seeds``: topics named in advance
-    (None: those of the index being rebuilt, if any; ``TopicSeeds()``: none)."""
+    (None: those of the index being rebuilt, if any; ``TopicSeeds()``: none); ``topics``: how the
+    topic map is laid out, clustered and named (:class:`TopicSettings`)."""
 
     preset: PresetName | None = None
     long_text: LongText | None = None
@@ -152,6 +295,7 @@ class BuildSettings:
     model_path: str | None = None
     use_cache: bool = True
     seeds: TopicSeeds | None = None
+    topics: TopicSettings = field(default_factory=TopicSettings)
 
     def __post_init__(self):
         check_choice(self.engine, ENGINES, "engine")
@@ -200,6 +344,7 @@ class BuildSettings:
             seeds = stored["seeds"]
             topics = tuple(SeedTopic(**topic) for topic in seeds.get("topics", ()))
             stored["seeds"] = TopicSeeds(topics, seeds.get("similarity", SEED_SIMILARITY), seeds.get("source", ""))
+        stored["topics"] = TopicSettings.from_manifest(stored.get("topics"))
         return cls(**{name: value for name, value in stored.items() if name in _BUILD_FIELDS})
 
 

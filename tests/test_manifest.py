@@ -5,6 +5,7 @@ described and grown by `add` here."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ from paperscope import PaperIndex, UserError
 from paperscope.index.build.add import add_papers
 from paperscope.index.store import generations
 from paperscope.index.store.manifest import Manifest, SearchInfo
-from paperscope.settings import BuildSettings, Smoothing
+from paperscope.settings import BuildSettings, ClusterSettings, NamingSettings, Smoothing, TopicSettings
 
 RELEASES = Path(__file__).parent / "files" / "indexes"
 
@@ -37,6 +38,7 @@ def test_an_index_of_every_earlier_release_loads_answers_and_grows(release, tmp_
     assert manifest.search.text_weight == (0.7 if release == "50675d1" else 0.8)  # no search_weight: the hybrid one
     assert manifest.preset.name == "exact" and manifest.map.cluster_count >= 1
     assert manifest.settings.smoothing == (None if release == "50675d1" else Smoothing(k=3, weight=0.5))
+    assert manifest.settings.topics == TopicSettings()  # none recorded: the defaults every build used then
     assert len(index.similar("p0", k=3)) == 3 and len(index.search("watermarking language models", k=3)) == 3
     described = subprocess.run(
         [sys.executable, "-m", "paperscope.ui.cli", "info", "--index", str(folder)], capture_output=True, text=True
@@ -54,6 +56,24 @@ def test_the_manifest_round_trips_through_json(sample_index_dir):
     manifest = PaperIndex.load(sample_index_dir).manifest
     assert Manifest.from_json(json.loads(json.dumps(manifest.to_json())), "here") == manifest
     assert isinstance(manifest.search, SearchInfo) and isinstance(manifest.settings, BuildSettings)
+    assert manifest.to_json()["settings"]["topics"]["layout"] == {
+        "n_neighbors": 15,
+        "min_dist": 0.1,
+        "seed": 42,
+        "knn": 16,
+        "sample": 50_000,
+    }
+    topics = TopicSettings(clusters=ClusterSettings(max_coarse=4, selection="eom"), names=NamingSettings(pool=90))
+    chosen = dataclasses.replace(manifest, settings=dataclasses.replace(manifest.settings, topics=topics))
+    assert Manifest.from_json(json.loads(json.dumps(chosen.to_json())), "here").settings.topics == topics
+    written = chosen.to_json()
+    written["settings"]["topics"]["clusters"].pop("max_coarse")  # a setting its release did not know: the default
+    written["settings"]["topics"].pop("names")
+    read = Manifest.from_json(written, "here").settings.topics
+    assert read == TopicSettings(clusters=ClusterSettings(selection="eom"))
+    written["settings"]["topics"]["layout"]["knn"] = 2
+    with pytest.raises(UserError, match=r"^topic setting layout.knn must be a whole number of at least 15, got 2$"):
+        Manifest.from_json(written, "here")
 
 
 @pytest.mark.parametrize(

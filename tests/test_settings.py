@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from paperscope import BuildSettings, PaperIndex, QuerySettings, Smoothing, UserError, build_index, locations
+from paperscope import (
+    BuildSettings,
+    ClusterSettings,
+    LayoutSettings,
+    NamingSettings,
+    PaperIndex,
+    QuerySettings,
+    Smoothing,
+    TopicSettings,
+    UserError,
+    build_index,
+    locations,
+)
 from paperscope.index.build.add import add_papers
 from tests.conftest import copy_index
 
@@ -25,6 +38,15 @@ from tests.conftest import copy_index
         (lambda: Smoothing(0, 0.5), "smoothing needs K of at least 1"),
         (lambda: QuerySettings(mode="fuzzy"), "unknown mode 'fuzzy'; choose one of dense, keyword, hybrid"),
         (lambda: QuerySettings(hybrid_weight=1.5), "the hybrid weight must be in"),
+        (lambda: LayoutSettings(knn=8), r"topic setting layout.knn must be a whole number of at least 15, got 8"),
+        (lambda: LayoutSettings(seed=1.5), "topic setting layout.seed must be a whole number"),
+        (lambda: ClusterSettings(selection="best"), "unknown topic setting clusters.selection 'best'; choose one of"),
+        (
+            lambda: ClusterSettings(max_coarse=1),
+            "topic setting clusters.max_coarse must be a whole number of at least 2",
+        ),
+        (lambda: NamingSettings(name_coverage=1.5), r"topic setting names.name_coverage must be a number in \[0, 1\]"),
+        (lambda: NamingSettings(min_lift=0), "topic setting names.min_lift must be a number above 0, got 0"),
     ],
 )
 def test_a_wrong_choice_fails_where_the_settings_are_made(make, message):
@@ -34,7 +56,8 @@ def test_a_wrong_choice_fails_where_the_settings_are_made(make, message):
 
 @pytest.mark.slow
 def test_the_settings_of_a_build_are_kept_and_read_back_by_info_and_add(tmp_path):
-    settings = BuildSettings(smoothing=Smoothing(2, 0.3), faiss_factory="Flat", use_cache=False)
+    topics = TopicSettings(layout=LayoutSettings(n_neighbors=10), clusters=ClusterSettings(min_size_floor=5))
+    settings = BuildSettings(smoothing=Smoothing(2, 0.3), faiss_factory="Flat", use_cache=False, topics=topics)
     folder = tmp_path / "index"
     build_index(locations.bundled_corpus()[:1], folder, settings)
     index = PaperIndex.load(folder)
@@ -77,3 +100,26 @@ def test_bad_smoothing_on_the_command_line_is_one_line(tmp_path):
     )
     assert done.returncode == 2 and "'0:1': K must be at least 1" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
+
+
+def test_info_shows_the_topic_settings_an_index_was_built_with(sample_index_dir, tmp_path):
+    def info(folder) -> str:
+        shown = subprocess.run(
+            [sys.executable, "-m", "paperscope.ui.cli", "info", "--index", str(folder)], capture_output=True, text=True
+        )
+        assert shown.returncode == 0, shown.stderr
+        return shown.stdout
+
+    lines = info(sample_index_dir).splitlines()
+    layout = next(line for line in lines if line.strip().startswith("topic layout"))
+    assert layout.split(maxsplit=2)[2] == "n_neighbors=15, min_dist=0.1, seed=42, knn=16, sample=50000 (defaults)"
+    assert sum("(defaults)" in line for line in lines) == 3  # layout, clusters, names
+    folder = tmp_path / "index"
+    copy_index(sample_index_dir, folder)
+    path = folder / (folder / "CURRENT").read_text().strip() / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["settings"]["topics"]["clusters"]["max_coarse"] = 3
+    path.write_text(json.dumps(manifest))
+    shown = info(folder)
+    assert "max_coarse=3" in shown and shown.count("(defaults)") == 2
+    assert PaperIndex.load(folder).manifest.settings.topics.clusters == ClusterSettings(max_coarse=3)

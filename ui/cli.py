@@ -145,13 +145,23 @@ def _described_settings(settings: BuildSettings) -> str:
 
 
 def cmd_info(args) -> None:
-    """Describe an index: papers, model, build settings."""
+    """Describe an index: papers, model, build settings, the topic map's settings."""
+    import dataclasses
+    import textwrap
+
     index = load(args)
     if args.json:
         print(json.dumps(index.info(), indent=2))
         return
     manifest = index.manifest
     model, preset, search, long_text = manifest.model, manifest.preset, manifest.search, manifest.long_text
+    topic_rows = []  # one row per section of the topic settings, each value by its name
+    for section in dataclasses.fields(manifest.settings.topics):
+        chosen = getattr(manifest.settings.topics, section.name)
+        values = ", ".join(f"{name}={value!r}" for name, value in dataclasses.asdict(chosen).items())
+        values += " (defaults)" if chosen == type(chosen)() else ""
+        wrapped = textwrap.fill(values, 116, initial_indent=" " * 16, subsequent_indent=" " * 16)
+        topic_rows.append((f"topic {section.name}", wrapped.lstrip()))
     rows = [
         ("folder", index.folder),
         ("papers", manifest.count),
@@ -164,6 +174,7 @@ def cmd_info(args) -> None:
         ),
         ("text embedded", manifest.text_recipe),
         ("search", f"FAISS {search.faiss}, recall@10 {search.recall_at_10:.3f}; default ranking {search.search_mode}"),
+        *topic_rows,
         ("sources", ", ".join(manifest.corpus.sources)),
         ("built", manifest.created),
     ]

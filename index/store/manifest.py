@@ -8,7 +8,8 @@ fields as attributes; none indexes the JSON by string.
 Format 6 manifests of every release read (``tests/files/indexes``: folders written by the first
 release of format 6, 50675d1, by 6dfb043 and by ff7c3d5): what an earlier release did not write
 takes the value that release behaved by (no ``preset``: "exact"; no ``search_weight``: the hybrid
-weight; no ``settings``: the defaults, smoothing from the search section; no ``adopt_similarity``:
+weight; no ``settings``: the defaults, smoothing from the search section; no ``settings.topics``:
+the topic settings' defaults, which every build used before they were kept; no ``adopt_similarity``:
 no adoption after ``add``). The map's sections (layout, clusters, map trust) are kept as the topic
 stages describe them, for ``paperscope info``; the fields code reads are typed properties.
 """
