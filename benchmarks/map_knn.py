@@ -38,16 +38,17 @@ def _fit(vectors: np.ndarray, precomputed: bool) -> float:
     """Seconds for one 2-D UMAP fit, FAISS graph included when ``precomputed``."""
     import umap
 
-    from paperscope.index.topics.layout import SEED, knn_graph
+    from paperscope.index.topics.layout import knn_graph
+    from paperscope.settings import LayoutSettings
 
     start = time.perf_counter()
     knn = None
     if precomputed:
         graph = knn_graph(vectors, 15)
         knn = (graph[0], graph[1])
-    umap.UMAP(n_neighbors=15, metric="cosine", random_state=SEED, precomputed_knn=knn or (None, None)).fit_transform(
-        vectors
-    )
+    umap.UMAP(
+        n_neighbors=15, metric="cosine", random_state=LayoutSettings().seed, precomputed_knn=knn or (None, None)
+    ).fit_transform(vectors)
     return time.perf_counter() - start
 
 

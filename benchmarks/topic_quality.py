@@ -61,13 +61,15 @@ def clusterings(vectors: np.ndarray, truth: np.ndarray) -> list[dict]:
 
     from paperscope.index.topics.clusters import cluster
     from paperscope.index.topics.layout import knn_graph, umap_fit
+    from paperscope.settings import TopicSettings
 
     found = []
     started = time.perf_counter()
-    knn = knn_graph(vectors, 16)
-    umap_5d = umap_fit(vectors, knn, n_components=5, min_dist=0.0)
+    settings = TopicSettings()
+    knn = knn_graph(vectors, settings.layout.knn)
+    umap_5d = umap_fit(vectors, knn, settings.clusters.space_dims, settings.clusters.space_min_dist, settings.layout)
     umap_time = time.perf_counter() - started
-    labels, _ = cluster(vectors, knn)
+    labels = cluster(vectors, knn, settings).labels
     found.append({"method": "5-D UMAP + HDBSCAN (leaf)", "layer": 0, "seconds": time.perf_counter() - started}
                  | agreement(labels, truth))  # fmt: skip
     evoc.EVoC(random_state=42).fit_predict(vectors[:200])  # numba compiles once, outside the timing

@@ -14,7 +14,7 @@ from paperscope import PaperIndex
 from paperscope.index.build.add import add_papers
 from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.seeds import read_seed_topics, with_seeds
-from paperscope.settings import SeedTopic, TopicSeeds
+from paperscope.settings import ClusterSettings, SeedTopic, TopicSeeds
 from paperscope.ui import cli
 from tests.test_add import NEW_PAPERS
 from tests.test_curation import assert_consistent
@@ -113,7 +113,7 @@ def test_clusters_that_use_a_seed_s_name_join_it():
     labels = np.array([0] * 10 + [1] * 10 + [-1] * 3)
     joined = np.array([-1] * 20 + [0] * 3)  # the last three were close enough to the seed
     seeds = TopicSeeds((SeedTopic("federated learning"), SeedTopic("spiking neural networks")))
-    got, seed_labels, claimed = with_seeds(labels, joined, seeds, TermFinder(texts))
+    got, seed_labels, claimed = with_seeds(labels, joined, seeds, TermFinder(texts), ClusterSettings().claim_coverage)
     assert [topic.name for topic in seed_labels.values()] == ["federated learning"]
     seed = next(iter(seed_labels))
     assert (got[:10] == seed).all() and (got[20:] == seed).all() and (got[10:20] != seed).all()

@@ -66,6 +66,9 @@ def test_the_settings_of_a_build_are_kept_and_read_back_by_info_and_add(tmp_path
         [sys.executable, "-m", "paperscope.ui.cli", "info", "--index", str(folder)], capture_output=True, text=True
     )
     assert shown.returncode == 0 and "smoothing 2:0.3" in shown.stdout and "FAISS Flat" in shown.stdout
+    assert "n_neighbors=10, min_dist=0.1" in shown.stdout and "min_size_floor=5" in shown.stdout
+    clusters = index.manifest.map.clusters  # the stages were handed the settings
+    assert index.manifest.map.layout["n_neighbors"] == 10 and clusters["min_cluster_size"] == 5
 
     new = tmp_path / "new.jsonl"
     new.write_text(

@@ -15,7 +15,8 @@ import pytest
 from paperscope import BuildSettings, PaperIndex, UserError, build_index
 from paperscope.embed.terms import words
 from paperscope.index.topics.coverage import TermFinder
-from paperscope.index.topics.naming import RESIDUE, hangs_together, topic_pools, topic_terms
+from paperscope.index.topics.naming import RESIDUE, corpus_terms, hangs_together, topic_pools, topic_terms
+from paperscope.settings import NamingSettings
 
 IJCAI = Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "ijcai2021_2024_area.jsonl"
 
@@ -98,13 +99,16 @@ def test_topic_names_come_from_terms_many_members_share(encoder):
         + [f"Graph coloring heuristics, note {i}." for i in range(4)]
     )
     labels = np.array([0] * 6 + [1] * 6 + [-1] * 4)
-    named = topic_terms(texts, {"fine": labels}, encoder.encode(texts), encoder.encode)["fine"]
+    naming = NamingSettings()
+    terms = corpus_terms(texts, naming.max_words)
+    named = topic_terms(terms, {"fine": labels}, encoder.encode(texts), encoder.encode, naming)["fine"]
     terms = {label: topic.terms for label, topic in named.items()}
     assert set(terms) == {0, 1} and "protein folding" in terms[0] and "graph transformers" in terms[1]
     assert not any("banana" in term for term in terms[0])  # one paper repeating a word names nothing
     assert not any("protein" in term for term in terms[1])
     japanese = ["日本語の要約", "別の要約", "三つ目"]
-    no_terms = topic_terms(japanese, {"fine": np.zeros(3, int)}, encoder.encode(japanese), encoder.encode)
+    none_found = corpus_terms(japanese, naming.max_words)
+    no_terms = topic_terms(none_found, {"fine": np.zeros(3, int)}, encoder.encode(japanese), encoder.encode, naming)
     assert no_terms["fine"][0].terms == []
 
 
@@ -217,7 +221,7 @@ def test_a_gerund_whose_noun_the_abstracts_use_names_no_topic():
     texts += [f"We generate schedules by planning, report {i}. Generation of plans helps." for i in range(3)]
     texts += [f"Protein folding with diffusion priors, study {i}." for i in range(6)]
     labels = np.array([0] * 6 + [1] * 6)
-    candidates = [term for term, _ in topic_pools(texts, labels, TermFinder(texts))[0]]
+    candidates = [term for term, _ in topic_pools(corpus_terms(texts, 4), labels, NamingSettings())[0]]
     assert "optimizing" not in candidates and "generate" not in candidates  # "optimization", "generation": nouns
     assert "planning" in candidates and "optimization" in candidates  # "planning" has no other noun: it names
 
@@ -230,5 +234,5 @@ def test_two_fields_one_term_each_do_not_hang_together_as_one_topic():
     finder = TermFinder(forecasting + recommendation + graphs + others)
     parts = [np.arange(0, 10), np.arange(10, 20), np.arange(20, 30)]
     pool = ["forecasting", "recommendation", "graph", "sensor"]
-    assert not hangs_together(finder, parts[:2], pool)  # "forecasting, recommendation": glued
-    assert hangs_together(finder, [parts[0], parts[2]], pool)  # "forecasting" is found in both
+    assert not hangs_together(finder, parts[:2], pool, NamingSettings())  # "forecasting, recommendation": glued
+    assert hangs_together(finder, [parts[0], parts[2]], pool, NamingSettings())  # "forecasting" is found in both

@@ -37,8 +37,9 @@ def test_umap_compilations_are_loaded_from_disk_by_the_next_build(sample_index):
     # turns the cache on, so a later process loads them (the sample's build here saved them)
     script = (
         "import numpy as np, umap.umap_ as u, umap.layouts as l; from paperscope.index.topics import layout;"
+        "from paperscope.settings import LayoutSettings;"
         "v = np.random.default_rng(0).standard_normal((40, 384)).astype(np.float32);"
-        "v /= np.linalg.norm(v, axis=1, keepdims=True); layout.layout(v, layout.knn_graph(v, 16));"
+        "v /= np.linalg.norm(v, axis=1, keepdims=True); layout.layout(v, layout.knn_graph(v, 16), LayoutSettings());"
         "used = (u.smooth_knn_dist, u.compute_membership_strengths, l._nb_optimize_layout_euclidean_single_epoch);"
         "print([(sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values())) for f in used])"
     )
@@ -86,6 +87,7 @@ def test_a_query_is_placed_among_its_neighbours(sample_index):
 @pytest.mark.slow
 def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed(encoder):
     from paperscope.index.topics import topic_map
+    from paperscope.settings import LayoutSettings, TopicSettings
 
     rng = np.random.default_rng(0)
     groups = np.repeat(np.arange(4), 60)  # four well-separated topics of 60 papers
@@ -99,7 +101,8 @@ def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed(encoder):
         return [f"{words[groups[row]]} {words[groups[row]]} paper {row}" for row in rows]
 
     ids = [str(i) for i in range(240)]
-    per_paper, clusters, manifest = topic_map.topic_map(vectors, texts_of, ids, encoder.encode, sample_size=120)
+    settings = TopicSettings(layout=LayoutSettings(sample=120))
+    per_paper, clusters, manifest = topic_map.topic_map(vectors, texts_of, ids, encoder.encode, settings)
     layout = manifest["layout"]
     assert layout["fitted_on"] == 120 and layout["placed"] == 120 and len(texts_asked[0]) == 120
     assert set(manifest["map_trust"]) >= {"laid_out", "placed", "mean"}

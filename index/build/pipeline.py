@@ -226,7 +226,7 @@ def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, read: shard
             measuring = background.submit(quantization_fidelity, encoder, read.texts, quantized, long_text)
         encode = functools.partial(encoder.encode, long_text=long_text)  # embeds candidate topic names
         per_paper, clusters, map_sections = topic_map.topic_map(
-            vectors, papers.texts_of, read.ids, encode, seeds=job.settings.seeds
+            vectors, papers.texts_of, read.ids, encode, job.settings.topics, seeds=job.settings.seeds
         )
         encoder.release()
         fidelity = measuring.result() if measuring else None

@@ -3,64 +3,89 @@
 - Fine clusters: HDBSCAN on a 5-D UMAP of the embeddings (the layout's neighbour graph), as
   BERTopic does; papers in no cluster get label -1 ("unclustered") and stay on the map.
 - Coarse topics: fine clusters merged by the similarity of their centroids (``coarse_topics``).
+
+Their parameters are :class:`~paperscope.settings.ClusterSettings` (the UMAP's neighbours and
+seed the layout's, :class:`~paperscope.settings.LayoutSettings`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import NamedTuple
 
 import numpy as np
 
 from paperscope.index.search.kmeans import kmeans
 from paperscope.index.topics.layout import umap_fit
-from paperscope.settings import UNCLUSTERED
-
-MIN_CLUSTER_PAPERS = 6
-MAX_COARSE = 12  # coarse topics at most in the cut (more where a group of the cut does not hang together)
-ADOPT_QUANTILE = 0.05  # a left-out paper joins a topic when it is as close to it as 95 % of members are to theirs
+from paperscope.settings import UNCLUSTERED, ClusterSettings, SeedTopic, TopicSettings
 
 
-def cluster(vectors: np.ndarray, knn: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, dict]:
-    """A cluster label per paper (-1: unclustered) and a description of the clustering."""
+class Clustering(NamedTuple):
+    """Fine clusters: a label per paper (UNCLUSTERED: none), how they were found (the manifest's
+    "clusters" section), and the seed topic of each label that is one (:mod:`.seeds`)."""
+
+    labels: np.ndarray
+    description: dict
+    seeds: dict[int, SeedTopic]
+
+
+class Adoption(NamedTuple):
+    """Labels with the papers the clustering left out drawn in their nearest topic where close
+    enough (:func:`adopt_outliers`): True in ``outlying`` for those; ``threshold`` the similarity
+    asked of them."""
+
+    labels: np.ndarray
+    outlying: np.ndarray
+    threshold: float
+
+
+def cluster(vectors: np.ndarray, knn: tuple[np.ndarray, np.ndarray], settings: TopicSettings) -> Clustering:
+    """A cluster label per paper (-1: unclustered) and a description of the clustering
+    (``settings.clusters``; the UMAP's neighbours and seed from ``settings.layout``)."""
     from sklearn.cluster import HDBSCAN
 
-    count = len(vectors)
-    if count < MIN_CLUSTER_PAPERS:
-        return np.full(count, UNCLUSTERED), {"method": "none", "reason": f"fewer than {MIN_CLUSTER_PAPERS} papers"}
-    space = umap_fit(vectors, knn, n_components=5, min_dist=0.0) if count >= 20 else vectors
-    min_cluster_size = max(3, round(np.sqrt(count) / 1.5))
+    count, chosen = len(vectors), settings.clusters
+    if count < chosen.min_papers:
+        reason = f"fewer than {chosen.min_papers} papers"
+        return Clustering(np.full(count, UNCLUSTERED), {"method": "none", "reason": reason}, {})
+    reduced = count >= chosen.space_from
+    space = umap_fit(vectors, knn, chosen.space_dims, chosen.space_min_dist, settings.layout) if reduced else vectors
+    min_cluster_size = max(chosen.min_size_floor, round(np.sqrt(count) / chosen.min_size_divisor))
     labels = HDBSCAN(
-        min_cluster_size=min_cluster_size, min_samples=1, copy=True, cluster_selection_method="leaf"
+        min_cluster_size=min_cluster_size,
+        min_samples=chosen.min_samples,
+        copy=True,
+        cluster_selection_method=chosen.selection,
     ).fit_predict(space)
-    return labels.astype(np.int64), {
+    description = {
         "method": "hdbscan",
-        "space": "umap-5d" if count >= 20 else "embeddings",
+        "space": f"umap-{chosen.space_dims}d" if reduced else "embeddings",
         "min_cluster_size": min_cluster_size,
-        "selection": "leaf",
+        "selection": chosen.selection,
     }
+    return Clustering(labels.astype(np.int64), description, {})
 
 
-def adopt_outliers(vectors: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+def adopt_outliers(vectors: np.ndarray, labels: np.ndarray, quantile: float) -> Adoption:
     """Papers HDBSCAN left out, drawn in the topic whose centroid is nearest when they are at least
-    as similar to it as the least typical members are to theirs (the ADOPT_QUANTILE of members'
-    similarity to their own centroid). Returns (labels, outlying: True for adopted papers, the
-    similarity threshold)."""
+    as similar to it as the least typical members are to theirs (the ``quantile`` of members'
+    similarity to their own centroid: ``ClusterSettings.adopt_quantile``)."""
     fine = np.array(sorted(set(labels.tolist()) - {UNCLUSTERED}))
     grey = np.flatnonzero(labels == UNCLUSTERED)
     if not len(fine) or not len(grey):
-        return labels, np.zeros(len(labels), dtype=bool), 1.0
+        return Adoption(labels, np.zeros(len(labels), dtype=bool), 1.0)
     centroids = np.stack([np.asarray(vectors[labels == label], dtype=np.float32).mean(axis=0) for label in fine])
     centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
     members = np.flatnonzero(labels != UNCLUSTERED)
     nearest = centroids[np.searchsorted(fine, labels[members])]
     own = np.einsum("ij,ij->i", np.asarray(vectors[members], np.float32), nearest)
-    threshold = float(np.quantile(own, ADOPT_QUANTILE))
+    threshold = float(np.quantile(own, quantile))
     similarities = np.asarray(vectors[grey], dtype=np.float32) @ centroids.T
     close = similarities.max(axis=1) >= threshold
     adopted, outlying = labels.copy(), np.zeros(len(labels), dtype=bool)
     adopted[grey[close]] = fine[similarities[close].argmax(axis=1)]
     outlying[grey[close]] = True
-    return adopted, outlying, threshold
+    return Adoption(adopted, outlying, threshold)
 
 
 def bisect(vectors: np.ndarray) -> np.ndarray:
@@ -68,17 +93,17 @@ def bisect(vectors: np.ndarray) -> np.ndarray:
     return kmeans(np.asarray(vectors, dtype=np.float32), 2)
 
 
-def _ward_cut(centroids: np.ndarray, coherent) -> list[list[int]]:
+def _ward_cut(centroids: np.ndarray, coherent, max_coarse: int) -> list[list[int]]:
     """Groups of clusters (indices into ``centroids``): Ward linkage of the normalised centroids
     cut where the merge distance jumps most, between sqrt(n) and sqrt(2n) groups (at most
-    MAX_COARSE); a group of the cut that ``coherent(group)`` refuses is taken apart into the
+    ``max_coarse``); a group of the cut that ``coherent(group)`` refuses is taken apart into the
     largest coherent groups below it."""
     from scipy.cluster.hierarchy import linkage
 
     count = len(centroids)
     merges = linkage(centroids, method="ward")
     heights = merges[:, 2]  # the i-th merge leaves count - 1 - i groups
-    fewest, most = max(2, round(np.sqrt(count))), min(MAX_COARSE, round(np.sqrt(2 * count)), count - 1)
+    fewest, most = max(2, round(np.sqrt(count))), min(max_coarse, round(np.sqrt(2 * count)), count - 1)
     wanted = max(range(fewest, max(fewest, most) + 1), key=lambda k: heights[count - k] - heights[count - k - 1])
     leaves = {node: [node] for node in range(count)}
     children, whole = {}, dict.fromkeys(range(count), True)
@@ -96,8 +121,11 @@ def _ward_cut(centroids: np.ndarray, coherent) -> list[list[int]]:
     return [part for root in sorted(roots) for part in parts(root)]
 
 
-def coarse_topics(vectors: np.ndarray, labels: np.ndarray, coherent=lambda clusters: True) -> dict[int, int]:
-    """Fine clusters merged into coarse topics (:func:`_ward_cut` of their centroids). On IJCAI
+def coarse_topics(
+    vectors: np.ndarray, labels: np.ndarray, settings: ClusterSettings, coherent=lambda clusters: True
+) -> dict[int, int]:
+    """Fine clusters merged into coarse topics (:func:`_ward_cut` of their centroids, at most
+    ``settings.max_coarse`` where every group of the cut is ``coherent``). On IJCAI
     (27 clusters) Ward agreed with the area labels better than average linkage (adjusted mutual
     information at 7 topics 0.367 against 0.339; benchmarks/topic_quality.py). ``coherent(fine
     labels)`` says whether the papers of those fine clusters hang together as one topic (a name of
@@ -108,7 +136,7 @@ def coarse_topics(vectors: np.ndarray, labels: np.ndarray, coherent=lambda clust
         return {label: number for number, label in enumerate(fine)}
     centroids = np.stack([np.asarray(vectors[labels == label], dtype=np.float64).mean(axis=0) for label in fine])
     centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)  # Euclidean on unit vectors ranks as cosine
-    groups = _ward_cut(centroids, lambda group: coherent([fine[i] for i in group]))
+    groups = _ward_cut(centroids, lambda group: coherent([fine[i] for i in group]), settings.max_coarse)
     sizes = Counter()
     group_of = {fine[i]: number for number, group in enumerate(groups) for i in group}
     for label, group in group_of.items():

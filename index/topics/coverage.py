@@ -4,7 +4,8 @@
   any case, each word singular or plural, or (for "expansion (ACRONYM)") the acronym alone.
 - Coverage of a name: the share of a topic's papers where at least one of its terms is found.
 - Lift of a term: its share among the topic's papers over its share among all papers; a term with
-  lift below 2 ("learning", "models") says nothing about the topic that it does not say of all.
+  lift below 2 ("learning", "models") says nothing about the topic that it does not say of all
+  (the least lift a name's term needs is ``NamingSettings.min_lift``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import numpy as np
 
 from paperscope.embed.terms import singular, words
 
-MIN_LIFT = 2.0  # a term of a name is at least this much more common in its topic than in the corpus
 _ACRONYM = re.compile(r"^(.*\S)\s+\(([^()]+)\)$")
 
 

@@ -1,7 +1,8 @@
 """The map's 2-D layout, computed once at build time.
 
 - Layout: UMAP (cosine) on the embeddings, fed the exact nearest-neighbour graph from FAISS
-  (``precomputed_knn``), with a fixed seed; a PCA layout for corpora too small for UMAP.
+  (``precomputed_knn``), with a fixed seed; a PCA layout for corpora too small for UMAP. Its
+  parameters are :class:`~paperscope.settings.LayoutSettings`.
 - Map trust: the share of each paper's 10 nearest neighbours in embedding space that are also
   among its 10 nearest on the map.
 
@@ -16,14 +17,23 @@ import contextlib
 import functools
 import sys
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
 from paperscope.index.search.nearest import without_own
 from paperscope.index.search.placement import TRUST_K, neighbour_share
+from paperscope.settings import LayoutSettings
 
-SEED = 42
 MIN_UMAP_PAPERS = 4  # UMAP fails below this (zero-size arrays, eigh with k >= N)
+
+
+class Layout(NamedTuple):
+    """The map's 2-D coordinates of each paper laid out, and how they were made (the manifest's
+    "layout" section)."""
+
+    coords: np.ndarray
+    description: dict
 
 
 def knn_graph(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -58,13 +68,13 @@ def _cache_umap_compilations() -> None:
                         value.enable_caching()
 
 
-def umap_fit(vectors, knn, n_components: int, min_dist: float) -> np.ndarray:
-    """UMAP of ``vectors`` (cosine, fixed seed) into ``n_components`` dimensions, fed the
-    neighbour graph ``knn`` (indices, distances; see :func:`knn_graph`)."""
+def umap_fit(vectors, knn, n_components: int, min_dist: float, settings: LayoutSettings) -> np.ndarray:
+    """UMAP of ``vectors`` (cosine, ``settings``' neighbours and seed) into ``n_components``
+    dimensions, fed the neighbour graph ``knn`` (indices, distances; see :func:`knn_graph`)."""
     import umap
 
     _cache_umap_compilations()
-    n_neighbors = min(15, len(vectors) - 1)
+    n_neighbors = min(settings.n_neighbors, len(vectors) - 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "n_jobs overridden by random_state": reproducibility wins
         reducer = umap.UMAP(
@@ -72,31 +82,36 @@ def umap_fit(vectors, knn, n_components: int, min_dist: float) -> np.ndarray:
             n_components=n_components,
             metric="cosine",
             min_dist=min_dist,
-            random_state=SEED,
+            random_state=settings.seed,
             init="spectral" if len(vectors) > 10 else "pca",
             precomputed_knn=(knn[0][:, :n_neighbors], knn[1][:, :n_neighbors]),
         )
         return reducer.fit_transform(vectors).astype(np.float32)
 
 
-def layout(vectors: np.ndarray, knn: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, dict]:
-    """2-D map coordinates for each paper and a description of how they were made."""
+def layout(vectors: np.ndarray, knn: tuple[np.ndarray, np.ndarray], settings: LayoutSettings) -> Layout:
+    """2-D map coordinates for each paper of ``vectors`` (neighbour graph ``knn``, see
+    :func:`knn_graph`) and a description of how they were made."""
     count = len(vectors)
     if count >= MIN_UMAP_PAPERS:
-        coords = umap_fit(vectors, knn, n_components=2, min_dist=0.1)
-        return coords, {
-            "method": "umap",
-            "n_neighbors": min(15, count - 1),
-            "metric": "cosine",
-            "seed": SEED,
-            "precomputed_knn": True,
-        }
+        coords = umap_fit(vectors, knn, 2, settings.min_dist, settings)
+        return Layout(
+            coords,
+            {
+                "method": "umap",
+                "n_neighbors": min(settings.n_neighbors, count - 1),
+                "metric": "cosine",
+                "seed": settings.seed,
+                "precomputed_knn": True,
+            },
+        )
     centred = vectors - vectors.mean(axis=0)
     _, _, components = np.linalg.svd(centred, full_matrices=False)
     coords = np.zeros((count, 2), dtype=np.float32)
     projected = centred @ components[:2].T
     coords[:, : projected.shape[1]] = projected
-    return coords, {"method": "pca", "reason": f"UMAP needs at least {MIN_UMAP_PAPERS} papers, the corpus has {count}"}
+    reason = f"UMAP needs at least {MIN_UMAP_PAPERS} papers, the corpus has {count}"
+    return Layout(coords, {"method": "pca", "reason": reason})
 
 
 def map_trust(knn_indices: np.ndarray, coords: np.ndarray, k: int = TRUST_K) -> np.ndarray:

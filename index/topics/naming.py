@@ -2,9 +2,10 @@
 
 1. Candidates: phrases of one to four adjacent words (:mod:`paperscope.embed.terms`), with no
    stop word, adverb, number or citation residue ("et al", "e.g"), not made of scientific
-   boilerplate alone ("real world", "neural networks"), scored per topic by class-based TF-IDF
-   (BERTopic's c-TF-IDF; a term counts once per paper, so one abstract repeating a word cannot
-   name its topic).
+   boilerplate alone ("real world", "neural networks"), found once per build
+   (:func:`corpus_terms`) and counted per topic by the papers that use them (a term counts once
+   per paper, so one abstract repeating a word cannot name its topic; one paper's term is not its
+   topic's).
 2. Whole phrases: a phrase inside a longer candidate that most of its papers also use gives way
    to the longer one ("series forecasting" becomes "multivariate time series forecasting"), and
    a phrase that the abstracts mostly continue with another word is a fragment ("solve complex"
@@ -16,12 +17,16 @@
    that no picked term names yet, weighted by log lift and by their MiniLM similarity to the
    topic's centroid (BERTopic's KeyBERT-inspired representation, with our own model); the name
    holds the first terms that together are found in half of the topic's papers.
+
+The numbers (four words, half of the papers, lift 2 …) are :class:`~paperscope.settings.NamingSettings`;
+the word lists below are language, not tuning.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -29,19 +34,10 @@ import scipy.sparse
 
 from paperscope.embed.acronyms import DEFINITION, long_form
 from paperscope.embed.terms import BOILERPLATE, english_stop_words, phrases, singular, words
-from paperscope.index.topics.coverage import MIN_LIFT, TermFinder
-from paperscope.settings import UNCLUSTERED
+from paperscope.index.topics.coverage import TermFinder
+from paperscope.settings import UNCLUSTERED, NamingSettings
 
-MAX_WORDS = 4  # longest candidate phrase
-POOL = 150  # a topic's candidates most of its papers use that may name it
-NAME_COVERAGE = 0.5  # a name grows until its terms are found in this share of its topic's papers
-MAX_TERMS = 4
-COHERENT_COVERAGE = 0.4  # fine clusters merge when two terms are found in this share of their papers
-PART_COVERAGE = 0.2  # and in this share of each cluster's
-PHRASE_WEIGHT = 1.3  # a phrase is picked before a single word naming as many papers
-WHOLE_PHRASE_SHARE = 0.7  # a phrase gives way to a longer one used by this share of its papers
-CONTINUED_SHARE = 0.5  # a phrase followed by another word more often than this is a fragment
-CONTEXT_TEXTS = 200  # member texts read to find fragments
+Pool = list[tuple[str, float]]  # a topic's candidate names with their lift (topic_pools)
 # Citation and layout residue that survives tokenising ("et al.", "e.g.", "Fig. 3").
 RESIDUE = {"et", "al", "eg", "ie", "etc", "cf", "vs", "resp", "fig", "figure", "table", "section", "appendix"}
 # Words that describe or act rather than name: a topic's phrase never starts with one.
@@ -78,9 +74,9 @@ def _singular(term: str) -> str:
     return " ".join(singular(word) for word in term.split())
 
 
-def candidates(text: str, stop_words: frozenset[str]) -> list[str]:
-    """The candidate terms of one text (see the module docstring, step 1), their last word in the
-    singular, so that "graph" and "graphs" count as one term."""
+def candidates(text: str, stop_words: frozenset[str], max_words: int) -> list[str]:
+    """The candidate terms of one text (see the module docstring, step 1) of up to ``max_words``
+    words, their last word in the singular, so that "graph" and "graphs" count as one term."""
 
     def is_stop(word: str) -> bool:
         return word in stop_words or word in RESIDUE or word.endswith("ly") or not word[0].isalpha()
@@ -89,7 +85,7 @@ def candidates(text: str, stop_words: frozenset[str]) -> list[str]:
     found = (
         term.split()
         for segment in segments
-        for term in phrases(words(segment, compounds=True), range(1, MAX_WORDS + 1), is_stop)
+        for term in phrases(words(segment, compounds=True), range(1, max_words + 1), is_stop)
     )
     named = (
         term_words
@@ -103,7 +99,7 @@ def candidates(text: str, stop_words: frozenset[str]) -> list[str]:
     return [" ".join([*term_words[:-1], singular(term_words[-1])]) for term_words in named]
 
 
-def acronyms(texts: list[str], stop_words: frozenset[str]) -> dict[str, str]:
+def acronyms(texts: list[str], stop_words: frozenset[str], max_words: int) -> dict[str, str]:
     """Acronyms the texts define, as a map from a candidate term (the acronym in lower case, and
     the expansion when it holds no stop word) to its display form "expansion (ACRONYM)".
     An acronym that the texts also write in lower case as a word ("AIM" and "aim") keeps only
@@ -120,12 +116,49 @@ def acronyms(texts: list[str], stop_words: frozenset[str]) -> dict[str, str]:
     for (acronym, expanded), _ in seen.most_common():  # the commonest expansion of an acronym wins
         display = f"{expanded} ({acronym})"
         keys = [] if lower_words[acronym.lower()] or lower_words[acronym.lower().rstrip("s")] else [acronym.lower()]
-        expansion = candidates(expanded, stop_words)
+        expansion = candidates(expanded, stop_words, max_words)
         if expansion and len(expansion[-1].split()) == len(words(expanded, compounds=True)):
             keys.append(expansion[-1])  # every word of the expansion is in its candidate form
         for key in keys:
             shown.setdefault(singular(key), display)
     return shown
+
+
+@dataclass(frozen=True)
+class CorpusTerms:
+    """The candidate terms of the texts a map is named from, found once per build
+    (:func:`corpus_terms`) and read by every stage that names a topic or judges a name: the
+    grab-bag splits, the coarse merge and the names at both levels."""
+
+    texts: list[str]
+    finder: TermFinder  # where each term is found (coverage and lift)
+    vocabulary: np.ndarray  # the candidate terms, sorted
+    presence: scipy.sparse.csr_matrix | None  # text x term: 1 where the text uses the term (None: no term at all)
+    shown: dict[str, str]  # acronyms the texts define: candidate term -> "expansion (ACRONYM)"
+    stop_words: frozenset[str]
+    _joined: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def joined(self, row: int) -> str:
+        """The words of text ``row`` joined by single spaces and padded with one (" a b c ")."""
+        if row not in self._joined:
+            self._joined[row] = f" {' '.join(words(self.texts[row]))} "
+        return self._joined[row]
+
+
+def corpus_terms(texts: list[str], max_words: int) -> CorpusTerms:
+    """The candidate terms of phrases of up to ``max_words`` words in ``texts`` (one per paper),
+    which papers use them, and the acronyms the texts define (see the module docstring)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    stop_words = english_stop_words()
+    vectorizer = CountVectorizer(analyzer=lambda text: candidates(text, stop_words, max_words), binary=True)
+    try:
+        presence = vectorizer.fit_transform(texts).tocsr()
+        vocabulary = vectorizer.get_feature_names_out()
+    except ValueError:  # not one term (say, no Latin letters): the topics get numbered names
+        presence, vocabulary = None, np.array([], dtype=object)
+    shown = acronyms(texts, stop_words, max_words)
+    return CorpusTerms(list(texts), TermFinder(texts), vocabulary, presence, shown, stop_words)
 
 
 def _display(term: str, shown: dict[str, str]) -> str:
@@ -158,70 +191,58 @@ def _containers(counts: dict[str, int]) -> dict[str, list[str]]:
     return found
 
 
-def _whole(term: str, counts: dict[str, int], containers: dict[str, list[str]]) -> str:
-    """The longest phrase containing ``term`` that most of ``term``'s papers use (step 2)."""
+def _whole(term: str, counts: dict[str, int], containers: dict[str, list[str]], share: float) -> str:
+    """The longest phrase containing ``term`` that ``share`` of ``term``'s papers use (step 2)."""
     while True:
-        longer = [other for other in containers.get(term, []) if counts[other] >= WHOLE_PHRASE_SHARE * counts[term]]
+        longer = [other for other in containers.get(term, []) if counts[other] >= share * counts[term]]
         if not longer:
             return term
         term = max(longer, key=lambda other: (counts[other], len(other), other))
 
 
-def _class_terms(texts: list[str], labels: np.ndarray, stop_words: frozenset[str]):
-    """Per topic, its candidate terms with their c-TF-IDF scores and paper counts."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
+def _class_terms(terms: CorpusTerms, labels: np.ndarray) -> dict[int, dict[str, int]]:
+    """Per topic of ``labels``, its candidate terms that at least two of its papers use (one, in a
+    topic of one paper), with how many do."""
     topics = sorted(set(labels.tolist()) - {UNCLUSTERED})
-    vectorizer = CountVectorizer(analyzer=lambda text: candidates(text, stop_words), binary=True)
-    try:
-        presence = vectorizer.fit_transform(texts)  # paper x term, 1 where the paper uses the term
-    except ValueError:  # not one term (say, no Latin letters): the topics get numbered names
-        return {label: ({}, {}) for label in topics}
-    vocabulary = vectorizer.get_feature_names_out()
+    if terms.presence is None:
+        return {label: {} for label in topics}
     classes = len(topics) + 1  # the last one: unclustered papers
     class_of_paper = np.where(labels == UNCLUSTERED, len(topics), np.searchsorted(topics, labels))
     membership = scipy.sparse.csr_matrix(
         (np.ones(len(labels)), (class_of_paper, np.arange(len(labels)))), shape=(classes, len(labels))
     )
     # Sparse (class x term): a dense one is classes x vocabulary, gigabytes for 50,000 abstracts.
-    counts = (membership @ presence).tocsr()
-    idf = np.log(1 + counts.sum() / classes / np.maximum(np.asarray(counts.sum(axis=0)).ravel(), 1))
-    term_weight = idf * np.array([1.0 + 0.5 * term.count(" ") for term in vocabulary])  # phrases count more
+    counts = (membership @ terms.presence).tocsr()
     sizes = np.bincount(class_of_paper, minlength=classes)
     found = {}
     for row, label in enumerate(topics):
         columns = counts.indices[counts.indptr[row] : counts.indptr[row + 1]]
         in_papers = counts.data[counts.indptr[row] : counts.indptr[row + 1]]
         shared = in_papers >= min(2, sizes[row])  # used by a single paper of the topic: not its topic
-        columns, in_papers = columns[shared], in_papers[shared]
-        scores = in_papers / max(in_papers.sum(), 1) * term_weight[columns]
-        terms = vocabulary[columns].tolist()
-        found[label] = (
-            dict(zip(terms, scores.tolist(), strict=True)),
-            dict(zip(terms, in_papers.tolist(), strict=True)),
-        )
+        found[label] = dict(zip(terms.vocabulary[columns[shared]].tolist(), in_papers[shared].tolist(), strict=True))
     return found
 
 
-def _continued(term: str, texts: list[str], stop_words: frozenset[str]) -> bool:
-    """Whether the texts (joined word lists) mostly follow the phrase ``term`` with another content word."""
+def _continued(term: str, texts: list[str], stop_words: frozenset[str], share: float) -> bool:
+    """Whether the texts (joined word lists) follow the phrase ``term`` with another content word
+    more than ``share`` of the time."""
     if " " not in term:
         return False  # single words are the fallback; a modifier is fine there
     pattern = re.compile(rf" {re.escape(term)}s? (\S+)?")
     after = [match.group(1) for text in texts for match in pattern.finditer(text)]
     followed = sum(1 for word in after if word and word not in stop_words and word[0].isalpha())
-    return bool(after) and followed > CONTINUED_SHARE * len(after)
+    return bool(after) and followed > share * len(after)
 
 
-def _pool(counts: dict[str, int], shown: dict[str, str], texts: list[str], stop_words) -> list[str]:
+def _pool(counts: dict[str, int], terms: CorpusTerms, texts: list[str], settings: NamingSettings) -> list[str]:
     """Steps 2 and 3: the candidates most of the topic's papers use, as whole phrases in display
     form, fragments dropped. ``texts``: some of the topic's texts as joined word lists, to tell
     fragments and plurals."""
-    containers = _containers(counts)
+    containers, shown = _containers(counts), terms.shown
     pool = set()
-    for term in sorted(counts, key=lambda t: (-counts[t], t))[:POOL]:
-        whole = _whole(term, counts, containers)
-        if _continued(whole, texts, stop_words):
+    for term in sorted(counts, key=lambda t: (-counts[t], t))[: settings.pool]:
+        whole = _whole(term, counts, containers, settings.whole_phrase_share)
+        if _continued(whole, texts, terms.stop_words, settings.continued_share):
             continue
         display = _display(whole, shown) if whole in shown or any(w in shown for w in whole.split()) else None
         display = display or _surface(whole, texts)
@@ -267,12 +288,14 @@ def _one_phrase(term: str, chosen: list[str], members: np.ndarray, finder: TermF
     )
 
 
-def _covering(pool: list[str], similarity: np.ndarray, members: np.ndarray, finder: TermFinder, lifts) -> TopicTerms:
+def _covering(
+    pool: Pool, similarity: np.ndarray, members: np.ndarray, finder: TermFinder, settings: NamingSettings
+) -> TopicTerms:
     """Step 4 (:func:`_greedy_cover`); where the terms most like the topic cannot cover
-    NAME_COVERAGE of it, the terms that cover most, if they cover more."""
-    named = _greedy_cover(pool, similarity, members, finder, lifts)
-    if finder.coverage(members, named.terms[: named.named_by]) < NAME_COVERAGE:
-        widest = _greedy_cover(pool, np.ones(len(pool)), members, finder, lifts)
+    ``settings.name_coverage`` of it, the terms that cover most, if they cover more."""
+    named = _greedy_cover(pool, similarity, members, finder, settings)
+    if finder.coverage(members, named.terms[: named.named_by]) < settings.name_coverage:
+        widest = _greedy_cover(pool, np.ones(len(pool)), members, finder, settings)
         if finder.coverage(members, widest.terms[: widest.named_by]) > finder.coverage(
             members, named.terms[: named.named_by]
         ):
@@ -280,16 +303,19 @@ def _covering(pool: list[str], similarity: np.ndarray, members: np.ndarray, find
     return named
 
 
-def _greedy_cover(pool: list[str], similarity: np.ndarray, members: np.ndarray, finder: TermFinder, lifts):
-    """Step 4: terms picked one at a time, each the one that names most of the papers no term
-    picked so far names, weighted by how much more common it is in the topic than in the corpus
-    (log2 of its lift) and by its similarity to the topic's centroid, phrases a little before
-    single words, no two terms sharing a word; up to MAX_TERMS terms. The name needs the first
-    terms that cover NAME_COVERAGE of the papers (at least two; all where they do not)."""
+def _greedy_cover(
+    pool: Pool, similarity: np.ndarray, members: np.ndarray, finder: TermFinder, settings: NamingSettings
+) -> TopicTerms:
+    """Step 4: terms of ``pool`` picked one at a time, each the one that names most of the papers
+    no term picked so far names, weighted by how much more common it is in the topic than in the
+    corpus (log2 of its lift) and by its similarity to the topic's centroid, phrases
+    (``settings.phrase_weight``) before single words, no two terms sharing a word; up to
+    ``settings.max_terms`` terms. The name needs the first terms that cover
+    ``settings.name_coverage`` of the papers (at least two; all where they do not)."""
     covered = np.zeros(len(members), dtype=bool)
     chosen: list[str] = []
     named_by = 0
-    while len(chosen) < MAX_TERMS:
+    while len(chosen) < settings.max_terms:
         taken = set().union(*(_term_words(term) for term in chosen)) if chosen else set()
         gains = [
             0.0
@@ -297,92 +323,100 @@ def _greedy_cover(pool: list[str], similarity: np.ndarray, members: np.ndarray, 
             else (finder.found(term)[members] & ~covered).mean()
             * np.log2(lift)
             * max(float(similar), 0.01)
-            * (PHRASE_WEIGHT if " " in term else 1.0)
-            for term, similar, lift in zip(pool, similarity, lifts, strict=True)
+            * (settings.phrase_weight if " " in term else 1.0)
+            for (term, lift), similar in zip(pool, similarity, strict=True)
         ]
         if not gains or max(gains) <= 0:
             break
-        chosen.append(pool[int(np.argmax(gains))])
+        chosen.append(pool[int(np.argmax(gains))][0])
         covered |= finder.found(chosen[-1])[members]
-        if not named_by and len(chosen) >= 2 and covered.mean() >= NAME_COVERAGE:
+        if not named_by and len(chosen) >= 2 and covered.mean() >= settings.name_coverage:
             named_by = len(chosen)
     return TopicTerms(chosen, named_by or len(chosen))
 
 
-def nameable(pool: list[tuple[str, float]], members: np.ndarray, finder: TermFinder) -> bool:
+def nameable(pool: Pool, members: np.ndarray, finder: TermFinder, settings: NamingSettings) -> bool:
     """Whether a topic of ``members`` with candidate names ``pool`` (from :func:`topic_pools`) can
-    be named honestly: its name's terms found in COHERENT_COVERAGE of its papers."""
+    be named honestly: its name's terms found in ``settings.coherent_coverage`` of its papers."""
     if not pool:
         return False
-    terms, lifts = zip(*pool, strict=True)
-    named = _greedy_cover(list(terms), np.ones(len(terms)), members, finder, lifts)
-    return finder.coverage(members, named.terms[: named.named_by]) >= COHERENT_COVERAGE
+    named = _greedy_cover(pool, np.ones(len(pool)), members, finder, settings)
+    return finder.coverage(members, named.terms[: named.named_by]) >= settings.coherent_coverage
 
 
-def hangs_together(finder: TermFinder, parts: list[np.ndarray], pool: list[str]) -> bool:
+def hangs_together(finder: TermFinder, parts: list[np.ndarray], pool: list[str], settings: NamingSettings) -> bool:
     """Whether the papers of ``parts`` (row numbers of each fine cluster) make one topic: two terms
-    of ``pool`` with lift >= MIN_LIFT among them, picked greedily, are found in COHERENT_COVERAGE
-    of all of them and in PART_COVERAGE of each part, and one of the two in PART_COVERAGE of every
-    part: so that neither "spiking neural networks, graph representation learning" nor
-    "forecasting, recommendation", one term a part, passes."""
+    of ``pool`` with lift >= ``settings.min_lift`` among them, picked greedily, are found in
+    ``coherent_coverage`` of all of them and in ``part_coverage`` of each part, and one of the two
+    in ``part_coverage`` of every part: so that neither "spiking neural networks, graph
+    representation learning" nor "forecasting, recommendation", one term a part, passes."""
     members = np.concatenate(parts)
-    found = [finder.found(term) for term in pool if finder.lift(members, term) >= MIN_LIFT]
+    found = [finder.found(term) for term in pool if finder.lift(members, term) >= settings.min_lift]
     covered, chosen = np.zeros(len(finder), dtype=bool), []
     for _ in range(2):
         if not found:
             break
         chosen.append(max(found, key=lambda hit: (hit[members] & ~covered[members]).sum()))
         covered |= chosen[-1]
-    shared = any(all(hit[part].mean() >= PART_COVERAGE for part in parts) for hit in chosen)
+    shared = any(all(hit[part].mean() >= settings.part_coverage for part in parts) for hit in chosen)
     return (
         shared
-        and covered[members].mean() >= COHERENT_COVERAGE
-        and all(covered[part].mean() >= PART_COVERAGE for part in parts)
+        and covered[members].mean() >= settings.coherent_coverage
+        and all(covered[part].mean() >= settings.part_coverage for part in parts)
     )
 
 
-def topic_pools(texts: list[str], labels: np.ndarray, finder: TermFinder) -> dict[int, list[tuple[str, float]]]:
-    """Each topic's candidate names (steps 1–3) with lift >= MIN_LIFT, and their lift."""
-    stop_words = english_stop_words()
-    shown = acronyms(texts, stop_words)
+def topic_pools(terms: CorpusTerms, labels: np.ndarray, settings: NamingSettings) -> dict[int, Pool]:
+    """Each topic's candidate names (steps 1–3) with lift >= ``settings.min_lift``, and their lift;
+    ``labels``: a topic per text of ``terms`` (-1: none)."""
     rng = np.random.default_rng(0)
     pools = {}
-    for label, (_, counts) in _class_terms(texts, labels, stop_words).items():
+    for label, counts in _class_terms(terms, labels).items():
         members = np.flatnonzero(labels == label)
-        read = rng.choice(members, min(CONTEXT_TEXTS, len(members)), replace=False)
-        joined = [f" {' '.join(words(texts[i]))} " for i in read]
-        lifted = ((term, finder.lift(members, term)) for term in _pool(counts, shown, joined, stop_words))
-        pools[label] = [(term, lift) for term, lift in lifted if lift >= MIN_LIFT]
+        read = rng.choice(members, min(settings.context_texts, len(members)), replace=False)
+        joined = [terms.joined(i) for i in read]
+        lifted = ((term, terms.finder.lift(members, term)) for term in _pool(counts, terms, joined, settings))
+        pools[label] = [(term, lift) for term, lift in lifted if lift >= settings.min_lift]
     return pools
 
 
-def topic_terms(texts: list[str], levels: dict[str, np.ndarray], vectors: np.ndarray, encode, finder=None, pools=None):
-    """The terms naming each topic of ``texts``, best first, for each labelling in ``levels``
-    ({level: labels}; -1 is no topic): {level: {label: TopicTerms}}. Each term has lift >= MIN_LIFT
-    in its topic; the name's terms cover NAME_COVERAGE of its papers where 2–4 terms can.
+def topic_terms(
+    terms: CorpusTerms,
+    levels: dict[str, np.ndarray],
+    vectors: np.ndarray,
+    encode,
+    settings: NamingSettings,
+    *,
+    pools=None,
+) -> dict[str, dict[int, TopicTerms]]:
+    """The terms naming each topic of the texts of ``terms``, best first, for each labelling in
+    ``levels`` ({level: labels}; -1 is no topic): {level: {label: TopicTerms}}. Each term has lift
+    >= ``settings.min_lift`` in its topic; the name's terms cover ``settings.name_coverage`` of its
+    papers where 2–4 terms can.
 
     ``vectors`` are the texts' embeddings (the topic centroids come from them), ``encode(terms)``
-    embeds candidate terms with the same model, once for all levels; ``finder`` is a
-    :class:`TermFinder` of ``texts`` (made here when not given); ``pools`` ({level: pools}) are
-    :func:`topic_pools` already made."""
-    finder = finder or TermFinder(texts)
-    pools = {level: (pools or {}).get(level) or topic_pools(texts, labels, finder) for level, labels in levels.items()}
+    embeds candidate terms with the same model, once for all levels; ``pools`` ({level: pools})
+    are :func:`topic_pools` already made."""
+    given = pools or {}
+    pools = {
+        level: given[level] if level in given else topic_pools(terms, labels, settings)
+        for level, labels in levels.items()
+    }
     everything = sorted({term for level in pools.values() for pool in level.values() for term, _ in pool})
     embedded = dict(zip(everything, encode(everything), strict=True)) if everything else {}
-    terms = {level: {} for level in levels}
+    named = {level: {} for level in levels}
     for level, labels in levels.items():
         for label, pool in pools[level].items():
             members = np.flatnonzero(labels == label)
             if not pool:
-                terms[level][label] = TopicTerms([], 0)
+                named[level][label] = TopicTerms([], 0)
                 continue
             centroid = np.asarray(vectors[members], dtype=np.float32).mean(axis=0)
             similarity = np.stack([embedded[term] for term, _ in pool]) @ (
                 centroid / max(np.linalg.norm(centroid), 1e-12)
             )
-            names, lifts = zip(*pool, strict=True)
-            terms[level][label] = _covering(list(names), similarity, members, finder, lifts)
-    return terms
+            named[level][label] = _covering(pool, similarity, members, terms.finder, settings)
+    return named
 
 
 def topic_names(terms: dict[int, TopicTerms], taken: set[str] = frozenset()) -> dict[int, str]:

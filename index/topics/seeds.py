@@ -6,27 +6,35 @@ corpus's model; a paper whose cosine similarity to its closest seed reaches the 
 (:data:`paperscope.settings.SEED_SIMILARITY`, ``--seed-similarity``) joins that seed, as
 BERTopic's zero-shot topics do; the other papers are clustered as without seeds. A cluster of
 those others where the seed's own name is found in most papers (the papers that say "federated
-learning" yet fell short of the threshold) joins the seed too, so that no second topic of the same
-name appears beside it. A seed is a topic at both levels, named as the file names it.
+learning" yet fell short of the threshold; ``ClusterSettings.claim_coverage``) joins the seed too,
+so that no second topic of the same name appears beside it. A seed is a topic at both levels, named
+as the file names it.
 """
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from paperscope.errors import UserError, shown
-from paperscope.index.topics.clusters import cluster
+from paperscope.index.topics.clusters import Clustering, cluster
 from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.layout import knn_graph
-from paperscope.settings import MAX_NAME_CHARS, SEED_SIMILARITY, UNCLUSTERED, SeedTopic, TopicSeeds
+from paperscope.settings import (
+    MAX_NAME_CHARS,
+    SEED_SIMILARITY,
+    UNCLUSTERED,
+    SeedTopic,
+    TopicSeeds,
+    TopicSettings,
+)
 
 logger = logging.getLogger(__name__)
 
 MAX_SEEDS = 200
-CLAIM_COVERAGE = 0.5  # a cluster whose papers use a seed's name this often joins the seed
 FORMAT = "one topic a line: NAME or NAME: description"
 
 
@@ -76,11 +84,20 @@ def seed_of(vectors: np.ndarray, seeds: TopicSeeds, encode) -> np.ndarray:
     return np.where(similarities.max(axis=1) >= seeds.similarity, closest, UNCLUSTERED).astype(np.int64)
 
 
-def with_seeds(labels: np.ndarray, joined: np.ndarray, seeds: TopicSeeds, finder: TermFinder):
+class Seeded(NamedTuple):
+    """Fine topics with the seed topics among them: a label per paper (numbered 0…n-1, -1: none),
+    the seed of each label that is one, and how many clusters joined each seed (by its name)."""
+
+    labels: np.ndarray
+    seeds: dict[int, SeedTopic]
+    claimed: dict[str, int]
+
+
+def with_seeds(labels: np.ndarray, joined: np.ndarray, seeds: TopicSeeds, finder: TermFinder, claim: float) -> Seeded:
     """``labels`` (clusters of the papers not in a seed; -1 for the others) with the seeded papers
     (``joined``: from :func:`seed_of`) as topics of their own, numbered after the clusters, and
-    the clusters whose papers mostly use a seed's name (CLAIM_COVERAGE) joined to it. Returns
-    (labels numbered 0…n-1 again, {label: seed}, {seed name: clusters joined to it})."""
+    the clusters whose papers use a seed's name in at least ``claim`` of them
+    (``ClusterSettings.claim_coverage``) joined to it."""
     labels = labels.copy()
     first = int(labels.max()) + 1 if (labels >= 0).any() else 0
     seeded = joined >= 0
@@ -90,7 +107,7 @@ def with_seeds(labels: np.ndarray, joined: np.ndarray, seeds: TopicSeeds, finder
         members = np.flatnonzero(labels == label)
         uses = [finder.coverage(members, [topic.name]) for topic in seeds.topics]
         best = int(np.argmax(uses))
-        if uses[best] >= CLAIM_COVERAGE:
+        if uses[best] >= claim:
             labels[members] = first + best
             claimed[seeds.topics[best].name] = claimed.get(seeds.topics[best].name, 0) + 1
     present = np.array(sorted(set(labels.tolist()) - {UNCLUSTERED}), dtype=np.int64)
@@ -100,23 +117,25 @@ def with_seeds(labels: np.ndarray, joined: np.ndarray, seeds: TopicSeeds, finder
         if topic not in seed_labels.values():
             logger.warning("seed topic '%s' is close to no paper: no topic of that name", topic.name)
     labels = np.where(labels == UNCLUSTERED, UNCLUSTERED, np.searchsorted(present, labels)).astype(np.int64)
-    return labels, seed_labels, claimed
+    return Seeded(labels, seed_labels, claimed)
 
 
-def cluster_around_seeds(vectors: np.ndarray, knn, seeds: TopicSeeds, encode, finder: TermFinder):
+def cluster_around_seeds(
+    vectors: np.ndarray, knn, seeds: TopicSeeds, encode, finder: TermFinder, settings: TopicSettings
+) -> Clustering:
     """Fine topics of ``vectors`` with seeds: each paper close enough to a seed joins it
     (:func:`seed_of`), the others are clustered (:func:`~paperscope.index.topics.clusters.cluster`,
-    on their own neighbour graph), and clusters using a seed's name join it (:func:`with_seeds`).
-    ``knn``: the neighbour graph of all of ``vectors``. Returns (labels, {label: seed}, the
-    clustering's description with a "seeds" section)."""
+    on their own neighbour graph, by ``settings``), and clusters using a seed's name join it
+    (:func:`with_seeds`). ``knn``: the neighbour graph of all of ``vectors``. The clustering's
+    description has a "seeds" section."""
     joined = seed_of(vectors, seeds, encode)
     rest = np.flatnonzero(joined == UNCLUSTERED)
     labels = np.full(len(vectors), UNCLUSTERED, dtype=np.int64)
     info = {"method": "none", "reason": "every paper is in a seed topic"}
     if len(rest):
         graph = knn if len(rest) == len(vectors) else knn_graph(vectors[rest], k=knn[0].shape[1])
-        labels[rest], info = cluster(vectors[rest], graph)
-    labels, seed_labels, claimed = with_seeds(labels, joined, seeds, finder)
+        labels[rest], info, _ = cluster(vectors[rest], graph, settings)
+    labels, seed_labels, claimed = with_seeds(labels, joined, seeds, finder, settings.clusters.claim_coverage)
     sizes = {topic.name: int((labels == label).sum()) for label, topic in seed_labels.items()}
     info = info | {
         "seeds": {
@@ -134,4 +153,4 @@ def cluster_around_seeds(vectors: np.ndarray, knn, seeds: TopicSeeds, encode, fi
             ],
         }
     }
-    return labels, seed_labels, info
+    return Clustering(labels, info, seed_labels)

@@ -2,24 +2,30 @@
 and map trust, and one row per topic.
 
 The steps have rooms of their own: the layout and map trust (:mod:`.layout`), clusters and
-coarse topics (:mod:`.clusters`), names (:mod:`.naming`); papers outside the layout sample are
-placed as queries are (:mod:`paperscope.index.search.placement`).
+coarse topics (:mod:`.clusters`), seed topics (:mod:`.seeds`), names (:mod:`.naming`); papers
+outside the layout sample are placed as queries are (:mod:`paperscope.index.search.placement`).
+:func:`topic_map` runs them in order, each handed what it reads and returning what it found
+(small named tuples), with their parameters from one :class:`~paperscope.settings.TopicSettings`:
+from stored vectors and texts it makes the map again with other settings, embedding nothing but
+candidate names.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from paperscope.index.search.placement import PLACE_K, TRUST_K, place_by_neighbours
-from paperscope.index.topics.clusters import adopt_outliers, bisect, cluster, coarse_topics
-from paperscope.index.topics.coverage import TermFinder
-from paperscope.index.topics.layout import SEED, knn_graph, layout, map_trust
+from paperscope.index.topics.clusters import Adoption, Clustering, adopt_outliers, bisect, cluster, coarse_topics
+from paperscope.index.topics.layout import Layout, knn_graph, layout, map_trust
 from paperscope.index.topics.naming import (
-    UNCLUSTERED,
+    CorpusTerms,
+    Pool,
+    corpus_terms,
     hangs_together,
     nameable,
     topic_names,
@@ -27,12 +33,53 @@ from paperscope.index.topics.naming import (
     topic_terms,
 )
 from paperscope.index.topics.seeds import cluster_around_seeds
-from paperscope.settings import UNCLUSTERED_NAME, TopicSeeds
+from paperscope.settings import UNCLUSTERED, UNCLUSTERED_NAME, SeedTopic, TopicSeeds, TopicSettings
 
-SPLIT_PAPERS = 30  # a cluster this big that no name covers is split in two
-SPLIT_ROUNDS = 3  # and its halves checked again, this many times at most
-MAP_SAMPLE = 50_000  # larger corpora: layout and clusters fitted on a sample this big, the rest placed
 CLUSTER_COLUMNS = ["level", "cluster", "name", "terms", "size", "central_ids", "x", "y", "map_trust", "parent"]
+
+
+class TopicMap(NamedTuple):
+    """What a build keeps of the map: the per-paper columns (:func:`map_columns`), one row per
+    topic of either level (``CLUSTER_COLUMNS``) and the manifest's "map" section."""
+
+    papers: pd.DataFrame
+    topics: pd.DataFrame
+    sections: dict
+
+
+class Sample(NamedTuple):
+    """The papers the map is fitted on (all, up to ``LayoutSettings.sample``): their row numbers,
+    vectors and neighbour graph (:func:`knn_graph`)."""
+
+    rows: np.ndarray
+    vectors: np.ndarray
+    knn: tuple[np.ndarray, np.ndarray]
+
+
+class FineTopics(NamedTuple):
+    """The fine topics of the sampled papers: a label each (UNCLUSTERED: none), True for those the
+    clustering left out and drawn in their nearest topic, each topic's candidate names
+    (:func:`topic_pools`), its seed topic where it is one, how many grab-bags were split, and
+    the manifest's "clusters" section so far."""
+
+    labels: np.ndarray
+    outlying: np.ndarray
+    pools: dict[int, Pool]
+    seeds: dict[int, SeedTopic]
+    split: int
+    description: dict
+
+
+class Placed(NamedTuple):
+    """Every paper on the map: the sampled papers as laid out and clustered, the other papers
+    (``rest``) placed by their nearest sampled papers; the manifest's "layout" section."""
+
+    coords: np.ndarray
+    labels: np.ndarray
+    outlying: np.ndarray
+    trust: np.ndarray
+    rest: np.ndarray
+    description: dict
 
 
 def _place_rest(
@@ -60,96 +107,104 @@ def _single_child_names(coarse_of: dict[int, int], names: dict) -> set[str]:
     return {names["coarse"][group] for group, count in children.items() if count == 1}
 
 
-def _split_unnamed(texts: list[str], finder: TermFinder, vectors: np.ndarray, labels: np.ndarray, kept=()):
-    """Clusters of at least SPLIT_PAPERS papers that no honest name covers (:func:`nameable`) are
-    grab-bags of neighbouring fields: each is split in two (:func:`bisect`), and the halves
-    checked again (SPLIT_ROUNDS in all); the topics ``kept`` (seeds) are never split. Returns
-    (labels, {label: candidate names}, how many were split)."""
-    labels, split = labels.copy(), 0
-    for _ in range(SPLIT_ROUNDS):
-        pools = topic_pools(texts, labels, finder)
+def _sample(vectors: np.ndarray, settings: TopicSettings) -> Sample:
+    """The papers the map is fitted on: all, or above ``settings.layout.sample`` papers a random
+    sample of that many (seed ``settings.layout.seed``), with their neighbour graph."""
+    count, size = len(vectors), settings.layout.sample
+    rows = np.arange(count)
+    if count > size:
+        rows = np.sort(np.random.default_rng(settings.layout.seed).choice(count, size, replace=False))
+    sampled = np.ascontiguousarray(vectors[rows] if len(rows) < count else vectors, dtype=np.float32)
+    return Sample(rows, sampled, knn_graph(sampled, k=max(settings.layout.knn, TRUST_K + 1)))
+
+
+def _clusters(
+    sample: Sample, terms: CorpusTerms, encode, settings: TopicSettings, seeds: TopicSeeds | None
+) -> Clustering:
+    """The sampled papers' clusters: :func:`cluster`, or around ``seeds`` (:func:`cluster_around_seeds`)."""
+    if seeds and seeds.topics:
+        return cluster_around_seeds(sample.vectors, sample.knn, seeds, encode, terms.finder, settings)
+    return cluster(sample.vectors, sample.knn, settings)
+
+
+def _refine(
+    sample: Sample, found: Clustering, adopted: Adoption, terms: CorpusTerms, settings: TopicSettings
+) -> FineTopics:
+    """The fine topics: the clusters ``found`` with the papers they left out ``adopted``
+    (:func:`adopt_outliers`); those of at least ``split_papers`` papers that no honest name covers
+    (:func:`nameable`) are grab-bags of neighbouring fields, each split in two (:func:`bisect`) and
+    the halves checked again (``split_rounds`` in all); seed topics are never split. Returns the
+    :class:`FineTopics` with each topic's candidate names."""
+    chosen, naming = settings.clusters, settings.names
+    labels, split = adopted.labels.copy(), 0
+    for _ in range(chosen.split_rounds):
+        pools = topic_pools(terms, labels, naming)
         unnamed = [
             label
             for label, pool in pools.items()
-            if label not in kept
-            and (labels == label).sum() >= SPLIT_PAPERS
-            and not nameable(pool, np.flatnonzero(labels == label), finder)
+            if label not in found.seeds
+            and (labels == label).sum() >= chosen.split_papers
+            and not nameable(pool, np.flatnonzero(labels == label), terms.finder, naming)
         ]
         if not unnamed:
             break
         for label in unnamed:
             members = np.flatnonzero(labels == label)
-            labels[members[bisect(vectors[members]) == 1]] = labels.max() + 1
+            labels[members[bisect(sample.vectors[members]) == 1]] = labels.max() + 1
         split += len(unnamed)
     else:
-        pools = topic_pools(texts, labels, finder)
-    return labels, pools, split
+        pools = topic_pools(terms, labels, naming)
+    description = {
+        **found.description,
+        "left_out": int(adopted.outlying.sum()) + int((labels == UNCLUSTERED).sum()),
+        "adopted": int(adopted.outlying.sum()),
+        "adopt_similarity": round(adopted.threshold, 4),
+    }
+    return FineTopics(labels, adopted.outlying, pools, found.seeds, split, description)
 
 
-@dataclass
-class _Laid:
-    """Every paper on the map: the layout sample laid out and clustered, the rest placed."""
-
-    vectors: np.ndarray
-    ids: list[str]
-    sample: np.ndarray  # rows laid out (all, up to MAP_SAMPLE papers)
-    sample_vectors: np.ndarray
-    coords: np.ndarray
-    labels: np.ndarray  # fine cluster of each paper (UNCLUSTERED: none)
-    outlying: np.ndarray  # True: left out by the clustering, drawn in the nearest topic (adopt_outliers)
-    trust: np.ndarray
-    rest: np.ndarray  # rows placed by their nearest sampled papers
-    manifest: dict  # the "layout" and "clusters" sections
-
-
-def _lay_out(vectors: np.ndarray, ids: list[str], sample: np.ndarray, group, refine) -> _Laid:
-    """Lay out and cluster the papers of ``sample`` (row numbers), and place the rest.
-    ``group(sample_vectors, knn)`` returns the clusters and their description (:func:`cluster`),
-    ``refine(sample_vectors, labels)`` the clusters improved (:func:`_split_unnamed`)."""
+def _place(vectors: np.ndarray, sample: Sample, laid_out: Layout, fine: FineTopics) -> Placed:
+    """Every paper on the map: the sample as laid out and clustered, the rest placed by their
+    nearest sampled papers (:func:`place_by_neighbours`), each paper's map trust."""
     count = len(vectors)
-    sample_vectors = np.ascontiguousarray(vectors[sample] if len(sample) < count else vectors, dtype=np.float32)
-    knn = knn_graph(sample_vectors, k=max(16, TRUST_K + 1))
-    sample_coords, layout_info = layout(sample_vectors, knn)
-    sample_labels, cluster_info = group(sample_vectors, knn)
-    sample_labels, sample_outlying, threshold = adopt_outliers(sample_vectors, sample_labels)
-    sample_labels = refine(sample_vectors, sample_labels)
-    cluster_info |= {"left_out": int(sample_outlying.sum()) + int((sample_labels == UNCLUSTERED).sum())}
-    cluster_info |= {"adopted": int(sample_outlying.sum()), "adopt_similarity": round(threshold, 4)}
     coords, labels, trust = (np.empty((count, 2), np.float32), np.empty(count, np.int64), np.empty(count, np.float32))
-    coords[sample], labels[sample], trust[sample] = sample_coords, sample_labels, map_trust(knn[0], sample_coords)
+    coords[sample.rows], labels[sample.rows] = laid_out.coords, fine.labels
+    trust[sample.rows] = map_trust(sample.knn[0], laid_out.coords)
     outlying = np.zeros(count, dtype=bool)
-    outlying[sample] = sample_outlying
-    rest = np.setdiff1d(np.arange(count), sample)
+    outlying[sample.rows] = fine.outlying
+    rest = np.setdiff1d(np.arange(count), sample.rows)
+    description = laid_out.description
     if len(rest):
         coords[rest], labels[rest], trust[rest] = _place_rest(
-            vectors, rest, sample_vectors, sample_coords, sample_labels
+            vectors, rest, sample.vectors, laid_out.coords, fine.labels
         )
-        layout_info = {
-            **layout_info,
-            "fitted_on": len(sample),
+        description = {
+            **description,
+            "fitted_on": len(sample.rows),
             "placed": len(rest),
             "placed_share": len(rest) / count,
             "placement": f"similarity^4-weighted mean of the {PLACE_K} nearest laid-out papers",
         }
-    manifest = {"layout": layout_info, "clusters": cluster_info}
-    return _Laid(vectors, ids, sample, sample_vectors, coords, labels, outlying, trust, rest, manifest)
+    return Placed(coords, labels, outlying, trust, rest, description)
 
 
-def _topic_row(laid: _Laid, labels: np.ndarray, label: int) -> dict:
+def _topic_row(
+    vectors: np.ndarray, ids: list[str], sample: Sample, placed: Placed, labels: np.ndarray, label: int
+) -> dict:
     """The topics table's columns of the topic ``label`` of ``labels`` but its name, terms and parent."""
     members = np.flatnonzero(labels == label)
-    sampled = np.intersect1d(members, laid.sample, assume_unique=True)
-    centroid = laid.vectors[sampled].mean(axis=0)
-    central = sampled[np.argsort(-(laid.vectors[sampled] @ centroid))[:3]]
-    median = np.median(laid.coords[members], axis=0)
-    anchor = laid.coords[members[np.argmin(((laid.coords[members] - median) ** 2).sum(1))]]
+    sampled = np.intersect1d(members, sample.rows, assume_unique=True)
+    centroid = vectors[sampled].mean(axis=0)
+    central = sampled[np.argsort(-(vectors[sampled] @ centroid))[:3]]
+    median = np.median(placed.coords[members], axis=0)
+    anchor = placed.coords[members[np.argmin(((placed.coords[members] - median) ** 2).sum(1))]]
     return {
         "cluster": label,
         "size": len(members),
-        "central_ids": [laid.ids[i] for i in central],
+        "central_ids": [ids[i] for i in central],
         "x": float(anchor[0]),
         "y": float(anchor[1]),
-        "map_trust": float(laid.trust[members].mean()),
+        "map_trust": float(placed.trust[members].mean()),
     }
 
 
@@ -174,27 +229,40 @@ def map_columns(
     )
 
 
-def _coarse_levels(laid: _Laid, fine_sampled: np.ndarray, coherent, seeded: dict) -> dict[int, int]:
-    """The coarse topic of each fine topic (:func:`coarse_topics`); a seed topic (``seeded``:
-    {fine label: seed}) is a coarse topic of its own. Coarse topics are numbered from the largest."""
-    merged = np.where(np.isin(fine_sampled, list(seeded)), UNCLUSTERED, fine_sampled)
-    coarse_of = coarse_topics(laid.sample_vectors, merged, coherent)
+def _coherent(fine: FineTopics, terms: CorpusTerms, settings: TopicSettings, clusters: list[int]) -> bool:
+    """Whether the fine topics ``clusters`` hang together as one coarse topic (:func:`hangs_together`
+    with their candidate names)."""
+    parts = [np.flatnonzero(fine.labels == label) for label in clusters]
+    pool = sorted({term for label in clusters for term, _ in fine.pools[label]})
+    return hangs_together(terms.finder, parts, pool, settings.names)
+
+
+def _coarse_levels(
+    sample: Sample, fine: FineTopics, labels: np.ndarray, terms: CorpusTerms, settings: TopicSettings
+) -> dict[int, int]:
+    """The coarse topic of each fine topic (:func:`coarse_topics` of those that hang together); a
+    seed topic is a coarse topic of its own. Coarse topics are numbered from the largest (by their
+    papers among all, ``labels``: the fine topic of each paper)."""
+    merged = np.where(np.isin(fine.labels, list(fine.seeds)), UNCLUSTERED, fine.labels)
+    coherent = functools.partial(_coherent, fine, terms, settings)
+    coarse_of = coarse_topics(sample.vectors, merged, settings.clusters, coherent)
     groups = {label: ("merged", group) for label, group in coarse_of.items()}
-    groups |= {label: ("seed", label) for label in seeded}
+    groups |= {label: ("seed", label) for label in fine.seeds}
     sizes = Counter()
     for label, group in groups.items():
-        sizes[group] += int((laid.labels == label).sum())
+        sizes[group] += int((labels == label).sum())
     largest = sorted(sizes, key=lambda group: (-sizes[group], group))
     return {label: largest.index(group) for label, group in groups.items()}
 
 
-def _names(terms: dict, coarse_of: dict[int, int], seeded: dict) -> dict[str, dict[int, str]]:
-    """Each topic's name at both levels ({level: {label: name}}): a seed's as its file gives it,
-    the others' from their terms (:func:`topic_names`), none taking a seed's name."""
+def _names(named: dict, coarse_of: dict[int, int], seeded: dict[int, SeedTopic]) -> dict[str, dict[int, str]]:
+    """Each topic's name at both levels ({level: {label: name}}) from its terms (``named``,
+    :func:`topic_terms`; :func:`topic_names`); a seed's (``seeded``: {fine label: seed}) as its
+    file gives it, no other topic taking a seed's name."""
     seed_names = {coarse_of[label]: topic.name for label, topic in seeded.items()}
-    names = {"coarse": topic_names(terms["coarse"], taken=set(seed_names.values())) | seed_names}
+    names = {"coarse": topic_names(named["coarse"], taken=set(seed_names.values())) | seed_names}
     taken = set(names["coarse"].values()) - _single_child_names(coarse_of, names)
-    names["fine"] = topic_names(terms["fine"], taken=taken) | {label: topic.name for label, topic in seeded.items()}
+    names["fine"] = topic_names(named["fine"], taken=taken) | {label: topic.name for label, topic in seeded.items()}
     return names
 
 
@@ -203,87 +271,76 @@ def topic_map(
     texts_of,
     ids: list[str],
     encode,
-    sample_size: int = MAP_SAMPLE,
+    settings: TopicSettings | None = None,
     *,
     seeds: TopicSeeds | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Everything the map needs, per paper and per cluster, plus a manifest section.
+) -> TopicMap:
+    """Everything the map needs, per paper and per topic, plus a manifest section, from the
+    papers' vectors (stored ones will do: nothing is embedded again but candidate names).
 
     ``texts_of(rows)`` returns the embedded texts of the given rows (only the layout sample's are
-    asked for); ``encode(terms)`` embeds candidate topic names with the corpus's model. Corpora
-    above ``sample_size`` papers are laid out and clustered on a random sample of that size; the
-    other papers are placed by their nearest sampled papers
+    asked for); ``encode(terms)`` embeds candidate topic names with the corpus's model;
+    ``settings`` (default: :class:`~paperscope.settings.TopicSettings`) are the stages'
+    parameters. Corpora above ``settings.layout.sample`` papers are laid out and clustered on a
+    random sample of that size; the other papers are placed by their nearest sampled papers
     (:func:`paperscope.index.search.placement.place_by_neighbours`). With ``seeds``, papers close
     enough to a seed topic form it, and the rest are clustered (:mod:`.seeds`).
 
-    Topics come in two levels: fine clusters, and coarse topics that merge them (``coarse_topics``).
-    Returns (per-paper columns, see :func:`map_columns`; one row per topic of either level with
-    level ("fine" or "coarse"), cluster, name, terms, size, central_ids (3 most central sampled
-    papers), x, y (label position: the member nearest the topic's median), map_trust, parent (a
-    fine cluster's coarse topic; -1 for coarse rows); the manifest's "map" section).
+    The stages: the layout (:func:`layout`), clusters (:func:`_clusters`) with the papers they
+    left out adopted (:func:`adopt_outliers`), grab-bags split (:func:`_refine`), every paper
+    placed (:func:`_place`), fine topics merged into coarse ones (:func:`_coarse_levels`), and
+    names at both levels (:func:`topic_terms`, :func:`_names`); the candidate terms they read are
+    found once (:func:`corpus_terms`). Returns a :class:`TopicMap`: per-paper columns (see
+    :func:`map_columns`); one row per topic of either level with level ("fine" or "coarse"),
+    cluster, name, terms, size, central_ids (3 most central sampled papers), x, y (label
+    position: the member nearest the topic's median), map_trust, parent (a fine cluster's coarse
+    topic; -1 for coarse rows); the manifest's "map" section.
     """
-    sample = np.arange(len(vectors))
-    if len(vectors) > sample_size:
-        sample = np.sort(np.random.default_rng(SEED).choice(len(vectors), sample_size, replace=False))
-    texts = texts_of(sample)
-    finder = TermFinder(texts)
-    refined, seeded = {}, {}
-
-    def group(sample_vectors: np.ndarray, knn) -> tuple[np.ndarray, dict]:
-        if not (seeds and seeds.topics):
-            return cluster(sample_vectors, knn)
-        labels, topics, info = cluster_around_seeds(sample_vectors, knn, seeds, encode, finder)
-        seeded.update(topics)
-        return labels, info
-
-    def refine(sample_vectors: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        refined["labels"], refined["pools"], refined["split"] = _split_unnamed(
-            texts, finder, sample_vectors, labels, kept=set(seeded)
-        )
-        return refined["labels"]
-
-    laid = _lay_out(vectors, ids, sample, group, refine)
-    fine_sampled, fine_pools, split = refined["labels"], refined["pools"], refined["split"]
-
-    def coherent(clusters: list[int]) -> bool:
-        parts = [np.flatnonzero(fine_sampled == label) for label in clusters]
-        return hangs_together(finder, parts, sorted({term for label in clusters for term, _ in fine_pools[label]}))
-
-    coarse_of = _coarse_levels(laid, fine_sampled, coherent, seeded)
-    coarse = np.array([coarse_of.get(label, UNCLUSTERED) for label in laid.labels], dtype=np.int64)
-    levels = {"fine": laid.labels, "coarse": coarse}
-    sampled_levels = {level: labels[laid.sample] for level, labels in levels.items()}
-    terms = topic_terms(texts, sampled_levels, laid.sample_vectors, encode, finder, {"fine": fine_pools})
-    names = _names(terms, coarse_of, seeded)
+    settings = settings or TopicSettings()
+    sample = _sample(vectors, settings)
+    terms = corpus_terms(texts_of(sample.rows), settings.names.max_words)
+    laid_out = layout(sample.vectors, sample.knn, settings.layout)
+    found = _clusters(sample, terms, encode, settings, seeds)
+    adopted = adopt_outliers(sample.vectors, found.labels, settings.clusters.adopt_quantile)
+    fine = _refine(sample, found, adopted, terms, settings)
+    placed = _place(vectors, sample, laid_out, fine)
+    coarse_of = _coarse_levels(sample, fine, placed.labels, terms, settings)
+    coarse = np.array([coarse_of.get(label, UNCLUSTERED) for label in placed.labels], dtype=np.int64)
+    levels = {"fine": placed.labels, "coarse": coarse}
+    sampled = {level: labels[sample.rows] for level, labels in levels.items()}
+    named = topic_terms(terms, sampled, sample.vectors, encode, settings.names, pools={"fine": fine.pools})
+    names = _names(named, coarse_of, fine.seeds)
     rows = [
-        {"level": level, "name": names[level][label], "terms": terms[level][label].terms}
-        | _topic_row(laid, levels[level], label)
+        {"level": level, "name": names[level][label], "terms": named[level][label].terms}
+        | _topic_row(vectors, ids, sample, placed, levels[level], label)
         | {"parent": coarse_of[label] if level == "fine" else UNCLUSTERED}
         for level in ("fine", "coarse")
         for label in sorted(names[level])
     ]
-    clusters = pd.DataFrame(rows, columns=CLUSTER_COLUMNS)
-    flags = {"placed": np.isin(np.arange(len(vectors)), laid.rest), "outlying": laid.outlying}
-    per_paper = map_columns(laid.coords, laid.labels, coarse, names, laid.trust, flags)
-    return per_paper, clusters, _manifest(laid, names, split)
+    flags = {"placed": np.isin(np.arange(len(vectors)), placed.rest), "outlying": placed.outlying}
+    per_paper = map_columns(placed.coords, placed.labels, coarse, names, placed.trust, flags)
+    sections = _sections(sample, placed, fine, names, settings)
+    return TopicMap(per_paper, pd.DataFrame(rows, columns=CLUSTER_COLUMNS), sections)
 
 
-def _manifest(laid: _Laid, names: dict, split: int) -> dict:
+def _sections(sample: Sample, placed: Placed, fine: FineTopics, names: dict, settings: TopicSettings) -> dict:
     """The manifest's "map" section."""
-    trust_info = {"k": min(TRUST_K, len(laid.sample) - 1), "mean": float(laid.trust.mean())}
-    if len(laid.rest):
-        trust_info.update(laid_out=float(laid.trust[laid.sample].mean()), placed=float(laid.trust[laid.rest].mean()))
+    trust = placed.trust
+    trust_info = {"k": min(TRUST_K, len(sample.rows) - 1), "mean": float(trust.mean())}
+    if len(placed.rest):
+        trust_info.update(laid_out=float(trust[sample.rows].mean()), placed=float(trust[placed.rest].mean()))
     return {
-        "layout": laid.manifest["layout"],
+        "layout": placed.description,
         "clusters": {
-            **laid.manifest["clusters"],
+            **fine.description,
             "count": len(names["fine"]),
             "coarse_count": len(names["coarse"]),
             "merge": "Ward linkage of normalised cluster centroids, cut at the largest jump in [sqrt(n), sqrt(2n)];"
             " a group two terms do not name taken apart",
-            "names": "terms most papers use with lift >= 2, picked for coverage, lift and MiniLM similarity",
-            "unclustered": int((laid.labels == UNCLUSTERED).sum()),
-            "split_unnamed": split,
+            "names": f"terms most papers use with lift >= {settings.names.min_lift:g}, picked for coverage, lift"
+            " and MiniLM similarity",
+            "unclustered": int((placed.labels == UNCLUSTERED).sum()),
+            "split_unnamed": fine.split,
         },
         "map_trust": trust_info,
     }
