@@ -1,13 +1,16 @@
-"""Lookups and the app's first results of this checkout against another version, side by side.
+"""Lookups, the app's first results and a build of this checkout against another version, side by side.
 
     .venv/bin/pip install --no-deps --target /tmp/base-pkg git+file://$PWD@COMMIT   # or a folder of it
-    .venv/bin/python -m benchmarks.before_after --baseline /tmp/base-pkg --index IJCAI [--index /tmp/million/index]
+    .venv/bin/python -m benchmarks.before_after --baseline /tmp/base-pkg --index IJCAI \\
+        [--index /tmp/million/index] [--corpus ../shared/evaldata/ijcai2021_2024_area.jsonl]
 
 Each measure runs in a fresh process, alternating the two versions (``--rounds`` times each): the
 baseline through ``PYTHONPATH`` (ahead of this checkout's editable install), this checkout as
 installed. Per index: in-process ``similar`` (hybrid and dense) and ``search`` p50 after load, the
 load time, and the first results of a ``?paper=`` link in a fresh ``paperscope app`` in headless
-Chromium. Prints a Markdown table of the medians over rounds and writes JSON.
+Chromium; with ``--corpus``, a whole build of it (the embedding cache off). Give indexes the
+baseline can read (built by it: this checkout reads every earlier format-6 index). Prints a
+Markdown table of the medians over rounds and writes JSON.
 """
 
 from __future__ import annotations
@@ -27,25 +30,38 @@ start = time.perf_counter()
 from paperscope import PaperIndex
 index = PaperIndex.load(sys.argv[1])
 load = time.perf_counter() - start
-ids = index.take(list(range(0, len(index), max(1, len(index) // 500)))[:500], ["id"]).column("id").to_pylist()
+first = index.table if hasattr(index, "table") and callable(index.table) else index.take  # a name of either version
+ids = first(list(range(0, len(index), max(1, len(index) // 500)))[:500], ["id"]).column("id").to_pylist()
 queries = ["making diffusion transformers faster", "graph neural networks", "privacy in federated learning",
            "watermarking language model outputs", "reinforcement learning for reasoning"]
+def table(found):  # the results as a DataFrame, as either version gives them (the same work on both sides)
+    return found.to_pandas() if hasattr(type(found), "to_pandas") else found
 for query in queries:
-    index.search(query)  # the query vectors are then remembered: timings exclude embedding
+    table(index.search(query))  # the query vectors are then remembered: timings exclude embedding
 def p50(call, items):
     times = []
     for item in items:
         begin = time.perf_counter(); call(item); times.append((time.perf_counter() - begin) * 1000)
     return statistics.median(times)
-print(json.dumps({"load_s": load, "similar_ms": p50(lambda i: index.similar(i, k=10), ids),
-                  "similar_dense_ms": p50(lambda i: index.similar(i, k=10, mode="dense"), ids),
-                  "search_ms": p50(lambda q: index.search(q, k=10), queries * 60)}))
+print(json.dumps({"load_s": load, "similar_ms": p50(lambda i: table(index.similar(i, k=10)), ids),
+                  "similar_dense_ms": p50(lambda i: table(index.similar(i, k=10, mode="dense")), ids),
+                  "search_ms": p50(lambda q: table(index.search(q, k=10)), queries * 60)}))
+"""
+
+BUILD = """
+import json, sys, tempfile, time
+from pathlib import Path
+from paperscope import BuildSettings, build_index
+with tempfile.TemporaryDirectory() as work:
+    start = time.perf_counter()
+    build_index([sys.argv[1]], Path(work) / "index", BuildSettings(use_cache=False))
+    print(json.dumps({"build_s": time.perf_counter() - start}))
 """
 
 FIRST_ID = """
 import json, sys
 from paperscope import PaperIndex
-print(json.dumps({"id": PaperIndex.load(sys.argv[1]).take([0], ["id"]).column("id")[0].as_py()}))
+print(json.dumps({"id": PaperIndex.load(sys.argv[1]).ids()[0]}))
 """
 
 FIRST_RESULTS = """
@@ -94,6 +110,7 @@ def main() -> None:
     parser.add_argument(
         "--index", action="append", required=True, help="an index folder (several: --index A --index B)"
     )
+    parser.add_argument("--corpus", help="a corpus file to build from, timed (the embedding cache off)")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     results, rows = {}, []
@@ -110,6 +127,14 @@ def main() -> None:
         for measure_name in medians["before"]:
             before, after = medians["before"][measure_name], medians["after"][measure_name]
             rows.append([folder, measure_name, f"{before:.2f}", f"{after:.2f}", f"{after / before:.2f}"])
+    if args.corpus:
+        runs = {"before": [], "after": []}
+        for _ in range(args.rounds):
+            for side, baseline in (("before", args.baseline), ("after", None)):
+                runs[side].append(measure(BUILD, [args.corpus], baseline)["build_s"])
+        before, after = statistics.median(runs["before"]), statistics.median(runs["after"])
+        results["build"] = {"corpus": args.corpus, "runs": runs}
+        rows.append([args.corpus, "build_s", f"{before:.2f}", f"{after:.2f}", f"{after / before:.2f}"])
     report(["index", "measure (median of rounds)", "before", "after", "after / before"], rows, results, args.json)
 
 

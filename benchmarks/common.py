@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import subprocess
 
@@ -32,3 +33,14 @@ def app_server(index_dir: str):
     """A fresh ``paperscope app`` server on ``index_dir``, healthy; yields its URL, stops it after."""
     with paperscope_server("app", index_dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as (url, _):
         yield url
+
+
+@functools.cache
+def ranker_of(index):
+    """A :class:`~paperscope.index.search.ranking.Ranker` of the generation ``index`` (a loaded
+    PaperIndex) serves: for the benchmarks that time or vary the ranking's own parts."""
+    from paperscope.index.search.ranking import Ranker
+    from paperscope.index.store.generations import read_generation
+
+    stored = read_generation(index.folder)
+    return Ranker(stored.vectors, stored.smoothed, stored.faiss_index, stored.keyword, stored.manifest.search)

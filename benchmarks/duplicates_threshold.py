@@ -14,13 +14,14 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.common import parser as common_parser
-from benchmarks.common import report
+from benchmarks.common import ranker_of, report
 from paperscope.index.analysis.evaluation import edited_versions
 
 
 def max_distinct_pair(index) -> float:
     """Highest cosine similarity between two different papers of an index."""
-    scores, rows = index.ranker.faiss_index.search(np.ascontiguousarray(index.vectors, dtype=np.float32), 2)
+    ranker = ranker_of(index)
+    scores, rows = ranker.faiss_index.search(np.ascontiguousarray(index.vectors, dtype=np.float32), 2)
     own = np.arange(len(index))
     return float(np.where(rows[:, 0] == own, scores[:, 1], scores[:, 0]).max())
 

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse
 
 from benchmarks.common import parser as common_parser
-from benchmarks.common import report
+from benchmarks.common import ranker_of, report
 from paperscope.index.search import keyword as keyword_module
 from paperscope.index.search.ranking import Query
 
@@ -26,9 +26,10 @@ SETTINGS = [(50, 12), (100, 12), (200, 8), (200, 12), (200, 24), (400, 12)]
 
 def full_blend(index, vector, keyword_query, exclude: list[int], k: int = 10) -> list[int]:
     """Top-k rows of the blend over every paper (the ranking before candidates)."""
+    ranker = ranker_of(index)
     weight = index.manifest.search.hybrid_weight
-    documents = index.vectors if index.ranker.smoothed is None else index.ranker.smoothed
-    scores = weight * (documents @ vector) + (1 - weight) * index.ranker.keyword.scores(keyword_query)
+    documents = ranker.documents
+    scores = weight * (documents @ vector) + (1 - weight) * ranker.keyword.scores(keyword_query)
     scores[exclude] = -np.inf
     return np.argsort(-scores, kind="stable")[:k].tolist()
 
@@ -42,17 +43,16 @@ def main() -> None:
     from paperscope import PaperIndex
 
     index = PaperIndex.load(args.index)
+    ranker = ranker_of(index)
     rows = np.random.default_rng(0).permutation(len(index))[: args.queries]
-    titles = index._take(rows, ["title"])["title"].tolist()
-    documents = index.vectors if index.ranker.smoothed is None else index.ranker.smoothed  # what similar() queries with
+    titles = index.table(rows, ["title"]).column("title").to_pylist()
+    documents = ranker.documents  # what similar() queries with
     queries = {
         "similar (paper)": [
-            (documents[row], scipy.sparse.csr_matrix(index.ranker.keyword.matrix[row]), [int(row)], index.vectors[row])
+            (documents[row], scipy.sparse.csr_matrix(ranker.keyword.matrix[row]), [int(row)], index.vectors[row])
             for row in rows
         ],
-        "search (title)": [
-            (index.embed_query(title), index.ranker.keyword.transform([title]), [], None) for title in titles
-        ],
+        "search (title)": [(index.embed_query(title), ranker.keyword.transform([title]), [], None) for title in titles],
     }
     reference = {
         kind: [full_blend(index, vector, query, exclude) for vector, query, exclude, _ in items]
@@ -67,7 +67,7 @@ def main() -> None:
                 start = time.perf_counter()
                 asked = Query(vector, query, raw_vector=raw, exclude=np.asarray(exclude, dtype=np.int64))
                 weight = index.manifest.search.hybrid_weight
-                found = index.ranker.rank(asked, 10, "hybrid", weight=weight, candidates=candidates)
+                found = ranker.rank(asked, 10, "hybrid", weight=weight, candidates=candidates)
                 times.append((time.perf_counter() - start) * 1000)
                 rows_found = found.rows.tolist()
                 agreement.append(len(set(rows_found) & set(expected)) / len(expected))

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse
 
 from benchmarks.common import parser as common_parser
-from benchmarks.common import report
+from benchmarks.common import ranker_of, report
 from benchmarks.scale import EVALDATA
 from paperscope.index.analysis.evaluation import labels_by_id
 
@@ -31,11 +31,12 @@ WEIGHTS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 def bm25_matrix(texts: list[str], index) -> scipy.sparse.csr_matrix:
     """BM25 weight of each (paper, term) over the index's vocabulary and terms."""
+    ranker = ranker_of(index)
     from sklearn.feature_extraction.text import CountVectorizer
 
-    from paperscope.index.search.keyword import analyzer
+    from paperscope.index.common.keyword import analyzer
 
-    counts = CountVectorizer(analyzer=analyzer(index.ranker.keyword.stop_words), vocabulary=index.ranker.keyword.terms)
+    counts = CountVectorizer(analyzer=analyzer(ranker.keyword.stop_words), vocabulary=ranker.keyword.terms)
     tf = counts.transform(texts).tocsr().astype(np.float64)
     lengths = np.asarray(tf.sum(axis=1)).ravel()
     df = np.bincount(tf.indices, minlength=tf.shape[1])
@@ -79,17 +80,18 @@ def main() -> None:
     args = parser.parse_args()
     from paperscope import PaperIndex
     from paperscope.embed.corpus import embedding_texts
-    from paperscope.index.search.keyword import analyzer
+    from paperscope.index.common.keyword import analyzer
 
     index = PaperIndex.load(args.index)
+    ranker = ranker_of(index)
     label_of = labels_by_id(args.corpus)
     labels = np.array([label_of[i] for i in index.papers["id"]])
     texts = embedding_texts(index.papers)
-    documents = np.asarray(index.ranker.smoothed if index.ranker.smoothed is not None else index.vectors)
-    tfidf = index.ranker.keyword.matrix
+    documents = np.asarray(ranker.documents)
+    tfidf = ranker.keyword.matrix
     bm25 = bm25_matrix(texts, index)
-    terms_of = analyzer(index.ranker.keyword.stop_words)
-    column = {term: i for i, term in enumerate(index.ranker.keyword.terms)}
+    terms_of = analyzer(ranker.keyword.stop_words)
+    column = {term: i for i, term in enumerate(ranker.keyword.terms)}
 
     def bm25_scores(queries: list[str]) -> np.ndarray:
         rows = [sorted({column[t] for t in terms_of(text) if t in column}) for text in queries]
@@ -109,8 +111,8 @@ def main() -> None:
             {"tf-idf": (tfidf[sample] @ tfidf.T).toarray(), "bm25": bm25_scores([texts[i] for i in sample])},
         ),
         "titles as queries (search)": (
-            index.encoder.encode(titles, long_text=index.manifest.long_text.strategy) @ documents.T,
-            {"tf-idf": (index.ranker.keyword.transform(titles) @ tfidf.T).toarray(), "bm25": bm25_scores(titles)},
+            index.embed_texts(titles) @ documents.T,
+            {"tf-idf": (ranker.keyword.transform(titles) @ tfidf.T).toarray(), "bm25": bm25_scores(titles)},
         ),
     }
     results, table = {}, []

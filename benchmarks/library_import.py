@@ -93,7 +93,7 @@ def main() -> None:
     timings["read (parse, LaTeX to text)"] = time.perf_counter() - start
     start = time.perf_counter()
     columns = [column for column in ("id", "title", "doi", "arxiv_id") if column in index.fields()]
-    matched = match_entries(index.metadata(columns), entries)
+    matched = match_entries(index.table(columns=columns).to_pandas(), entries)
     timings["match to the corpus"] = time.perf_counter() - start
     start = time.perf_counter()
     imported = index.collections.create("big", files=[library], embed=False)

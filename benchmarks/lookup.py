@@ -46,11 +46,11 @@ def main() -> None:
         "watermarking language model outputs",
         "reinforcement learning for reasoning",
     ]
-    index.search(queries[0])  # loads the query model once, as a running app has
+    index.search(queries[0]).to_pandas()  # loads the query model once, as a running app has
     rows = {
         "load index": [load_ms],
-        "similar(id), k=10": _timed(lambda i: index.similar(ids[i % len(ids)], k=10), args.repeats),
-        "search(text), k=10": _timed(lambda i: index.search(queries[i % len(queries)], k=10), args.repeats),
+        "similar(id), k=10": _timed(lambda i: index.similar(ids[i % len(ids)], k=10).to_pandas(), args.repeats),
+        "search(text), k=10": _timed(lambda i: index.search(queries[i % len(queries)], k=10).to_pandas(), args.repeats),
     }
     paperscope = [sys.executable, "-m", "paperscope.ui.cli"]
     for name, command in (

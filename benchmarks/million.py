@@ -48,7 +48,7 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
     import scipy.sparse
 
     from paperscope.index.build import ann
-    from paperscope.index.search.keyword import KeywordIndex
+    from paperscope.index.common.keyword import KeywordIndex
     from paperscope.index.store import generations
     from paperscope.index.store.manifest import PresetInfo
     from paperscope.settings import PRESETS
@@ -127,23 +127,23 @@ def memory(field):  # this process's own figures (ru_maxrss would carry the pare
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
 rss_load = {"private": memory("RssAnon"), "file pages": memory("RssFile")}
-ids = index.take(list(range(0, len(index), len(index) // 200))[:200], ["id"]).column("id").to_pylist()
+ids = index.table(list(range(0, len(index), len(index) // 200))[:200], ["id"]).column("id").to_pylist()
 queries = json.loads(sys.argv[2])
 for query in queries:
-    index.search(query)  # the query vectors are then cached: timings below exclude embedding
+    index.search(query).to_pandas()  # the query vectors are then cached: timings below exclude embedding
 def timed(call, items):
     times = []
     for item in items:
         begin = time.perf_counter(); call(item); times.append((time.perf_counter() - begin) * 1000)
     times.sort()
     return {"p50_ms": statistics.median(times), "p99_ms": times[int(len(times) * 0.99) - 1]}
-found = index.similar(ids[0], k=10)
+found = index.similar(ids[0], k=10).to_pandas()
 print(json.dumps({
     "load_s": load,
     "rss_after_load_mb": rss_load,
-    "similar dense": timed(lambda i: index.similar(i, k=10, mode="dense"), ids),
-    "similar hybrid": timed(lambda i: index.similar(i, k=10, mode="hybrid"), ids),
-    "search hybrid": timed(lambda q: index.search(q, k=10, mode="hybrid"), queries * 40),
+    "similar dense": timed(lambda i: index.similar(i, k=10, mode="dense").to_pandas(), ids),
+    "similar hybrid": timed(lambda i: index.similar(i, k=10, mode="hybrid").to_pandas(), ids),
+    "search hybrid": timed(lambda q: index.search(q, k=10, mode="hybrid").to_pandas(), queries * 40),
     "rss_after_lookups_mb": {"private": memory("RssAnon"), "file pages": memory("RssFile")},
     "peak_rss_mb": memory("VmHWM"),
     "papers": len(index),

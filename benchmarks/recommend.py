@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse
 
 from benchmarks.common import parser as common_parser
-from benchmarks.common import report
+from benchmarks.common import ranker_of, report
 from benchmarks.scale import EVALDATA
 from paperscope.index.analysis.evaluation import labels_by_id
 
@@ -74,13 +74,14 @@ def svm_labels(count: int, positive: np.ndarray, negative: np.ndarray) -> tuple[
 
 def methods(index) -> dict:
     """Each method: (positive rows, negative rows) -> the K recommended rows."""
+    ranker = ranker_of(index)
     from sklearn.svm import LinearSVC
 
     from paperscope.index.search.recommend import fit_svm
 
     ids = np.array(index.ids())
-    vectors, smoothed = np.asarray(index.vectors), np.asarray(index.ranker.smoothed)
-    terms = index.ranker.keyword.matrix.tocsr()
+    vectors, smoothed = np.asarray(index.vectors), np.asarray(ranker.smoothed)
+    terms = ranker.keyword.matrix.tocsr()
     features = {
         "vectors": vectors,
         "smoothed vectors": smoothed,
@@ -91,7 +92,7 @@ def methods(index) -> dict:
 
     def similar(mode):
         def ranked(positive, negative):
-            return index.similar_rows(ids[positive].tolist(), k=K, mode=mode, negative=ids[negative].tolist()).rows
+            return index.similar(ids[positive].tolist(), k=K, mode=mode, negative=ids[negative].tolist()).rows
 
         return ranked
 
@@ -118,7 +119,7 @@ def methods(index) -> dict:
         return top(smoothed @ dense + terms @ sparse + bias, np.r_[positive, negative])
 
     def shipped(positive, negative):
-        return index.recommend_rows(ids[positive].tolist(), ids[negative].tolist(), k=K).rows
+        return index.recommend(ids[positive].tolist(), ids[negative].tolist(), k=K).rows
 
     return {
         TODAY: similar(None),
@@ -225,13 +226,14 @@ def million_ranker(index, count: int, work: Path):
     import faiss
 
     from paperscope.index.build import ann
-    from paperscope.index.search.keyword import KeywordIndex
+    from paperscope.index.common.keyword import KeywordIndex
     from paperscope.index.search.ranking import Ranker
 
+    ranker = ranker_of(index)
     work.mkdir(parents=True, exist_ok=True)
     base = len(index)
     arrays = {}
-    for name, source in (("vectors", index.vectors), ("smoothed", index.ranker.smoothed)):
+    for name, source in (("vectors", index.vectors), ("smoothed", ranker.smoothed)):
         path = work / f"{name}-{count}.npy"
         if not path.exists():
             rng = np.random.default_rng(0 if name == "vectors" else 1)
@@ -252,7 +254,7 @@ def million_ranker(index, count: int, work: Path):
         faiss.write_index(built, str(work / "hnsw.tmp"))
         (work / "hnsw.tmp").rename(faiss_path)
         print(f"built HNSW over {count} vectors in {time.perf_counter() - start:.0f} s")
-    keyword = index.ranker.keyword
+    keyword = ranker.keyword
     grown = KeywordIndex(replicate_rows(keyword.matrix, count), keyword.terms, keyword.idf, sorted(keyword.stop_words))
     grown.__dict__["by_term"] = replicate_by_term(keyword.by_term, base, count)
     search = dataclasses.replace(index.manifest.search, ef_search=int(tuned_path.read_text()))
@@ -337,7 +339,7 @@ def main() -> None:
         results["at scale"].append(at_scale(million_ranker(index, args.million, args.work), "synthetic arrays"))
     if args.large_index:
         warm(Path(args.large_index))
-        results["at scale"].append(at_scale(PaperIndex.load(args.large_index).ranker, args.large_index))
+        results["at scale"].append(at_scale(ranker_of(PaperIndex.load(args.large_index)), args.large_index))
     columns = [f"size {size}{', negatives' if negatives else ''}" for negatives in (False, True) for size in SIZES]
     table = []
     for name, by_column in results["methods"].items():

@@ -165,7 +165,7 @@ def main() -> None:
     corpus = args.corpus or [str(path) for path in locations.bundled_corpus()]
     index = PaperIndex.load(folder)
     ids = index.ids()
-    abstracts = index.metadata(["abstract"])["abstract"].tolist()
+    abstracts = index.table(columns=["abstract"]).to_pandas()["abstract"].tolist()
     rng = random.Random(SEED)
     search_count = args.search + TARGET_RATE["search"] * args.seconds
     search_requests = _search_requests(abstracts, search_count, rng)

@@ -10,6 +10,8 @@ reference, dense on the raw vectors. Prints a Markdown table and writes JSON.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from benchmarks.common import parser as common_parser
@@ -28,16 +30,23 @@ def main() -> None:
     parser.add_argument("--corpus", default=str(EVALDATA))
     args = parser.parse_args()
     from paperscope import PaperIndex
+    from paperscope.index.store.generations import read_generation
 
-    index = PaperIndex.load(args.index)
-    index.papers["label"] = index.papers["id"].map(labels_by_id(args.corpus))
-    vectors = np.asarray(index.vectors)
-    results = {"dense, raw vectors": evaluate(index, "dense")}
-    index.ranker.smoothed = None
-    results["hybrid, raw vectors"] = evaluate(index, "hybrid")
+    stored = read_generation(args.index)
+    labels = labels_by_id(args.corpus)
+
+    def with_smoothed(smoothed) -> PaperIndex:
+        index = PaperIndex(args.index, dataclasses.replace(stored, smoothed=smoothed))
+        index.papers["label"] = index.papers["id"].map(labels)
+        return index
+
+    vectors = np.asarray(stored.vectors)
+    results = {"dense, raw vectors": evaluate(with_smoothed(None), "dense")}
+    results["hybrid, raw vectors"] = evaluate(with_smoothed(None), "hybrid")
     for k, weight in GRID:
-        index.ranker.smoothed = smooth(vectors, vectors, index.ranker.faiss_index, k, weight, np.arange(len(vectors)))
-        results[f"hybrid, smoothed k={k} weight={weight}"] = evaluate(index, "hybrid")
+        smoothed = smooth(vectors, vectors, stored.faiss_index, k, weight, np.arange(len(vectors)))
+        results[f"hybrid, smoothed k={k} weight={weight}"] = evaluate(with_smoothed(smoothed), "hybrid")
+    index = with_smoothed(None)
     report(
         [f"{len(index)} papers", "P@1", "P@10", "macro P@10"],
         [[name, *(f"{figures[m]:.3f}" for m in ("P@1", "P@10", "macro P@10"))] for name, figures in results.items()],

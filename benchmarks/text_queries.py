@@ -57,7 +57,7 @@ def measure(index, records: dict, sample: list[str], settings: dict) -> dict:
 
     def ranked(query: str, k: int = 11) -> list[str]:
         start = time.perf_counter()
-        ids = index.search(query, k=k, **settings)["id"].tolist()
+        ids = index.search(query, k=k, **settings).to_pandas()["id"].tolist()
         times.append(time.perf_counter() - start)
         return ids
 

@@ -97,7 +97,7 @@ def name_coverage(index) -> list[dict]:
     finder = TermFinder((papers["title"].fillna("") + ". " + papers["abstract"]).tolist())
     rows = []
     for level, column in (("coarse", "coarse_cluster"), ("fine", "cluster")):
-        for topic in index.topic_table(level).itertuples():
+        for topic in index.topics.table(level).itertuples():
             members = np.flatnonzero(papers[column].to_numpy() == topic.cluster)
             if level == "fine" and len(members) < NAMED_PAPERS:
                 continue

@@ -8,7 +8,7 @@ benchmarks/million.py makes one: each paper a copy of a base paper with its own 
 map position jittered. JupyterLab (tests/servers.py: offline, no token) opens a notebook whose
 first cell loads the index; then, --runs times, in headless Chromium:
 
-- first draw: the cell ``w = ix.map_widget(); w`` run from the page, from the moment the kernel
+- first draw: the cell ``w = ix.map.widget(); w`` run from the page, from the moment the kernel
   starts it (a time stamp taken in the kernel) to the map drawn in the page (its ``data-ready``,
   stamped in the page): the widget's state built in Python, sent, decoded and drawn;
 - selection round trip: a box dragged over the middle fifth of the map (then one over the middle
@@ -38,7 +38,7 @@ LOAD_CELL = "from paperscope import PaperIndex\n\nix = PaperIndex.load({folder!r
 WIDGET_CELL = """import time
 
 started = time.time()
-w = ix.map_widget()
+w = ix.map.widget()
 built = time.time()
 stamps = []
 w.on_select(lambda ids: stamps.append([time.time(), len(ids)]))

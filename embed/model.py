@@ -161,7 +161,7 @@ class Encoder:
             tokenizer.no_truncation()
             tokenizer.no_padding()
             return tokenizer
-        return self.model.tokenizer._tokenizer
+        return self.model.tokenizer.backend_tokenizer
 
     @cached_property
     def max_tokens(self) -> int:

@@ -39,6 +39,7 @@ ENGINES: tuple[str, ...] = get_args(Engine)
 SELECTIONS: tuple[str, ...] = get_args(Selection)
 
 MAX_RESULTS = 1_000  # k of every lookup (Python, the command line, the service): 1 to this
+MAX_QUERY_CHARS = 20_000  # characters of a query (about ten abstracts)
 AUTO_FAST_PAPERS = 20_000  # a build of this many papers or more takes the "fast" preset unless told
 UNCLUSTERED_NAME = "unclustered"  # the topic name of papers in no cluster
 UNCLUSTERED = -1  # the cluster number of papers in no cluster

@@ -61,11 +61,11 @@ def test_added_papers_are_found_and_match_a_full_rebuild(sample_index_dir, new_p
     added = PaperIndex.load(folder)
     assert len(added) == 43
     for i, (title, text) in enumerate(NEW_PAPERS):
-        assert added.search(text, k=1)["id"][0] == f"new{i}"  # found by its own text
+        assert added.search(text, k=1).to_pandas()["id"][0] == f"new{i}"  # found by its own text
         paper = added.paper(f"new{i}")
         assert paper["title"] == title and paper["placed"]
         assert paper["cluster_name"] and paper["coarse_name"]
-    xy = added.coordinates
+    xy = added.map.coordinates
     inside = (xy[-5:] >= xy[:-5].min(axis=0) - 1e-6) & (xy[-5:] <= xy[:-5].max(axis=0) + 1e-6)
     assert inside.all()  # placed among their neighbours, within the map
 
@@ -73,8 +73,8 @@ def test_added_papers_are_found_and_match_a_full_rebuild(sample_index_dir, new_p
     rebuilt = PaperIndex.load(tmp_path / "rebuilt")
     for paper_id in rebuilt.papers["id"]:
         assert (
-            added.similar(paper_id, k=10, mode="dense")["id"].tolist()
-            == rebuilt.similar(paper_id, k=10, mode="dense")["id"].tolist()
+            added.similar(paper_id, k=10, mode="dense").to_pandas()["id"].tolist()
+            == rebuilt.similar(paper_id, k=10, mode="dense").to_pandas()["id"].tolist()
         )
 
     with caplog.at_level("INFO", logger="paperscope"):
@@ -102,7 +102,7 @@ def test_a_killed_add_leaves_the_index_answering(sample_index_dir, new_papers, t
     process.wait()
     assert generations.current_generation_name(folder) == before
     index = PaperIndex.load(folder)
-    assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3)) == 3
+    assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3).to_pandas()) == 3
     assert add_papers([new_papers], folder).count == 43  # the next add takes the lock and clears the leftovers
     leftovers = sorted(path.name for path in folder.iterdir() if path.name != generations.LOCK_FILE)
     assert leftovers == sorted(

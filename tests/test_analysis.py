@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from paperscope import PaperIndex, UserError, build_index, locations, near_duplicates, outliers
+from paperscope import PaperIndex, UserError, build_index, locations
 from paperscope.embed.terms import singular
 from paperscope.index.analysis.evaluation import edited_versions
 from paperscope.index.search.explain import shared_terms
@@ -31,22 +31,22 @@ def index_with_versions(tmp_path_factory):
 @pytest.mark.slow
 def test_edited_versions_are_found_and_different_papers_are_not(index_with_versions):
     index, originals = index_with_versions
-    pairs = near_duplicates(index)
+    pairs = index.duplicates()
     assert len(pairs) == 3
     assert sorted(set(pairs["id_a"]) & set(originals) | set(pairs["id_b"]) & set(originals)) == sorted(originals)
     assert (pairs["score"] >= DUPLICATE_THRESHOLD).all() and pairs["score"].is_monotonic_decreasing
 
 
 def test_sample_alone_has_no_duplicates_and_a_low_threshold_finds_topic_neighbours(sample_index):
-    assert near_duplicates(sample_index).empty
-    loose = near_duplicates(sample_index, threshold=0.6)
+    assert sample_index.duplicates().empty
+    loose = sample_index.duplicates(threshold=0.6)
     assert len(loose) >= 1 and (loose["score"] >= 0.6).all()
     with pytest.raises(UserError, match="threshold"):
-        near_duplicates(sample_index, threshold=0)
+        sample_index.duplicates(threshold=0)
 
 
 def test_outliers_are_the_papers_farthest_from_all_others(sample_index):
-    table = outliers(sample_index, count=3)
+    table = sample_index.outliers(count=3)
     vectors = sample_index.vectors
     similarity = vectors @ vectors.T
     for row in range(len(vectors)):
@@ -61,7 +61,11 @@ def test_explain_gives_matching_sentences_and_shared_terms(sample_index):
     jenga = next(i for t, i in titles.items() if t.startswith("Jenga"))
     why = sample_index.explain(asdsv, other_id=jenga)
     assert why.score == pytest.approx(
-        float(sample_index.vectors[sample_index.row(asdsv)] @ sample_index.vectors[sample_index.row(jenga)]), abs=1e-4
+        float(
+            sample_index.vectors[int(sample_index.rows(asdsv)[0])]
+            @ sample_index.vectors[int(sample_index.rows(jenga)[0])]
+        ),
+        abs=1e-4,
     )
     assert "vbench" in why.shared_terms  # a rare term both use
     for text in (sample_index.paper(asdsv)["abstract"], sample_index.paper(jenga)["abstract"]):
@@ -102,7 +106,7 @@ def test_cli_explain_and_duplicates(sample_index_dir, sample_index):
         text=True,
         check=True,
     )
-    assert json.loads(pairs.stdout) == near_duplicates(sample_index, 0.6).to_dict("records")
+    assert json.loads(pairs.stdout) == sample_index.duplicates(0.6).to_dict("records")
 
 
 def test_a_topic_is_found_by_its_words_and_several_candidates_are_listed_alone(sample_index):
@@ -110,7 +114,7 @@ def test_a_topic_is_found_by_its_words_and_several_candidates_are_listed_alone(s
     from paperscope.index.analysis.topics import find_topic
 
     names = dict(
-        zip(sample_index.topic_table("fine")["cluster"], sample_index.topic_table("fine")["name"], strict=True)
+        zip(sample_index.topics.table("fine")["cluster"], sample_index.topics.table("fine")["name"], strict=True)
     )
     for number, name in names.items():
         if number < 0:

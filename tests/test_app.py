@@ -56,7 +56,9 @@ def test_free_text_query_lists_k_results_and_goes_into_the_url(default_index):
     app = _app().run()
     app.text_input(key="query").input("graph neural networks and homophily").run()
     titles = _result_titles(app)
-    expected = default_index.search("graph neural networks and homophily", k=10, mode="hybrid")["title"].tolist()
+    expected = (
+        default_index.search("graph neural networks and homophily", k=10, mode="hybrid").to_pandas()["title"].tolist()
+    )
     assert titles == [t.replace("&", "&amp;") for t in expected]
     assert (
         app.query_params["q"] == ["graph neural networks and homophily"]
@@ -65,7 +67,7 @@ def test_free_text_query_lists_k_results_and_goes_into_the_url(default_index):
     app.sidebar.slider(key="k").set_value(3).run()
     assert len(_result_titles(app)) == 3
     assert not any("<mark>" in body for body in _htmls(app))  # explained only when a card is opened
-    first = default_index.search("graph neural networks and homophily", k=1, mode="hybrid")["id"][0]
+    first = default_index.search("graph neural networks and homophily", k=1, mode="hybrid").to_pandas()["id"][0]
     app.session_state[f"why-{first}"] = True  # the first card opened
     app.run()
     assert any("<mark>" in body for body in _htmls(app))  # why-similar evidence with highlighted terms
@@ -75,9 +77,9 @@ def test_paper_link_selects_the_paper_and_picking_another_replaces_it(default_in
     first, second = default_index.papers["id"][3], default_index.papers["id"][9]
     app = _app(paper=first, k="5").run()
     assert app.multiselect(key="papers").value == [first]
-    assert _result_titles(app) == default_index.similar(first, k=5)["title"].tolist()
+    assert _result_titles(app) == default_index.similar(first, k=5).to_pandas()["title"].tolist()
     app.multiselect(key="papers").set_value([second]).run()
-    assert _result_titles(app) == default_index.similar(second, k=5)["title"].tolist()
+    assert _result_titles(app) == default_index.similar(second, k=5).to_pandas()["title"].tolist()
     assert app.text_input(key="query").value == ""
 
 
@@ -85,10 +87,10 @@ def test_several_papers_and_a_negative_rank_more_like_these(default_index):
     ids = default_index.papers["id"].tolist()
     app = _app(paper=f"{ids[0]},{ids[19]}", k="4").run()
     assert app.multiselect(key="papers").value == [ids[0], ids[19]]
-    shown = default_index.similar([ids[0], ids[19]], k=4)["id"].tolist()
+    shown = default_index.similar([ids[0], ids[19]], k=4).to_pandas()["id"].tolist()
     assert app.multiselect(key="not_papers").options == [default_index.paper(i)["title"] for i in shown]
     app.multiselect(key="not_papers").set_value([shown[1]]).run()  # "less like" the second result
-    expected = default_index.similar([ids[0], ids[19]], k=4, negative=[shown[1]])["title"].tolist()
+    expected = default_index.similar([ids[0], ids[19]], k=4, negative=[shown[1]]).to_pandas()["title"].tolist()
     assert _result_titles(app) == expected and default_index.paper(shown[1])["title"] not in expected
     assert app.query_params["not"] in ([shown[1]], shown[1])
 
@@ -98,15 +100,15 @@ def test_ranking_switch_changes_the_mode(default_index):
     assert app.sidebar.radio(key="mode").value == "hybrid"
     assert _result_titles(app)[0].startswith("Continuous relaxation framework for the Asymmetric Traveling")
     app.sidebar.radio(key="mode").set_value("dense").run()
-    assert _result_titles(app) == default_index.search("ATSP", k=10, mode="dense")["title"].tolist()
+    assert _result_titles(app) == default_index.search("ATSP", k=10, mode="dense").to_pandas()["title"].tolist()
 
 
 @pytest.mark.slow
 def test_topic_filter_keeps_only_that_topic_at_either_level(default_index):
     papers = default_index.papers
     for level, table, column in (
-        ("coarse", default_index.topic_table("coarse"), "coarse_cluster"),
-        ("fine", default_index.topic_table("fine"), "cluster"),
+        ("coarse", default_index.topics.table("coarse"), "coarse_cluster"),
+        ("fine", default_index.topics.table("fine"), "cluster"),
     ):
         topic = table.sort_values("size").iloc[-1]
         app = _app(q="neural networks for images and video").run()
@@ -128,19 +130,19 @@ def test_topics_panel_lists_topics_their_years_and_the_papers_between_two(defaul
     papers = default_index.papers
     unclustered = int((papers["coarse_cluster"] < 0).sum())
     assert unclustered  # the sample has papers in no topic: they are a row of their own, last
-    assert listed["topic"].tolist() == [*default_index.topics("coarse")["name"], "unclustered"]
+    assert listed["topic"].tolist() == [*default_index.topics.overview("coarse")["name"], "unclustered"]
     assert listed["papers"].sum() == len(papers) and listed["papers"].iloc[-1] == unclustered
     assert listed["share"].iloc[-1] == pytest.approx(unclustered / len(papers))
     assert listed["map trust"].iloc[-1] == pytest.approx(papers.loc[papers["coarse_cluster"] < 0, "map_trust"].mean())
     assert "unclustered" not in app.selectbox(key="curate_topic_coarse").options  # nothing to rename
     assert app.selectbox(key="topics_by").options == ["venue"]  # no years: by its one other column
     by_venue = app.dataframe[1].value
-    assert by_venue["topic"].tolist() == default_index.topics_by("venue")["name"].tolist()
+    assert by_venue["topic"].tolist() == default_index.topics.by("venue")["name"].tolist()
     assert any("one venue only" in caption.value for caption in app.caption)  # nothing to compare
     first, second = app.selectbox(key="bridge_a").value, app.selectbox(key="bridge_b").value
     assert len(app.dataframe) == 2  # the papers between two topics are found on demand
     app.button(key="bridge_go").click().run()
-    expected = default_index.bridges(first, second)["title"].tolist()
+    expected = default_index.topics.bridges(first, second)["title"].tolist()
     assert expected and app.dataframe[2].value["title"].tolist() == expected
 
     papers = default_index.papers  # the sample again, with years: the chart over time appears
@@ -158,7 +160,7 @@ def test_topics_panel_lists_topics_their_years_and_the_papers_between_two(defaul
     dated_index = PaperIndex.load(locations.indexes_dir() / "dated")  # two years compared: 2023 and 2024 at first
     compared = app.dataframe[1].value
     assert (app.selectbox(key="compare_a_year").value, app.selectbox(key="compare_b_year").value) == (2023, 2024)
-    expected = dated_index.compare_topics(("year", 2023), ("year", 2024))
+    expected = dated_index.topics.compare(("year", 2023), ("year", 2024))
     assert compared["topic"].tolist() == expected["name"].tolist()
     assert compared["papers in A"].tolist() == expected["papers_a"].tolist()
 
@@ -198,11 +200,11 @@ def test_corpus_text_is_escaped_never_html(default_index, tmp_path):
 
 
 def test_why_similar_marks_a_term_in_the_singular_and_the_plural():
-    from paperscope.ui.app import _highlight
+    from paperscope.ui.app import highlight
 
-    marked = _highlight("A sparse transformer; two sparse transformers; Sparse Transformers.", ["sparse transformers"])
+    marked = highlight("A sparse transformer; two sparse transformers; Sparse Transformers.", ["sparse transformers"])
     assert marked.count("<mark>") == 3 and "<mark>sparse transformer</mark>;" in marked
-    assert _highlight("One study, two studies; <b>", ["studies"]) == (
+    assert highlight("One study, two studies; <b>", ["studies"]) == (
         "One <mark>study</mark>, two <mark>studies</mark>; &lt;b&gt;"
     )
 
@@ -274,7 +276,7 @@ def test_a_result_goes_into_a_new_collection_and_showing_it_recommends_beyond_it
     app.selectbox(key="collection").set_value(HOSTILE_NAME).run()  # shown: its recommendations
     assert not app.exception and app.text_input(key="query").value == ""
     assert app.query_params["collection"] in (HOSTILE_NAME, [HOSTILE_NAME])
-    expected = default_index.collections.recommend(HOSTILE_NAME, k=10)
+    expected = default_index.collections.recommend(HOSTILE_NAME, k=10).to_pandas()
     assert _result_titles(app) == [html.escape(t, quote=False) for t in expected["title"]]
     assert first not in expected["id"].tolist() and len(expected) == 10
     bodies = "".join(_htmls(app))
@@ -317,12 +319,12 @@ def test_a_collection_link_reopens_it_with_its_members_on_the_map(default_index)
     default_index.collections.add("linked/one", ids=ids[20:23], create=True)
     app = _app(collection="linked/one", k="5").run()
     assert not app.exception and app.selectbox(key="collection").value == "linked/one"
-    expected = default_index.collections.recommend("linked/one", k=5)
+    expected = default_index.collections.recommend("linked/one", k=5).to_pandas()
     assert _result_titles(app) == expected["title"].str.replace("&", "&amp;").tolist()
     shown = {"name": "linked/one", "ids": ids[20:23]}
     focus = collection_focus(default_index, shown, expected, "coarse")
-    assert focus["chosen"] == focus["selected"] == [default_index.row(i) for i in ids[20:23]]  # members ringed
-    assert focus["neighbours"] == [default_index.row(i) for i in expected["id"]]  # joined to the star
+    assert focus["chosen"] == focus["selected"] == [int(default_index.rows(i)[0]) for i in ids[20:23]]  # members ringed
+    assert focus["neighbours"] == [int(default_index.rows(i)[0]) for i in expected["id"]]  # joined to the star
     members = default_index.papers.iloc[20:23]
     assert focus["star"] == pytest.approx([members["x"].mean(), members["y"].mean()], abs=1e-5)
 
@@ -352,7 +354,7 @@ def test_removing_members_and_deleting_a_collection_from_the_panel(default_index
 def test_a_card_marks_an_outlying_member_of_its_topic(default_index):
     outlying = default_index.papers.loc[default_index.papers["outlying"], "id"].tolist()
     assert outlying  # the sample has papers the clustering left out and its nearest topic adopted
-    shown = default_index.similar(outlying[0], k=37)
+    shown = default_index.similar(outlying[0], k=37).to_pandas()
     app = _app(paper=outlying[0], k="37").run()
     cards = [body for body in _htmls(app) if "<span class='ps-title'>" in body]
     assert len(cards) == len(shown)

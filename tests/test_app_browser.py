@@ -81,13 +81,13 @@ def test_the_map_takes_most_of_the_page_and_its_labels_never_collide(server, bro
     page.wait_for_selector(".ps-map[data-ready='1']", timeout=60_000)
     layout = page.evaluate(MAP_LABEL_LAYOUT)
     assert layout["share"] >= 0.6
-    assert layout["level"] == "coarse" and len(layout["labels"]) == len(sample_index.topic_table("coarse"))
+    assert layout["level"] == "coarse" and len(layout["labels"]) == len(sample_index.topics.table("coarse"))
     assert layout["overlaps"] == [] and layout["outside"] == []
     fonts = {label["text"].replace("\n", " "): label["font"] for label in layout["labels"]}
-    by_size = sample_index.topic_table("coarse").sort_values("size")["name"].tolist()
+    by_size = sample_index.topics.table("coarse").sort_values("size")["name"].tolist()
     assert [fonts[name] for name in by_size] == sorted(fonts.values())  # label size follows topic size
     _shot(page, f"map-{width}.png")
-    topic = sample_index.topic_table("fine").sort_values("size").iloc[-1]  # zoom in on the largest fine topic
+    topic = sample_index.topics.table("fine").sort_values("size").iloc[-1]  # zoom in on the largest fine topic
     page.mouse.move(*_map_point(page, sample_index.papers.index[sample_index.papers["cluster"] == topic["cluster"]][0]))
     for _ in range(6):
         page.mouse.wheel(0, -120)
@@ -131,7 +131,7 @@ def test_a_typed_query_is_starred_on_the_map_with_lines_to_its_results(server, p
     )
     assert star["neighbours"] == 5
     assert star["pixel"][:3] == [255, 200, 0] and star["pixel"][3] == 255  # the star's yellow, drawn opaque
-    expected = sample_index.map_position(sample_index.embed_query("graph neural networks"))
+    expected = sample_index.map.position(sample_index.embed_query("graph neural networks"))
     drawn = page.evaluate("() => document.querySelector('.ps-map').parentElement.__paperscopeMap.star")
     assert drawn == pytest.approx(expected.tolist(), abs=1e-4)
 
@@ -139,7 +139,7 @@ def test_a_typed_query_is_starred_on_the_map_with_lines_to_its_results(server, p
 def test_a_box_selection_lists_the_papers_and_finds_more_like_them(server, page, sample_index):
     page.goto(server)
     page.wait_for_selector(".ps-map[data-ready='1']", timeout=60_000)
-    topic = sample_index.topic_table("coarse").sort_values("size").iloc[-1]
+    topic = sample_index.topics.table("coarse").sort_values("size").iloc[-1]
     members = sample_index.papers.index[sample_index.papers["coarse_cluster"] == topic["cluster"]].tolist()
     points = [_map_point(page, row) for row in members]
     left, top = min(p[0] for p in points) - 3, min(p[1] for p in points) - 3
@@ -169,7 +169,7 @@ def test_a_box_selection_lists_the_papers_and_finds_more_like_them(server, page,
     _shot(page, "map-box.png")
     page.get_by_role("button", name="More like these").click()
     page.wait_for_selector(f"text=Most similar to the {len(inside)} papers you selected", timeout=30_000)
-    expected = sample_index.similar(sample_index.papers["id"].iloc[inside].tolist(), k=10)["title"].tolist()
+    expected = sample_index.similar(sample_index.papers["id"].iloc[inside].tolist(), k=10).to_pandas()["title"].tolist()
     _wait_for_results(page, len(expected))
     assert [t.split(". ", 1)[1] for t in _result_titles(page)] == expected
 
@@ -178,7 +178,7 @@ def test_a_paper_link_opens_with_that_paper_selected(server, page, sample_index)
     paper_id = sample_index.papers["id"][20]
     page.goto(f"{server}/?paper={paper_id}&k=4")
     _wait_for_results(page, 4)
-    expected = sample_index.similar(paper_id, k=4)["title"].tolist()
+    expected = sample_index.similar(paper_id, k=4).to_pandas()["title"].tolist()
     assert [t.split(". ", 1)[1] for t in _result_titles(page)] == expected
     page.wait_for_selector(".ps-map[data-ready='1']", timeout=60_000)  # the picture shows the map too
     _shot(page, "paper-link.png")
@@ -237,7 +237,7 @@ def test_ten_users_at_once_get_their_own_results_and_an_upload_stays_private(sam
             "privacy attacks on language models", "protein structure", "time series forecasting",
             "backdoor attacks", "preference optimization", "quantile regression", "image generation and depth",
         ]  # fmt: skip
-        expected = {query: index.search(query, k=10)["title"].tolist() for query in queries}
+        expected = {query: index.search(query, k=10).to_pandas()["title"].tolist() for query in queries}
         contexts = [browser.new_context(viewport={"width": 1440, "height": 900}) for _ in queries]
         pages = [context.new_page() for context in contexts]
         tree = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
@@ -292,7 +292,7 @@ def test_the_app_serves_a_read_only_index(read_only_index, browser, sample_index
         page.goto(f"{url}/?paper={paper_id}")
         _wait_for_results(page, 10)
         shown = [title.split(". ", 1)[1] for title in _result_titles(page)]
-        assert shown == sample_index.similar(paper_id, k=10)["title"].tolist()
+        assert shown == sample_index.similar(paper_id, k=10).to_pandas()["title"].tolist()
         page.close()
     output = log.read_text()
     assert "Traceback" not in output and "Error" not in output, output[-2000:]
@@ -353,7 +353,7 @@ def test_two_sessions_add_to_one_collection_at_once_and_it_recommends_beyond_its
 
     name = "Group <b>\"reading\"</b> / 'café'"  # tags, quotes and a slash: stored and shown as typed
     selected = sample_index.papers["id"][3]
-    carded = sample_index.search("protein structure", k=5)["id"][0]
+    carded = sample_index.search("protein structure", k=5).to_pandas()["id"][0]
     assert carded != selected
     contexts = [browser.new_context(viewport={"width": 1440, "height": 900}) for _ in range(2)]
     first, second = (context.new_page() for context in contexts)
@@ -378,7 +378,7 @@ def test_two_sessions_add_to_one_collection_at_once_and_it_recommends_beyond_its
     assert f"Recommended for the collection {name}: 2 papers, 2 ringed on the map" in first.locator(
         ".ps-collection"
     ).inner_text().replace("\n", " ")
-    expected = sample_index.collections.recommend(name, k=10)
+    expected = sample_index.collections.recommend(name, k=10).to_pandas()
     numbered = [f"{rank}. {title}" for rank, title in enumerate(expected["title"], start=1)]
     expect(first.locator(".ps-title")).to_have_text(numbered, timeout=60_000)  # the selected paper's cards replaced
     shown = [title.split(". ", 1)[1] for title in _result_titles(first)]
@@ -405,7 +405,7 @@ def test_a_library_file_is_imported_into_a_collection_with_the_command_lines_sum
 ):
     from playwright.sync_api import expect
 
-    from paperscope.index.collections.collections import Collections
+    from paperscope.index.groups import CollectionsGroup
 
     title = sample_index.papers["title"][5]
     library = tmp_path / "zotero.bib"
@@ -414,7 +414,7 @@ def test_a_library_file_is_imported_into_a_collection_with_the_command_lines_sum
         "@book{knuth_art_1997, title = {The Art of Computer Programming}, abstract = {Fundamental algorithms.}}\n"
     )
     name = "imported from Zotero"
-    elsewhere = Collections(PaperIndex.load(sample_index_dir), database_path=tmp_path / "other.sqlite")
+    elsewhere = CollectionsGroup(PaperIndex.load(sample_index_dir), database_path=tmp_path / "other.sqlite")
     summary = elsewhere.create(name, files=[library], embed=False).summary()  # what the command line says
     page.goto(server)
     page.get_by_text("Collections (").click()

@@ -42,6 +42,7 @@ class Import:
     target: str
     line: int
     function: str | None  # the function holding the import; None: module level (runs when imported)
+    type_only: bool = False  # under ``if TYPE_CHECKING:``: never run, but a dependency all the same
 
     def where(self, module: str, files: dict[str, Path]) -> str:
         place = f"{files[module].relative_to(ROOT)}:{self.line}"
@@ -71,16 +72,21 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _imports(node: ast.AST, module: str, is_package: bool, known: set[str], function: str | None) -> list[Import]:
-    """The imports under ``node`` (``function``: the function they are in), not those under
-    ``if TYPE_CHECKING:`` (never run). ``from a import b`` imports the module ``a.b`` when there is one, else ``a``."""
+def _imports(
+    node: ast.AST, module: str, is_package: bool, known: set[str], function: str | None, type_only: bool = False
+) -> list[Import]:
+    """The imports under ``node`` (``function``: the function they are in); those under ``if
+    TYPE_CHECKING:`` (never run) marked ``type_only``. ``from a import b`` imports the module
+    ``a.b`` when there is one, else ``a``."""
     found = []
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.If) and _is_type_checking(child):
-            found += [i for other in child.orelse for i in _imports(other, module, is_package, known, function)]
+            for branch, never_run in ((child.body, True), (child.orelse, type_only)):
+                branch_node = ast.Module(body=branch, type_ignores=[])
+                found += _imports(branch_node, module, is_package, known, function, never_run)
             continue
         if isinstance(child, ast.Import):
-            found += [Import(alias.name, child.lineno, function) for alias in child.names]
+            found += [Import(alias.name, child.lineno, function, type_only) for alias in child.names]
         elif isinstance(child, ast.ImportFrom):
             base = child.module or ""
             if child.level:  # relative: from the package holding ``module``
@@ -88,12 +94,12 @@ def _imports(node: ast.AST, module: str, is_package: bool, known: set[str], func
                 base = ".".join(parts + ([base] if base else []))
             for alias in child.names:
                 target = f"{base}.{alias.name}"
-                found.append(Import(target if target in known else base, child.lineno, function))
+                found.append(Import(target if target in known else base, child.lineno, function, type_only))
         inner = function
         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             name = getattr(child, "name", "<lambda>")
             inner = f"{function}.{name}" if function else name
-        found += _imports(child, module, is_package, known, inner)
+        found += _imports(child, module, is_package, known, inner, type_only)
     return found
 
 
@@ -118,7 +124,7 @@ def find_cycle(edges: dict[str, list[Import]]) -> list[tuple[str, Import]] | Non
     def visit(module: str) -> list[tuple[str, Import]] | None:
         state[module] = "open"
         for edge in edges[module]:
-            if edge.target not in edges:
+            if edge.target not in edges or edge.type_only:
                 continue
             path.append((module, edge))
             if state.get(edge.target) == "open":
@@ -155,8 +161,8 @@ def build_code_at_import(start: str) -> list[str]:
     while queue:
         module = queue.pop(0)
         for edge in graph[module]:
-            if edge.function is not None:
-                continue  # runs only when that function is called
+            if edge.function is not None or edge.type_only:
+                continue  # runs only when that function is called, or never
             chain = [*reached[module], (module, edge)]
             if is_build_code(edge.target):
                 offending.append(
@@ -199,11 +205,12 @@ def test_the_walk_sees_imports_inside_functions_and_relative_ones():
         """
     )
     found = _imports(ast.parse(source), "paperscope.index.search.mod", False, {"paperscope.index.search.sibling"}, None)
-    assert [(i.target, i.function) for i in found] == [
-        ("typing", None),
-        ("paperscope.index.search.sibling", None),
-        ("paperscope.index.other", None),
-        ("paperscope.deep", "outer.inner"),
+    assert [(i.target, i.function, i.type_only) for i in found] == [
+        ("typing", None, False),
+        ("paperscope.index.search.sibling", None, False),
+        ("paperscope.index.other", None, False),
+        ("never_run", None, True),
+        ("paperscope.deep", "outer.inner", False),
     ]
     cycle = find_cycle({"a": [Import("b", 1, None)], "b": [Import("c", 2, "f")], "c": [Import("a", 3, None)]})
     assert [m for m, _ in cycle] == ["a", "b", "c"]
@@ -274,10 +281,10 @@ def test_a_lookup_in_a_fresh_process_loads_no_build_code(sample_index_dir):
         from paperscope.index.paper_index import PaperIndex
 
         index = PaperIndex.load({str(sample_index_dir)!r})
-        found = index.search("graph neural networks", k=5)
+        found = index.search("graph neural networks", k=5).to_pandas()
         assert len(found) == 5
-        assert len(index.similar([found["id"].iloc[0]], k=5)) == 5
-        assert len(index.search("LLMs for reasoning", k=5, mode="keyword")) > 0
+        assert len(index.similar([found["id"].iloc[0]], k=5).to_pandas()) == 5
+        assert len(index.search("LLMs for reasoning", k=5, mode="keyword").to_pandas()) > 0
     """
     modules, chains = loaded_in_fresh_process(code)
     assert "paperscope.index.paper_index" in modules and "faiss" in modules  # it did load and search
@@ -297,3 +304,143 @@ def test_the_fresh_process_check_names_who_imported_build_code():
         AssertionError, match=r"loaded build code(?s:.*)__main__ \(line \d+\) -> paperscope\.index\.topics"
     ):
         assert_no_build_code(modules, chains, "this process")
+
+
+# --- rooms that import one way -------------------------------------------------------------------
+
+BASE, EMBED, COMMON = "paperscope", "paperscope.embed", "paperscope.index.common"
+STORE, SEARCH, TOPICS = "paperscope.index.store", "paperscope.index.search", "paperscope.index.topics"
+BUILD, ANALYSIS, COLLECTIONS = "paperscope.index.build", "paperscope.index.analysis", "paperscope.index.collections"
+FRONT, UI = "paperscope.index.paper_index", "paperscope.ui"
+FRONT_MODULES = (FRONT, "paperscope.index.groups")  # the front and its groups (ix.map, ix.topics, ix.collections)
+# Each room and the rooms it may import (besides itself), type-only imports included: the shared
+# room (the papers' table, the keyword index, k-means) under both the store and search; the
+# collections get parts (a papers' table, a manifest, a query encoder), never the front; the user
+# interfaces reach an index through the front, and build one through the build room.
+MAY_IMPORT = {
+    BASE: set(),
+    EMBED: {BASE},
+    COMMON: {BASE, EMBED},
+    STORE: {BASE, EMBED, COMMON},
+    SEARCH: {BASE, EMBED, COMMON},
+    TOPICS: {BASE, EMBED, COMMON, SEARCH},
+    BUILD: {BASE, EMBED, COMMON, STORE, SEARCH, TOPICS},
+    ANALYSIS: {BASE, EMBED, COMMON, SEARCH},
+    COLLECTIONS: {BASE, EMBED, COMMON, STORE, SEARCH},
+    FRONT: {BASE, EMBED, COMMON, STORE, SEARCH, ANALYSIS, COLLECTIONS},
+    UI: {BASE, EMBED, FRONT, BUILD},
+}
+# The one import against the rooms' order, inside a function: ``ix.map.widget()`` is a verb of the
+# index that imports the widget (and anywidget) when called.
+ALLOWED = {("paperscope.index.groups", "paperscope.ui.widget")}
+DOORS = ("paperscope", "paperscope.index", "paperscope.data")  # package __init__s: the door, imports lazily
+
+
+def room_of(module: str) -> str | None:
+    """The room of a module of the package (None: a package door of :data:`DOORS`)."""
+    if module in DOORS:
+        return None
+    if module in FRONT_MODULES:
+        return FRONT
+    rooms = sorted((room for room in MAY_IMPORT if room not in (BASE, FRONT)), key=len, reverse=True)
+    found = next((room for room in rooms if module == room or module.startswith(room + ".")), None)
+    return found or (BASE if module.count(".") == 1 and module.startswith("paperscope.") else "unplaced")
+
+
+def room_violations(graph: dict[str, list[Import]]) -> list[str]:
+    """Each import of a module of another room its room may not import, as "room -> room: where"."""
+    found = []
+    for module, edges in graph.items():
+        room = room_of(module)
+        for edge in edges:
+            if not edge.target.startswith("paperscope.") or edge.target not in graph:
+                continue
+            target = room_of(edge.target)
+            if room is None or target in (None, room) or (module, edge.target) in ALLOWED:
+                continue
+            if target not in MAY_IMPORT.get(room, set()):
+                kind = " (type-only)" if edge.type_only else ""
+                found.append(f"{room} -> {target}: {module} imports {edge.target}{kind}")
+    return found
+
+
+def test_every_module_has_a_room():
+    graph, _ = import_graph()
+    unplaced = [module for module in graph if room_of(module) == "unplaced"]
+    assert not unplaced, f"modules in no room of MAY_IMPORT: {unplaced}"
+    assert {room_of(module) for module in graph} >= set(MAY_IMPORT)  # every room is still there
+
+
+def test_rooms_import_one_way():
+    graph, _ = import_graph()
+    violations = room_violations(graph)
+    assert not violations, "imports against the rooms' order:\n" + "\n".join(violations)
+    order = [BASE, EMBED, COMMON, STORE, SEARCH, TOPICS, BUILD, ANALYSIS, COLLECTIONS, FRONT, UI]
+    for room, allowed in MAY_IMPORT.items():  # the rules themselves have no circle
+        assert all(order.index(other) < order.index(room) for other in allowed), room
+
+
+def test_the_room_check_sees_a_type_only_import_back():
+    """The check can fail: a type-only import of the front from collections (the old circle) is caught."""
+    graph = {
+        "paperscope.index.collections.collections": [Import(FRONT, 3, None, type_only=True)],
+        FRONT: [Import("paperscope.index.collections.collections", 5, None)],
+    }
+    assert room_violations(graph) == [
+        f"{COLLECTIONS} -> {FRONT}: paperscope.index.collections.collections imports {FRONT} (type-only)"
+    ]
+
+
+# --- nothing private used outside its room --------------------------------------------------------
+
+# Names with one leading underscore that other code may use: Python's and libraries' own
+# (argparse's sub-parsers, namedtuple methods, IPython's display hook, anywidget's code and style)
+# and the map widget's synced traits, the wire between Python and the browser's map.js, which
+# tests write as the browser does.
+FOREIGN = {"_subparsers", "_group_actions", "_getframe", "_exit", "_replace", "_asdict", "_fields", "_repr_html_",
+           "_esm", "_css", "_points", "_colour", "_focus", "_rows"}  # fmt: skip
+
+
+def private_uses(path: Path, own: set[str]) -> list[str]:
+    """Uses in ``path`` of a private name (one leading underscore) of another module: an attribute
+    of anything but ``self`` or ``cls``, or a name imported from a module not in ``own``
+    (the modules of the file's room)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in FOREIGN:
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}")
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and (node.module or "").startswith("paperscope.")
+            and node.module not in own
+        ):
+            found += [
+                f"{path.relative_to(ROOT)}:{node.lineno}: import {a.name}" for a in node.names if _private(a.name)
+            ]
+    return found
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_nothing_private_is_used_outside_its_room():
+    graph, files = import_graph()
+    rooms: dict[str | None, set[str]] = {}
+    for module in graph:
+        rooms.setdefault(room_of(module), set()).add(module)
+    found = []
+    for module, path in files.items():
+        own = rooms[room_of(module)]
+        found += [use for use in private_uses(path, own) if not _same_room_attribute(use, module, own)]
+    for path in sorted((ROOT / "tests").glob("*.py")) + sorted((ROOT / "benchmarks").glob("*.py")):
+        found += private_uses(path, set())
+    assert not found, "private names used outside their room:\n" + "\n".join(found)
+
+
+def _same_room_attribute(use: str, module: str, own: set[str]) -> bool:
+    """Whether an attribute use inside the package is of its own room: the front's groups share
+    the front's state; any other room keeps its private names to its own module."""
+    return module in FRONT_MODULES and ": ." in use

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from paperscope import PaperIndex
-from paperscope.index.collections.collections import Collections
+from paperscope.index.groups import CollectionsGroup
 from tests.servers import paperscope_server
 
 pytestmark = pytest.mark.slow  # copies of the library corpus's index, real processes
@@ -58,11 +58,11 @@ def index_copy(library_corpus, tmp_path, monkeypatch) -> Path:
 
 
 def member_keys(folder: Path, name: str) -> list[str]:
-    return sorted(Collections(PaperIndex.load(folder)).members(name)["key"])
+    return sorted(CollectionsGroup(PaperIndex.load(folder)).members(name)["key"])
 
 
 def test_a_moved_index_keeps_its_collections_and_a_copy_says_it_shares_them(index_copy, tmp_path, caplog):
-    Collections(PaperIndex.load(index_copy)).create("mine", ids=["p1", "p2"])
+    CollectionsGroup(PaperIndex.load(index_copy)).create("mine", ids=["p1", "p2"])
     moved = tmp_path / "elsewhere" / "renamed"
     moved.parent.mkdir()
     index_copy.rename(moved)
@@ -73,7 +73,7 @@ def test_a_moved_index_keeps_its_collections_and_a_copy_says_it_shares_them(inde
     copied = paperscope("collection", "list", "--index", copy, home=tmp_path / "home")
     assert copied.stdout.startswith("mine  (2 members")
     assert f"{copy} is a copy of the index at {moved}: the two share their collections" in copied.stderr
-    Collections(PaperIndex.load(copy)).add("mine", ids=["p3"])  # shared: one set of collections
+    CollectionsGroup(PaperIndex.load(copy)).add("mine", ids=["p3"])  # shared: one set of collections
     assert member_keys(moved, "mine") == ["p1", "p2", "p3"]
 
 
@@ -90,7 +90,7 @@ def test_a_file_of_the_first_release_upgrades_in_place_with_nothing_lost(index_c
         before = db.execute("SELECT key, matched_by, title, vector FROM members ORDER BY key").fetchall()
         db.execute("UPDATE collections SET index_key = ?", (str(index_copy.resolve()),))
         assert db.execute("PRAGMA user_version").fetchone()[0] == 0
-    collections = Collections(PaperIndex.load(index_copy))
+    collections = CollectionsGroup(PaperIndex.load(index_copy))
     assert collections.names() == ["empty", "feed", "reading list"]
     assert (index_copy / "IDENTITY").read_text().strip() == collections.index_key  # written now
     with sqlite3.connect(home / "collections.sqlite") as db:
@@ -99,15 +99,15 @@ def test_a_file_of_the_first_release_upgrades_in_place_with_nothing_lost(index_c
         assert {row[0] for row in db.execute("SELECT index_key FROM collections")} == {collections.index_key}
     assert after == before  # every member, its fields and its vector, as they were
     assert collections.show("reading list")["matched_by"] == {"id": 2, "doi": 1, "arxiv": 1, "title": 0, "outside": 2}
-    assert len(collections.recommend("reading list", k=5)) == 5
+    assert len(collections.recommend("reading list", k=5).to_pandas()) == 5
     moved = tmp_path / "moved"
     index_copy.rename(moved)  # upgraded: tied to the identity now, not the path
-    assert Collections(PaperIndex.load(moved)).names() == ["empty", "feed", "reading list"]
+    assert CollectionsGroup(PaperIndex.load(moved)).names() == ["empty", "feed", "reading list"]
 
 
 def test_every_collection_is_backed_up_to_one_file_and_restored_on_another_machine(index_copy, tmp_path):
     home = tmp_path / "home"
-    collections = Collections(PaperIndex.load(index_copy))
+    collections = CollectionsGroup(PaperIndex.load(index_copy))
     collections.create("mine", ids=["p1"], files=[Path(__file__).parent / "library_exports" / "zotero.bib"])
     collections.create("other", ids=["p9"])
     backup = tmp_path / "backup.json"
@@ -131,7 +131,7 @@ def test_every_collection_is_backed_up_to_one_file_and_restored_on_another_machi
 
 
 def test_a_backed_up_vector_of_the_wrong_size_is_embedded_again_not_trusted(index_copy, tmp_path):
-    collections = Collections(PaperIndex.load(index_copy))
+    collections = CollectionsGroup(PaperIndex.load(index_copy))
     collections.create("mine", files=[Path(__file__).parent / "library_exports" / "zotero.bib"])
     backup = collections.backup()
     outside = [m for m in backup["collections"][0]["members"] if m["vector"]]
@@ -140,14 +140,14 @@ def test_a_backed_up_vector_of_the_wrong_size_is_embedded_again_not_trusted(inde
     assert collections.restore(backup, "backup.json") == ["mine"]
     with sqlite3.connect(tmp_path / "home" / "collections.sqlite") as db:
         assert db.execute("SELECT count(vector) FROM members WHERE paper_id IS NULL").fetchone()[0] == len(outside) - 1
-    assert len(collections.recommend("mine", k=3)) == 3  # the dropped one embedded again first
+    assert len(collections.recommend("mine", k=3).to_pandas()) == 3  # the dropped one embedded again first
     with sqlite3.connect(tmp_path / "home" / "collections.sqlite") as db:
         assert db.execute("SELECT count(vector) FROM members WHERE paper_id IS NULL").fetchone()[0] == len(outside)
 
 
 def test_a_put_with_an_unknown_id_changes_nothing_and_outside_members_can_be_passed_back(index_copy, tmp_path):
     library = Path(__file__).parent / "library_exports" / "zotero.bib"
-    Collections(PaperIndex.load(index_copy)).create("mine", ids=["p1", "p2"], files=[library], embed=False)
+    CollectionsGroup(PaperIndex.load(index_copy)).create("mine", ids=["p1", "p2"], files=[library], embed=False)
     before = member_keys(index_copy, "mine")
     with paperscope_server("serve", index_copy, stderr=subprocess.DEVNULL) as (url, _):
         status, error, _ = call(url, "PUT", "/collections/mine", {"ids": ["p1", "nope"]})
@@ -178,7 +178,7 @@ def test_a_put_with_an_unknown_id_changes_nothing_and_outside_members_can_be_pas
     ids=["import", "remove", "delete"],
 )
 def test_a_write_killed_in_the_middle_leaves_the_old_state(index_copy, tmp_path, write, pattern, count):
-    Collections(PaperIndex.load(index_copy)).create("mine", ids=["p1", "p2", "p3"])
+    CollectionsGroup(PaperIndex.load(index_copy)).create("mine", ids=["p1", "p2", "p3"])
     arguments = [str(Path(__file__).parent / "library_exports" / a) if a.endswith(".bib") else a for a in write]
     killed = paperscope(pattern, count, *arguments, "--index", index_copy, home=tmp_path / "home", launcher=KILL)
     assert killed.returncode == -9 and "paperscope: killed at" in killed.stderr, killed.stderr
@@ -188,7 +188,7 @@ def test_a_write_killed_in_the_middle_leaves_the_old_state(index_copy, tmp_path,
 
 
 def test_a_put_killed_in_the_middle_leaves_the_old_members(index_copy, tmp_path):
-    Collections(PaperIndex.load(index_copy)).create("mine", ids=["p1", "p2", "p3"])
+    CollectionsGroup(PaperIndex.load(index_copy)).create("mine", ids=["p1", "p2", "p3"])
     launcher = (*KILL, "INSERT OR IGNORE INTO members", "1")
     arguments = ("--workers", "1")  # in this process, where the kill is armed
     with paperscope_server("serve", index_copy, arguments, launcher=launcher, stderr=subprocess.PIPE) as (url, process):

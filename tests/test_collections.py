@@ -16,8 +16,8 @@ import pytest
 
 from paperscope import Feedback, PaperIndex, QuerySettings, UserError, build_index
 from paperscope.index.build.add import add_papers
-from paperscope.index.collections.collections import Collections
 from paperscope.index.collections.database import default_path
+from paperscope.index.groups import CollectionsGroup
 from tests.corpora import read_corpus
 
 pytestmark = pytest.mark.slow  # every test here uses an index of its own (the library corpus)
@@ -54,18 +54,18 @@ def test_library_entries_are_matched_by_doi_arxiv_id_and_title_and_the_rest_kept
 
 def test_recommendations_exclude_members_and_an_outside_entry_steers_them(collections, library_corpus):
     collections.create("papers", ids=["p3", "p4"])
-    found = collections.recommend("papers", k=5)
+    found = collections.recommend("papers", k=5).to_pandas()
     assert len(found) == 5 and not {"p3", "p4"} & set(found["id"])
-    index = collections.index
+    index = PaperIndex.load(library_corpus / "index")
     assert list(found.columns[:4]) == ["rank", "id", "title", "score"]
     collections.create("outside", files=[library_corpus / "refs.bib"])
     collections.remove("outside", [i for i in collections.members("outside")["id"] if isinstance(i, str)])
-    steered = collections.recommend("outside", k=3)  # only the outside entry: its vector alone steers
+    steered = collections.recommend("outside", k=3).to_pandas()  # only the outside entry: its vector alone steers
     text = (
         "Pruning attention heads in vision transformers. "
         "We prune the attention heads of vision transformers with a learned gate and keep accuracy."
     )
-    nearest = index.search(text, k=5, mode="dense", settings=QuerySettings(feedback=Feedback(on=False)))
+    nearest = index.search(text, k=5, mode="dense", settings=QuerySettings(feedback=Feedback(on=False))).to_pandas()
     assert set(steered["id"]) <= set(nearest["id"])  # the entry's neighbourhood, not the collection before
 
 
@@ -73,17 +73,17 @@ def test_collections_survive_a_rebuild_and_an_add_and_missing_papers_stay(librar
     monkeypatch.setenv("PAPERSCOPE_HOME", str(tmp_path / "home"))
     folder = tmp_path / "index"
     build_index([library_corpus / "corpus.jsonl"], folder)
-    Collections(PaperIndex.load(folder)).create("kept", ids=["p1", "p2", "p35"])
+    PaperIndex.load(folder).collections.create("kept", ids=["p1", "p2", "p35"])
     add_papers([library_corpus / "later.jsonl"], folder)
-    after_add = Collections(PaperIndex.load(folder))
+    after_add = PaperIndex.load(folder).collections
     assert after_add.show("kept")["in_index"] == 3
     smaller = tmp_path / "smaller.jsonl"
     smaller.write_text("".join(line + "\n" for line in (library_corpus / "corpus.jsonl").read_text().splitlines()[2:]))
     build_index([smaller], folder)  # p1 is gone from the rebuilt index
-    rebuilt = Collections(PaperIndex.load(folder))
+    rebuilt = PaperIndex.load(folder).collections
     shown = rebuilt.show("kept")
     assert shown["members"] == 3 and shown["missing"] == 1 and shown["in_index"] == 2
-    assert rebuilt.recommend("kept", k=3)["id"].isin(["p2", "p35"]).sum() == 0
+    assert rebuilt.recommend("kept", k=3).to_pandas()["id"].isin(["p2", "p35"]).sum() == 0
 
 
 def test_the_feed_ranks_only_papers_added_since_it_was_marked_shown_and_reading_marks_nothing(
@@ -93,12 +93,12 @@ def test_the_feed_ranks_only_papers_added_since_it_was_marked_shown_and_reading_
     monkeypatch.setenv("PAPERSCOPE_HOME", str(home))
     folder = tmp_path / "index"
     build_index([library_corpus / "corpus.jsonl"], folder)
-    collections = Collections(PaperIndex.load(folder))
+    collections = PaperIndex.load(folder).collections
     collections.create("feed", ids=["p3", "p4"])
-    assert collections.recommend("feed", new=True).empty  # nothing new since it was created
+    assert collections.recommend("feed", new=True).to_pandas().empty  # nothing new since it was created
     add_papers([library_corpus / "later.jsonl"], folder)
-    collections = Collections(PaperIndex.load(folder))
-    assert set(collections.recommend("feed", new=True, k=10)["id"]) == {"p36", "p37"}
+    collections = PaperIndex.load(folder).collections
+    assert set(collections.recommend("feed", new=True, k=10).to_pandas()["id"]) == {"p36", "p37"}
     # a cron mail and a person at the terminal both see the feed: reading it changes nothing
     digest = paperscope("digest", "--index", folder, "--json", home=home)
     assert {paper["id"] for paper in json.loads(digest.stdout)[0]["papers"]} == {"p36", "p37"}
@@ -106,8 +106,8 @@ def test_the_feed_ranks_only_papers_added_since_it_was_marked_shown_and_reading_
     assert {paper["id"] for paper in json.loads(again.stdout)} == {"p36", "p37"}
     marked = paperscope("collection", "mark-shown", "--all", "--index", folder, home=home)
     assert marked.returncode == 0 and "marked shown: 'feed'" in marked.stderr
-    assert collections.recommend("feed", new=True).empty  # marked: the feed starts again from now
-    assert set(collections.recommend("feed", since="2000-01-01", k=50)["id"]) >= {"p36", "p37"}
+    assert collections.recommend("feed", new=True).to_pandas().empty  # marked: the feed starts again from now
+    assert set(collections.recommend("feed", since="2000-01-01", k=50).to_pandas()["id"]) >= {"p36", "p37"}
     entries = json.loads(paperscope("digest", "--index", folder, "--json", home=home).stdout)
     assert [entry["name"] for entry in entries] == ["feed"] and entries[0]["papers"] == []
 
@@ -137,7 +137,7 @@ def test_a_collection_exports_as_csv_bibtex_ris_and_csl_json_and_reads_back(
     if back is not None:  # a reference manager's file: every member with an abstract reads back
         titles = set(back[0]["title"])
         assert "Pruning attention heads in vision transformers" in titles
-        assert collections.index.paper("p7")["title"] in titles
+        assert PaperIndex.load(library_corpus / "index").paper("p7")["title"] in titles
     else:
         text = path.read_text()
         assert text.splitlines()[0].startswith("id,title,year") and "10.5555/sample.0" in text
@@ -216,14 +216,14 @@ def test_a_corrupted_or_locked_database_is_one_line_naming_it(library_corpus, tm
     assert "collections.sqlite" in locked.stderr and len(locked.stderr.strip().splitlines()) == 1
 
 
-def test_concurrent_writers_lose_nothing(collections):
+def test_concurrent_writers_lose_nothing(collections, library_corpus):
     collections.create("shared")
     path = default_path()
     errors = []
 
     def writer(ids):
         try:
-            mine = Collections(collections.index, path)
+            mine = CollectionsGroup(PaperIndex.load(library_corpus / "index"), path)
             for paper_id in ids:
                 mine.add("shared", ids=[paper_id])
         except Exception as exc:

@@ -35,7 +35,7 @@ def folder(sample_index_dir, tmp_path):
 def assert_consistent(index: PaperIndex) -> None:
     """The two levels stay nested and every table agrees with the papers' columns."""
     papers = index.papers
-    fine, coarse = index.topic_table("fine"), index.topic_table("coarse")
+    fine, coarse = index.topics.table("fine"), index.topics.table("coarse")
     for level, table, number, name in (("fine", fine, "cluster", "cluster_name"),
                                        ("coarse", coarse, "coarse_cluster", "coarse_name")):  # fmt: skip
         counts = papers.loc[papers[number] >= 0, number].value_counts().sort_index()
@@ -63,12 +63,12 @@ def test_a_rename_shows_everywhere_and_the_generation_stays_as_built(folder, cap
     built = generations.read_generation(folder)
     before = {path.name: path.read_bytes() for path in (folder / built.name).iterdir()}
     index = PaperIndex.load(folder)
-    coarse = index.topic_table("coarse").sort_values("size").iloc[-1]
-    fine = index.topic_table("fine").iloc[0]
-    assert index.rename_topic(int(coarse["cluster"]), "  robot\ngrasping ") == coarse["cluster"]  # one line
-    assert index.rename_topic(fine["name"], "diffusion models", level="fine") == fine["cluster"]
+    coarse = index.topics.table("coarse").sort_values("size").iloc[-1]
+    fine = index.topics.table("fine").iloc[0]
+    assert index.topics.rename(int(coarse["cluster"]), "  robot\ngrasping ") == coarse["cluster"]  # one line
+    assert index.topics.rename(fine["name"], "diffusion models", level="fine") == fine["cluster"]
     for shown in (index, PaperIndex.load(folder)):  # this object, and the index loaded anew
-        table = shown.topic_table("coarse").set_index("cluster")
+        table = shown.topics.table("coarse").set_index("cluster")
         assert table.loc[coarse["cluster"], "name"] == "robot grasping"
         assert table.loc[coarse["cluster"], "size"] == coarse["size"]
         papers = shown.papers
@@ -76,7 +76,7 @@ def test_a_rename_shows_everywhere_and_the_generation_stays_as_built(folder, cap
         assert set(papers.loc[papers["cluster"] == fine["cluster"], "cluster_name"]) == {"diffusion models"}
         assert "robot grasping" in shown.filter_choices()["coarse"]
         assert shown.where(topics=["robot grasping"], level="coarse").sum() == coarse["size"]
-        assert shown.curation_report == []
+        assert shown.topics.report == []
         assert_consistent(shown)
     assert cli.main(["topics", "--json", "--index", str(folder)]) == 0
     listed = json.loads(capsys.readouterr().out)
@@ -93,39 +93,39 @@ def test_a_rename_shows_everywhere_and_the_generation_stays_as_built(folder, cap
 
 def test_merges_add_up_and_the_levels_stay_nested(folder):
     index = PaperIndex.load(folder)
-    fine = index.topic_table("fine")
+    fine = index.topics.table("fine")
     a = fine.iloc[0]
     others = fine[fine["parent"] != a["parent"]]
     b = others.iloc[0] if len(others) else fine.iloc[1]
     expected = members(index, "fine", a["cluster"]) | members(index, "fine", b["cluster"])
-    assert index.merge_topics(int(a["cluster"]), int(b["cluster"]), level="fine") == a["cluster"]
-    table = index.topic_table("fine").set_index("cluster")
+    assert index.topics.merge(int(a["cluster"]), int(b["cluster"]), level="fine") == a["cluster"]
+    table = index.topics.table("fine").set_index("cluster")
     assert b["cluster"] not in table.index and table.loc[a["cluster"], "name"] == a["name"]  # A's name
     assert table.loc[a["cluster"], "size"] == a["size"] + b["size"]
     assert members(index, "fine", a["cluster"]) == expected
     assert set(index.papers.loc[index.papers["cluster"] == a["cluster"], "coarse_cluster"]) == {a["parent"]}
     assert_consistent(index)
 
-    coarse = index.topic_table("coarse")
+    coarse = index.topics.table("coarse")
     first, second = coarse.iloc[0], coarse.iloc[1]
-    children = set(index.topic_table("fine").query(f"parent == {second['cluster']}")["cluster"])
-    merged = index.merge_topics(first["name"], int(second["cluster"]), name="everything else")
-    table = index.topic_table("coarse").set_index("cluster")
+    children = set(index.topics.table("fine").query(f"parent == {second['cluster']}")["cluster"])
+    merged = index.topics.merge(first["name"], int(second["cluster"]), name="everything else")
+    table = index.topics.table("coarse").set_index("cluster")
     assert merged == first["cluster"] and second["cluster"] not in table.index
     assert table.loc[merged, ["name", "size"]].tolist() == ["everything else", first["size"] + second["size"]]
-    fine = index.topic_table("fine").set_index("cluster")
+    fine = index.topics.table("fine").set_index("cluster")
     assert set(fine.loc[sorted(children), "parent"]) == {merged}  # B's fine topics are A's
     assert_consistent(index)
     assert_consistent(PaperIndex.load(folder))
-    assert PaperIndex.load(folder).topic_table("coarse").equals(index.topic_table("coarse"))
+    assert PaperIndex.load(folder).topics.table("coarse").equals(index.topics.table("coarse"))
 
 
 def test_splits_make_k_new_topics_that_sum_to_the_old(folder):
     index = PaperIndex.load(folder)
-    highest = {level: int(index.topic_table(level)["cluster"].max()) for level in ("fine", "coarse")}
-    fine = index.topic_table("fine").sort_values("size").iloc[-1]
-    made = index.split_topic(int(fine["cluster"]), k=3, level="fine")
-    table = index.topic_table("fine").set_index("cluster")
+    highest = {level: int(index.topics.table(level)["cluster"].max()) for level in ("fine", "coarse")}
+    fine = index.topics.table("fine").sort_values("size").iloc[-1]
+    made = index.topics.split(int(fine["cluster"]), k=3, level="fine")
+    table = index.topics.table("fine").set_index("cluster")
     assert len(made) == 3 and min(made) > highest["fine"] and fine["cluster"] not in table.index
     assert table.loc[made, "size"].sum() == fine["size"] and (table.loc[made, "size"] > 0).all()
     assert table.loc[made, "name"].tolist() == [f"{fine['name']} (part {i})" for i in (1, 2, 3)]
@@ -134,41 +134,41 @@ def test_splits_make_k_new_topics_that_sum_to_the_old(folder):
     parts = [members(index, "fine", topic) for topic in made]
     assert_consistent(index)
 
-    coarse = index.topic_table("coarse").sort_values("size").iloc[-1]
-    split = index.split_topic(coarse["name"], k=2)
-    table = index.topic_table("coarse").set_index("cluster")
+    coarse = index.topics.table("coarse").sort_values("size").iloc[-1]
+    split = index.topics.split(coarse["name"], k=2)
+    table = index.topics.table("coarse").set_index("cluster")
     assert min(split) > highest["coarse"] and table.loc[split, "size"].sum() == coarse["size"]
     assert_consistent(index)
     again = PaperIndex.load(folder)  # the same split again, from the parts it recorded
     assert [members(again, "fine", topic) for topic in made] == parts
-    assert again.topic_table("coarse").equals(index.topic_table("coarse"))
+    assert again.topics.table("coarse").equals(index.topics.table("coarse"))
     with pytest.raises(UserError, match="at least 2"):
-        index.split_topic(split[0], k=1)
+        index.topics.split(split[0], k=1)
     with pytest.raises(UserError, match="fewer than k=500"):
-        index.split_topic(split[0], k=500)
+        index.topics.split(split[0], k=500)
     assert len(curations.read_log(folder)) == 2  # what failed was not written
 
 
 def test_moved_papers_join_the_topic_at_either_level(folder):
     index = PaperIndex.load(folder)
-    fine = index.topic_table("fine")
+    fine = index.topics.table("fine")
     target = fine.iloc[0]
     moved = index.papers.loc[index.papers["cluster"] != target["cluster"], "id"].tolist()[:3]
-    assert index.move_papers(moved, target["name"]) == target["cluster"]
+    assert index.topics.move(moved, target["name"]) == target["cluster"]
     papers = index.papers.set_index("id").loc[moved]
     assert set(papers["cluster"]) == {target["cluster"]} and set(papers["coarse_cluster"]) == {target["parent"]}
     assert_consistent(index)
-    coarse = index.topic_table("coarse")
+    coarse = index.topics.table("coarse")
     goal = coarse[coarse["cluster"] != target["parent"]].iloc[0]
-    index.move_papers(moved[:1], int(goal["cluster"]), level="coarse")
+    index.topics.move(moved[:1], int(goal["cluster"]), level="coarse")
     paper = index.papers.set_index("id").loc[moved[0]]
     assert paper["coarse_cluster"] == goal["cluster"]
-    assert paper["cluster"] in set(index.topic_table("fine").query(f"parent == {goal['cluster']}")["cluster"])
+    assert paper["cluster"] in set(index.topics.table("fine").query(f"parent == {goal['cluster']}")["cluster"])
     assert_consistent(index)
     with pytest.raises(UserError, match="already in coarse topic"):
-        index.move_papers(moved[:1], int(goal["cluster"]), level="coarse")
+        index.topics.move(moved[:1], int(goal["cluster"]), level="coarse")
     with pytest.raises(UserError, match="no paper with id 'nope'"):
-        index.move_papers(["nope"], 0)
+        index.topics.move(["nope"], 0)
 
 
 def test_user_mistakes_are_one_line_and_exit_2(folder, capsys):
@@ -191,7 +191,7 @@ def test_user_mistakes_are_one_line_and_exit_2(folder, capsys):
 def test_the_command_line_corrects_and_lists(folder, capsys, caplog):
     caplog.set_level(logging.INFO, logger="paperscope")
     index = PaperIndex.load(folder)
-    coarse, fine = index.topic_table("coarse"), index.topic_table("fine")
+    coarse, fine = index.topics.table("coarse"), index.topics.table("fine")
     paper = index.papers.loc[index.papers["cluster"] != fine["cluster"].iloc[0], "id"].iloc[0]
     for arguments in (
         ["topics", "rename", str(coarse["cluster"].iloc[0]), "first topic"],
@@ -218,7 +218,7 @@ def test_the_command_line_corrects_and_lists(folder, capsys, caplog):
 
 def test_a_curation_that_matches_no_topic_is_reported_not_applied(folder, capsys, caplog):
     index = PaperIndex.load(folder)
-    coarse = index.topic_table("coarse")
+    coarse = index.topics.table("coarse")
     spread = [sorted(members(index, "coarse", topic))[: len(members(index, "coarse", topic)) // 2 + 1]
               for topic in coarse["cluster"][:2]]  # fmt: skip
     entries = [
@@ -231,7 +231,7 @@ def test_a_curation_that_matches_no_topic_is_reported_not_applied(folder, capsys
     ]  # fmt: skip
     curations.write_log(folder, entries)
     curated = PaperIndex.load(folder)
-    assert curated.curation_report == [
+    assert curated.topics.report == [
         "curation 1 (rename coarse topic 'gone' to 'ghosts') matches no coarse topic any more: none of its papers "
         "is in the index any more; it is not applied",
         "curation 2 (rename coarse topic 'spread' to 'robot grasping') matches no coarse topic any more: its papers "
@@ -239,16 +239,16 @@ def test_a_curation_that_matches_no_topic_is_reported_not_applied(folder, capsys
         "curation 3 (rename coarse topic 'None' to 'no members') is not applied: the entry is malformed (it has no "
         "'members')",
     ]
-    assert curated.topic_table("coarse").equals(index.topic_table("coarse"))  # nothing applied there
-    assert curated.topic_table("fine").set_index("cluster").loc[0, "name"] == "kept"  # the one that matches is
-    assert curated.curations()["applied"].tolist() == [False, False, False, True]
+    assert curated.topics.table("coarse").equals(index.topics.table("coarse"))  # nothing applied there
+    assert curated.topics.table("fine").set_index("cluster").loc[0, "name"] == "kept"  # the one that matches is
+    assert curated.topics.curations()["applied"].tolist() == [False, False, False, True]
     assert cli.main(["topics", "--index", str(folder)]) == 0
     warned = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
-    assert warned == curated.curation_report and "coarse topics" in capsys.readouterr().out
+    assert warned == curated.topics.report and "coarse topics" in capsys.readouterr().out
     curations.log_path(folder).write_text("{not json")
-    assert PaperIndex.load(folder).curation_report[0].startswith("no curation applied: ")
+    assert PaperIndex.load(folder).topics.report[0].startswith("no curation applied: ")
     with pytest.raises(UserError, match="unreadable"):
-        curated.rename_topic(0, "x")  # never written over
+        curated.topics.rename(0, "x")  # never written over
 
 
 @pytest.fixture(scope="module")
@@ -256,17 +256,17 @@ def corrected(sample_index_dir, tmp_path_factory):
     """A copy of the sample with one correction of each kind, and what they made."""
     folder = _copy(sample_index_dir, tmp_path_factory.mktemp("corrected") / "index")
     index = PaperIndex.load(folder)
-    fine, coarse = index.topic_table("fine"), index.topic_table("coarse").sort_values("size", ascending=False)
+    fine, coarse = index.topics.table("fine"), index.topics.table("coarse").sort_values("size", ascending=False)
     mover = index.papers.loc[index.papers["cluster"] != fine["cluster"].iloc[0], "id"].iloc[0]
-    index.rename_topic(int(coarse["cluster"].iloc[0]), "renamed")
-    index.merge_topics(int(coarse["cluster"].iloc[1]), int(coarse["cluster"].iloc[2]), name="merged")
-    index.split_topic("renamed", k=2)
-    index.move_papers([mover], int(fine["cluster"].iloc[0]))
+    index.topics.rename(int(coarse["cluster"].iloc[0]), "renamed")
+    index.topics.merge(int(coarse["cluster"].iloc[1]), int(coarse["cluster"].iloc[2]), name="merged")
+    index.topics.split("renamed", k=2)
+    index.topics.move([mover], int(fine["cluster"].iloc[0]))
     return folder, index
 
 
 def _names(index: PaperIndex) -> set[str]:
-    return set(index.topic_table("coarse")["name"])
+    return set(index.topics.table("coarse")["name"])
 
 
 def test_corrections_survive_an_add(corrected, tmp_path):
@@ -276,9 +276,9 @@ def test_corrections_survive_an_add(corrected, tmp_path):
                              for i, (t, a) in enumerate(NEW_PAPERS)))  # fmt: skip
     add_papers([new], folder)
     grown = PaperIndex.load(folder)
-    assert len(grown) == len(index) + len(NEW_PAPERS) and grown.curation_report == []
+    assert len(grown) == len(index) + len(NEW_PAPERS) and grown.topics.report == []
     assert _names(grown) == _names(index) == {"merged", "renamed (part 1)", "renamed (part 2)"}
-    assert grown.curations()["applied"].all()
+    assert grown.topics.curations()["applied"].all()
     assert_consistent(grown)
     mover = curations.read_log(folder)[-1]["papers"][0]
     assert grown.papers.set_index("id").loc[mover, "cluster"] == index.papers.set_index("id").loc[mover, "cluster"]
@@ -291,10 +291,10 @@ def test_corrections_survive_a_rebuild_into_the_same_folder(corrected, tmp_path)
     folder, index = _copy(corrected[0], tmp_path / "index"), corrected[1]
     build_index(locations.bundled_corpus(), folder)
     rebuilt = PaperIndex.load(folder)
-    assert rebuilt.generation != index.generation and rebuilt.curation_report == []
+    assert rebuilt.generation != index.generation and rebuilt.topics.report == []
     assert _names(rebuilt) == _names(index)
     for level in ("fine", "coarse"):
-        assert rebuilt.topic_table(level)["size"].tolist() == index.topic_table(level)["size"].tolist()
+        assert rebuilt.topics.table(level)["size"].tolist() == index.topics.table(level)["size"].tolist()
     assert_consistent(rebuilt)
     generations.verify(folder)
     assert [path.name for path in generations.leftovers(folder)] == []
@@ -319,7 +319,7 @@ def test_the_service_answers_with_the_curated_names(corrected, tmp_path):
 
     with paperscope_server("serve", folder, ("--workers", "1")) as (url, _):
         assert set(topics(url, "coarse")) == _names(corrected[1])
-        PaperIndex.load(folder).rename_topic("merged", "renamed while serving")
+        PaperIndex.load(folder).topics.rename("merged", "renamed while serving")
         deadline = time.monotonic() + 60
         while "renamed while serving" not in topics(url, "coarse") and time.monotonic() < deadline:
             time.sleep(0.2)  # the watcher loads the curations anew
@@ -367,8 +367,8 @@ def test_a_lookup_on_a_curated_index_loads_no_build_code(corrected):
         from paperscope.index.paper_index import PaperIndex
 
         index = PaperIndex.load({str(corrected[0])!r})
-        assert "renamed (part 1)" in set(index.topic_table("coarse")["name"])
-        assert len(index.search("graph neural networks", k=5)) == 5
+        assert "renamed (part 1)" in set(index.topics.table("coarse")["name"])
+        assert len(index.search("graph neural networks", k=5).to_pandas()) == 5
     """
     modules, chains = loaded_in_fresh_process(code)
     assert "paperscope.index.store.curations" in modules
@@ -376,7 +376,7 @@ def test_a_lookup_on_a_curated_index_loads_no_build_code(corrected):
 
 
 def test_kmeans_is_deterministic_and_leaves_no_part_empty():
-    from paperscope.index.search.kmeans import kmeans
+    from paperscope.index.common.kmeans import kmeans
 
     points = np.random.default_rng(3).normal(size=(40, 8)).astype(np.float32)
     points[:5] = points[0]  # duplicates
@@ -389,5 +389,5 @@ def test_kmeans_is_deterministic_and_leaves_no_part_empty():
 def test_a_read_only_index_refuses_a_correction_in_one_line(read_only_index):
     index = PaperIndex.load(read_only_index)
     with pytest.raises(UserError, match=r"stopped: read-only file system .*; the index there is unchanged"):
-        index.rename_topic(0, "anything")
-    assert index.curation_report == [] and "anything" not in set(index.topic_table("coarse")["name"])
+        index.topics.rename(0, "anything")
+    assert index.topics.report == [] and "anything" not in set(index.topics.table("coarse")["name"])

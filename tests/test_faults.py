@@ -95,7 +95,7 @@ def test_a_full_disk_stops_a_rebuild_with_one_line_and_the_index_answers(sample_
     assert not [path.name for path in (small / "index").iterdir() if path.name.startswith(".tmp-")]
     generations.verify(small / "index")
     index = PaperIndex.load(small / "index")
-    assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3)) == 3
+    assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3).to_pandas()) == 3
 
 
 @pytest.mark.slow

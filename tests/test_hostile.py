@@ -164,7 +164,7 @@ def test_a_build_killed_at_any_stage_leaves_the_previous_index_answering(stage, 
     assert generations.current_generation_name(folder) == before
     generations.verify(folder)  # the previous generation, whole
     index = PaperIndex.load(folder)
-    assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3)) == 3
+    assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3).to_pandas()) == 3
     build_index(locations.bundled_corpus()[:1], folder)  # the next build clears what the killed one left
     leftovers = sorted(path.name for path in folder.iterdir() if path.name != generations.LOCK_FILE)
     assert leftovers == sorted(
@@ -185,9 +185,9 @@ def test_readers_keep_answering_during_a_rebuild_and_see_the_new_index_after(tmp
     def ask():
         while not done.is_set():
             try:
-                answers.append(len(reader.similar(reader.papers["id"][0], k=3)))
+                answers.append(len(reader.similar(reader.papers["id"][0], k=3).to_pandas()))
                 fresh = PaperIndex.load(folder)
-                answers.append(len(fresh.similar(fresh.papers["id"][0], k=3)))
+                answers.append(len(fresh.similar(fresh.papers["id"][0], k=3).to_pandas()))
             except Exception as error:
                 errors.append(error)
 

@@ -10,7 +10,9 @@ import pytest
 
 from paperscope import BuildSettings, PaperIndex, UserError, build_index, locations, settings
 from paperscope.index.build import shards
+from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.store import generations
+from paperscope.index.store.generations import read_generation
 from paperscope.index.store.manifest import FORMAT_VERSION, LongTextInfo, PresetInfo
 from paperscope.settings import MAX_RESULTS, Smoothing
 from paperscope.ui import cli
@@ -37,46 +39,46 @@ def test_rows_of_vectors_and_metadata_agree(sample_index, encoder):
     row = 7
     text = sample_index.papers["abstract"][row]
     np.testing.assert_allclose(sample_index.vectors[row], encoder.encode([text])[0], atol=1e-5)
-    assert sample_index.search(text, k=1)["id"][0] == sample_index.papers["id"][row]
+    assert sample_index.search(text, k=1).to_pandas()["id"][0] == sample_index.papers["id"][row]
 
 
 def test_similar_excludes_the_paper_and_scores_are_cosines(sample_index):
     paper_id = sample_index.papers["id"][0]
-    results = sample_index.similar(paper_id, k=5, mode="dense")
+    results = sample_index.similar(paper_id, k=5, mode="dense").to_pandas()
     assert results["rank"].tolist() == [1, 2, 3, 4, 5]
     assert paper_id not in results["id"].tolist()
-    expected = sample_index.vectors[[sample_index.row(i) for i in results["id"]]] @ sample_index.vectors[0]
+    expected = sample_index.vectors[[int(sample_index.rows(i)[0]) for i in results["id"]]] @ sample_index.vectors[0]
     np.testing.assert_allclose(results["score"], expected, atol=1e-5)
     assert (np.diff(results["score"]) <= 1e-7).all()
     assert {"title", "abstract", "venue", "source"} <= set(results.columns)
-    hybrid = sample_index.similar(paper_id, k=5)
+    hybrid = sample_index.similar(paper_id, k=5).to_pandas()
     np.testing.assert_allclose(
         hybrid["cosine"],
-        sample_index.vectors[[sample_index.row(i) for i in hybrid["id"]]] @ sample_index.vectors[0],
+        sample_index.vectors[[int(sample_index.rows(i)[0]) for i in hybrid["id"]]] @ sample_index.vectors[0],
         atol=1e-5,
     )
-    assert len(sample_index.similar(paper_id, k=1000)) == 37  # clamped to the corpus
+    assert len(sample_index.similar(paper_id, k=1000).to_pandas()) == 37  # clamped to the corpus
 
 
 def test_free_text_search_finds_the_topic(sample_index):
-    results = sample_index.search("speculative decoding to accelerate diffusion transformers", k=3)
+    results = sample_index.search("speculative decoding to accelerate diffusion transformers", k=3).to_pandas()
     assert results["title"][0].startswith("ASDSV")
-    graph = sample_index.search("graph neural networks message passing", k=3)
+    graph = sample_index.search("graph neural networks message passing", k=3).to_pandas()
     assert all("GNN" in abstract or "graph" in abstract.lower() for abstract in graph["abstract"])
 
 
 def test_unknown_id_suggests_close_ids_and_titles(sample_index):
     real = sample_index.papers["id"][0]
     with pytest.raises(UserError, match=f"did you mean {real}"):
-        sample_index.similar(real[:-1] + "x")
+        sample_index.similar(real[:-1] + "x").to_pandas()
     with pytest.raises(UserError, match=r"did you mean .*Jenga"):
-        sample_index.similar("Jenga")
+        sample_index.similar("Jenga").to_pandas()
 
 
 @pytest.mark.parametrize("k", [0, -3, 2.5, "10", True, MAX_RESULTS + 1])
 def test_bad_k_is_a_user_error(sample_index, k):
     with pytest.raises(UserError, match="k must be a whole number from 1 to 1,000"):
-        sample_index.similar(sample_index.papers["id"][0], k=k)
+        sample_index.similar(sample_index.papers["id"][0], k=k).to_pandas()
 
 
 def test_one_limit_on_k_for_python_the_command_line_and_the_service():
@@ -92,7 +94,7 @@ def test_one_limit_on_k_for_python_the_command_line_and_the_service():
 @pytest.mark.parametrize("query", ["", "   \n\t ", "\x00\x01\x02", "x" * 100_000])
 def test_bad_queries_are_user_errors(sample_index, query):
     with pytest.raises(UserError, match="query"):
-        sample_index.search(query)
+        sample_index.search(query).to_pandas()
 
 
 @pytest.mark.slow
@@ -120,7 +122,9 @@ def test_a_build_in_many_shards_equals_a_build_in_one(sample_index, tmp_path, mo
     sharded = PaperIndex.load(tmp_path / "sharded")
     assert sharded.papers.drop(columns="added").equals(sample_index.papers.drop(columns="added"))  # but when built
     np.testing.assert_array_equal(sharded.vectors, sample_index.vectors)
-    assert (sharded.ranker.keyword.matrix != sample_index.ranker.keyword.matrix).nnz == 0
+    assert (
+        read_generation(sharded.folder).keyword.matrix != read_generation(sample_index.folder).keyword.matrix
+    ).nnz == 0
     assert sharded.manifest.corpus.fingerprint == sample_index.manifest.corpus.fingerprint
     assert progress == sorted(progress) and progress[-1] == 1.0
     assert not [p for p in (tmp_path / "sharded").iterdir() if p.name.startswith(".tmp")]  # the shards are gone
@@ -157,7 +161,7 @@ def test_a_failed_rebuild_leaves_the_previous_index_answering(sample_index_dir, 
     (folder / ".tmp-deadbeef").mkdir()  # what a killed build leaves behind
     (folder / "gen-killed").mkdir()
     assert generations.current_generation_name(folder) == generation.name
-    assert len(PaperIndex.load(folder).similar(PaperIndex.load(folder).papers["id"][0], k=3)) == 3
+    assert len(PaperIndex.load(folder).similar(PaperIndex.load(folder).papers["id"][0], k=3).to_pandas()) == 3
     build_index(locations.bundled_corpus(), folder)
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith(("gen-", ".tmp-"))) == [
         generations.current_generation_name(folder)
@@ -221,13 +225,14 @@ def _memory_mapped(array) -> bool:
 
 def test_a_loaded_index_reads_its_arrays_memory_mapped(sample_index_dir):
     sample_index = PaperIndex.load(sample_index_dir)
-    sample_index.similar(sample_index.ids()[0])
-    sample_index.search("diffusion transformers")
+    sample_index.similar(sample_index.ids()[0]).to_pandas()
+    sample_index.search("diffusion transformers").to_pandas()
     assert _memory_mapped(sample_index.vectors)
     assert all(
-        _memory_mapped(getattr(sample_index.ranker.keyword.matrix, name)) for name in ("data", "indices", "indptr")
+        _memory_mapped(getattr(read_generation(sample_index.folder).keyword.matrix, name))
+        for name in ("data", "indices", "indptr")
     )
-    assert _memory_mapped(sample_index.ranker.keyword.by_term.indices)
+    assert _memory_mapped(read_generation(sample_index.folder).keyword.by_term.indices)
     assert "papers" not in sample_index.__dict__  # the DataFrame is decoded only when asked for
 
 
@@ -237,9 +242,9 @@ def test_a_different_model_is_refused_for_queries(sample_index_dir, tmp_path):
     manifest["model"]["fingerprint"] = "0" * 16
     (generation / "manifest.json").write_text(json.dumps(manifest))
     index = PaperIndex.load(folder)
-    assert len(index.similar(index.papers["id"][0], k=2)) == 2  # lookups by id need no model
+    assert len(index.similar(index.papers["id"][0], k=2).to_pandas()) == 2  # lookups by id need no model
     with pytest.raises(UserError, match="not the one this index was built with"):
-        index.search("diffusion")
+        index.search("diffusion").to_pandas()
 
 
 @pytest.mark.slow
@@ -258,7 +263,7 @@ def test_a_100000_character_abstract_is_embedded_whole(tmp_path, caplog):
     assert any(line.startswith("1 of 2 texts are longer") for line in caplog.messages)
     index = PaperIndex.load(tmp_path / "index")
     assert len(index.papers["abstract"][0]) == 100_000
-    assert index.search("sparse attention for long documents", k=1)["id"][0] == "long"
+    assert index.search("sparse attention for long documents", k=1).to_pandas()["id"][0] == "long"
 
 
 @pytest.mark.slow
@@ -269,7 +274,7 @@ def test_any_local_model_folder_is_accepted_and_recorded(tmp_path, encoder):
     index = PaperIndex.load(tmp_path / "index")
     assert index.manifest.model.path == str(model_copy) and index.manifest.model.name == "my-model"
     assert index.manifest.model.fingerprint == encoder.fingerprint  # same weights, same fingerprint
-    assert len(index.search("diffusion", k=2)) == 2
+    assert len(index.search("diffusion", k=2).to_pandas()) == 2
     with pytest.raises(UserError, match="not a sentence-transformers model folder"):
         build_index(locations.bundled_corpus(), tmp_path / "other", BuildSettings(model_path=tmp_path))
 
@@ -292,11 +297,16 @@ def test_faiss_index_is_chosen_by_size_and_approximate_recall_is_measured(tmp_pa
     search = index.manifest.search
     assert search.faiss == "HNSW32,Flat" and search.recall_at_10 >= 0.95 and search.ef_search >= 32
     paper_id = index.papers["id"][0]
-    assert len(index.similar(paper_id, k=5, mode="dense")) == 5
+    assert len(index.similar(paper_id, k=5, mode="dense").to_pandas()) == 5
     with pytest.raises(UserError, match="not a FAISS index_factory string"):
         build_index(locations.bundled_corpus(), tmp_path / "bad", BuildSettings(faiss_factory="Nonsense99"))
     with pytest.raises(UserError, match="cannot be trained on 38 papers"):
         build_index(locations.bundled_corpus(), tmp_path / "bad", BuildSettings(faiss_factory="IVF256,Flat"))
+
+
+def query_model(index: PaperIndex):
+    """The model ``index`` embeds queries with, as its search room loads it."""
+    return QueryEncoder(index.manifest.model, index.manifest.long_text.strategy).encoder
 
 
 @pytest.mark.slow
@@ -309,8 +319,10 @@ def test_int8_build_records_its_fidelity_and_queries_with_the_same_model(tmp_pat
     assert fidelity["sample"] == 38 and fidelity["cosine_mean"] >= 0.99 and fidelity["top10_overlap"] >= 0.85
     cosines = (np.asarray(index.vectors) * np.asarray(sample_index.vectors)).sum(axis=1)
     assert cosines.mean() == pytest.approx(fidelity["cosine_mean"], abs=2e-3)
-    assert index.encoder.quantize == "int8"
-    assert index.search("speculative decoding for diffusion transformers", k=1)["title"][0].startswith("ASDSV")
+    assert query_model(index).quantize == "int8"
+    assert (
+        index.search("speculative decoding for diffusion transformers", k=1).to_pandas()["title"][0].startswith("ASDSV")
+    )
 
 
 @pytest.mark.slow
@@ -321,12 +333,14 @@ def test_the_fast_preset_embeds_the_first_126_word_pieces_with_int8_and_queries_
         name="fast", how="asked for", quantize="int8", long_text="truncate", window=126
     )  # fmt: skip
     assert index.manifest.long_text.max_tokens == 126
-    assert (index.encoder.quantize, index.encoder.window) == ("int8", 126)
+    assert (query_model(index).quantize, query_model(index).window) == ("int8", 126)
     first = index.papers["abstract"][0]
-    window, pieces = index.encoder.windows(first)[0]
+    window, pieces = query_model(index).windows(first)[0]
     assert pieces <= 126 and first.startswith(window)
-    assert index.search(first, k=1, mode="dense")["id"][0] == index.papers["id"][0]
-    assert index.search("speculative decoding for diffusion transformers", k=1)["title"][0].startswith("ASDSV")
+    assert index.search(first, k=1, mode="dense").to_pandas()["id"][0] == index.papers["id"][0]
+    assert (
+        index.search("speculative decoding for diffusion transformers", k=1).to_pandas()["title"][0].startswith("ASDSV")
+    )
 
 
 @pytest.mark.slow
@@ -345,22 +359,27 @@ def test_a_large_corpus_takes_the_fast_preset_unless_exact_is_asked_for(tmp_path
 @pytest.mark.slow
 def test_hybrid_ranks_on_smoothed_vectors_and_dense_on_raw_ones(sample_index_dir, tmp_path):
     smoothed = PaperIndex.load(sample_index_dir)
-    assert smoothed.manifest.search.smoothing == Smoothing() and smoothed.ranker.smoothed is not None
-    norms = np.linalg.norm(np.asarray(smoothed.ranker.smoothed), axis=1)
-    assert np.allclose(norms, 1, atol=1e-5) and not np.allclose(smoothed.ranker.smoothed, smoothed.vectors)
+    assert smoothed.manifest.search.smoothing == Smoothing() and read_generation(smoothed.folder).smoothed is not None
+    norms = np.linalg.norm(np.asarray(read_generation(smoothed.folder).smoothed), axis=1)
+    assert np.allclose(norms, 1, atol=1e-5) and not np.allclose(
+        read_generation(smoothed.folder).smoothed, smoothed.vectors
+    )
     build_index(locations.bundled_corpus(), tmp_path / "raw", BuildSettings(smoothing=None))
     raw = PaperIndex.load(tmp_path / "raw")
     assert (
-        raw.ranker.smoothed is None
+        read_generation(raw.folder).smoothed is None
         and not (tmp_path / "raw" / generations.current_generation_name(tmp_path / "raw"))
         .joinpath(generations.SMOOTHED_FILE)
         .exists()
     )
     paper_id = raw.papers["id"][0]
-    dense = {index: index.similar(paper_id, mode="dense").drop(columns="added") for index in (smoothed, raw)}
+    dense = {
+        index: index.similar(paper_id, mode="dense").to_pandas().drop(columns="added") for index in (smoothed, raw)
+    }
     assert dense[smoothed].equals(dense[raw])  # the same papers and scores (each build has its own time)
-    with_smoothing, without = smoothed.similar(paper_id, k=5), raw.similar(paper_id, k=5)
+    with_smoothing, without = smoothed.similar(paper_id, k=5).to_pandas(), raw.similar(paper_id, k=5).to_pandas()
     assert np.allclose(
-        with_smoothing["cosine"], raw.similar(paper_id, k=37).set_index("id").loc[with_smoothing["id"], "cosine"]
+        with_smoothing["cosine"],
+        raw.similar(paper_id, k=37).to_pandas().set_index("id").loc[with_smoothing["id"], "cosine"],
     )
     assert not np.allclose(with_smoothing["score"], without.set_index("id").reindex(with_smoothing["id"])["score"])

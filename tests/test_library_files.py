@@ -437,7 +437,7 @@ def test_build_a_bib_file_end_to_end(tmp_path):
     assert papers.loc["muller_uber_2024", "doi"] == "10.5555/jmlr.2024_117"
     assert papers.loc["vaswani_attention_2017", "arxiv_id"] == "1706.03762"
     assert papers.loc["muller_uber_2024", "title"].startswith("Über Graphen")
-    assert list(index.similar("muller_uber_2024", k=1)["id"]) == ["vaswani_attention_2017"]
+    assert list(index.similar("muller_uber_2024", k=1).to_pandas()["id"]) == ["vaswani_attention_2017"]
 
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -115,7 +115,7 @@ def test_the_apps_cards_link_to_the_paper(linked):
     app.session_state["index_label"] = "linked"
     app.run()
     assert not app.exception
-    titles = PaperIndex.load(folder).search("diffusion transformers", k=37)
+    titles = PaperIndex.load(folder).search("diffusion transformers", k=37).to_pandas()
     cards = [element.proto.body for element in app.get("html") if "<span class='ps-title'>" in element.proto.body]
     assert len(cards) == 37
     for card, paper_id in zip(cards, titles["id"], strict=True):
@@ -150,7 +150,7 @@ def test_a_click_in_the_html_map_links_the_paper_and_its_neighbours(linked, brow
     page.wait_for_selector(".ps-map[data-ready='1']")
     for paper_id in (next(i for i, url in expected.items() if url is None), index.ids()[13]):
         page.evaluate("(row) => document.querySelector('.ps-map').parentElement.__paperscopeMap.selectLocally(row)",
-                      index.row(paper_id))  # fmt: skip
+                      int(index.rows(paper_id)[0]))  # fmt: skip
         page.wait_for_selector(".ps-status ol li")
         head = page.locator(".ps-status b")
         anchors = head.locator("a")

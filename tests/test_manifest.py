@@ -39,7 +39,10 @@ def test_an_index_of_every_earlier_release_loads_answers_and_grows(release, tmp_
     assert manifest.preset.name == "exact" and manifest.map.cluster_count >= 1
     assert manifest.settings.smoothing == (None if release == "50675d1" else Smoothing(k=3, weight=0.5))
     assert manifest.settings.topics == TopicSettings()  # none recorded: the defaults every build used then
-    assert len(index.similar("p0", k=3)) == 3 and len(index.search("watermarking language models", k=3)) == 3
+    assert (
+        len(index.similar("p0", k=3).to_pandas()) == 3
+        and len(index.search("watermarking language models", k=3).to_pandas()) == 3
+    )
     described = subprocess.run(
         [sys.executable, "-m", "paperscope.ui.cli", "info", "--index", str(folder)], capture_output=True, text=True
     )

@@ -276,7 +276,7 @@ def test_a_hostile_title_stays_text_in_the_html_map(browser, field, tmp_path):
 @pytest.mark.parametrize("corpus", ["synthetic", "sample"])
 def test_the_png_places_labels_that_never_overlap(field, sample_index, corpus, capfd):
     papers, fine, coarse = field if corpus == "synthetic" else (
-        sample_index.papers, sample_index.topic_table("fine"), sample_index.topic_table("coarse"))  # fmt: skip
+        sample_index.papers, sample_index.topics.table("fine"), sample_index.topics.table("coarse"))  # fmt: skip
     path = ARTIFACTS / f"map-{corpus}.png"
     figure = save_png(papers, fine, path, f"{len(papers)} papers")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

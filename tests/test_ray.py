@@ -42,12 +42,18 @@ def test_ray_and_local_engines_give_identical_neighbours(ray_index_dir, sample_i
     np.testing.assert_allclose(on_ray.vectors, sample_index.vectors, atol=1e-5)
     for paper_id in sample_index.papers["id"]:
         assert (
-            on_ray.similar(paper_id, k=10, mode="dense")["id"].tolist()
-            == sample_index.similar(paper_id, k=10, mode="dense")["id"].tolist()
+            on_ray.similar(paper_id, k=10, mode="dense").to_pandas()["id"].tolist()
+            == sample_index.similar(paper_id, k=10, mode="dense").to_pandas()["id"].tolist()
         )
-        assert on_ray.similar(paper_id, k=10)["id"].tolist() == sample_index.similar(paper_id, k=10)["id"].tolist()
+        assert (
+            on_ray.similar(paper_id, k=10).to_pandas()["id"].tolist()
+            == sample_index.similar(paper_id, k=10).to_pandas()["id"].tolist()
+        )
     query = "speculative decoding for diffusion transformers"
-    assert on_ray.search(query, k=5)["id"].tolist() == sample_index.search(query, k=5)["id"].tolist()
+    assert (
+        on_ray.search(query, k=5).to_pandas()["id"].tolist()
+        == sample_index.search(query, k=5).to_pandas()["id"].tolist()
+    )
 
 
 def test_ray_engine_deduplicates_like_the_local_engine(tmp_path, caplog):

@@ -8,12 +8,13 @@ import pytest
 import scipy.sparse
 
 from paperscope.errors import UserError
+from paperscope.index.store.generations import read_generation
 
 
 @pytest.fixture(scope="module")
 def topics(sample_index) -> tuple[dict[str, int], dict[int, list[str]]]:
     """Each paper's coarse topic, and the papers of each coarse topic (largest first)."""
-    table = sample_index.metadata(["id", "coarse_cluster"])
+    table = sample_index.table(columns=["id", "coarse_cluster"]).to_pandas()
     topic_of = dict(zip(table["id"], table["coarse_cluster"], strict=True))
     counts = table[table["coarse_cluster"] >= 0]["coarse_cluster"].value_counts()
     return topic_of, {int(topic): table["id"][table["coarse_cluster"] == topic].tolist() for topic in counts.index}
@@ -23,12 +24,12 @@ def test_members_are_excluded_and_k_is_kept(sample_index, topics):
     _, papers = topics
     members = papers[next(iter(papers))][:3]
     avoided = papers[list(papers)[1]][:2]
-    found = sample_index.recommend(members, negative=avoided, k=7)
+    found = sample_index.recommend(members, negative=avoided, k=7).to_pandas()
     assert len(found) == 7 and found["rank"].tolist() == list(range(1, 8))
     assert not found["id"].isin(members + avoided).any()
-    assert list(found.columns) == list(sample_index.similar(members, k=7).columns)
+    assert list(found.columns) == list(sample_index.similar(members, k=7).to_pandas().columns)
     assert found["score"].is_monotonic_decreasing
-    everything = sample_index.recommend(members, k=1000)  # more than the index holds: every other paper
+    everything = sample_index.recommend(members, k=1000).to_pandas()  # more than the index holds: every other paper
     assert len(everything) == len(sample_index) - 3
 
 
@@ -37,7 +38,7 @@ def test_a_collection_of_one_topic_recommends_that_topic(sample_index, topics):
     for topic, ids in papers.items():
         if len(ids) < 8:
             continue
-        found = sample_index.recommend(ids[:4], k=4)
+        found = sample_index.recommend(ids[:4], k=4).to_pandas()
         same = sum(topic_of[paper] == topic for paper in found["id"])
         assert same >= 3, (topic, [topic_of[paper] for paper in found["id"]])
 
@@ -47,8 +48,8 @@ def test_papers_to_avoid_push_their_topic_away(sample_index, topics):
     first, second = list(papers)[:2]
     collection = papers[first][:3] + papers[second][:3]
     avoided = papers[second][3:6]
-    before = sample_index.recommend(collection, k=10)["id"]
-    after = sample_index.recommend(collection, negative=avoided, k=10)["id"]
+    before = sample_index.recommend(collection, k=10).to_pandas()["id"]
+    after = sample_index.recommend(collection, negative=avoided, k=10).to_pandas()["id"]
     assert sum(topic_of[p] == second for p in after) < sum(topic_of[p] == second for p in before)
 
 
@@ -56,16 +57,16 @@ def test_outside_papers_steer_by_their_vectors(sample_index, topics):
     topic_of, papers = topics
     row = 3
     copy = sample_index.vectors[[row]]  # a paper outside the index with this paper's vector
-    alone = sample_index.recommend([], positive_vectors=copy, k=3)
+    alone = sample_index.recommend([], positive_vectors=copy, k=3).to_pandas()
     assert alone["id"].iloc[0] == sample_index.ids()[row]
     first = next(iter(papers))
     other = next(paper for paper in sample_index.ids() if topic_of[paper] not in (first, -1))
     outside = sample_index.vectors[sample_index.rows([other])]
-    plain = sample_index.recommend(papers[first][:3], k=8)["id"]
-    steered = sample_index.recommend(papers[first][:3], k=8, positive_vectors=outside)["id"]
+    plain = sample_index.recommend(papers[first][:3], k=8).to_pandas()["id"]
+    steered = sample_index.recommend(papers[first][:3], k=8, positive_vectors=outside).to_pandas()["id"]
     near_other = {paper for paper in sample_index.ids() if topic_of[paper] == topic_of[other]}
     assert len(near_other & set(steered)) > len(near_other & set(plain))
-    pushed = sample_index.recommend(papers[first][:3], k=8, negative_vectors=outside)["id"]
+    pushed = sample_index.recommend(papers[first][:3], k=8, negative_vectors=outside).to_pandas()["id"]
     assert len(near_other & set(pushed)) <= len(near_other & set(plain))
 
 
@@ -73,7 +74,7 @@ def test_within_keeps_only_the_masked_papers(sample_index, topics):
     _, papers = topics
     within = np.zeros(len(sample_index), dtype=bool)
     within[::2] = True
-    found = sample_index.recommend_rows(papers[next(iter(papers))][:3], k=5, within=within)
+    found = sample_index.recommend(papers[next(iter(papers))][:3], k=5, within=within)
     assert len(found.rows) == 5 and within[found.rows].all()
 
 
@@ -92,7 +93,7 @@ def test_bad_input_is_a_one_line_user_error(sample_index, arguments, message):
     if arguments["positive"] is None:
         arguments["positive"] = sample_index.ids()[:2]
     with pytest.raises(UserError, match=message) as raised:
-        sample_index.recommend(**arguments)
+        sample_index.recommend(**arguments).to_pandas()
     assert "\n" not in str(raised.value)
 
 
@@ -102,7 +103,10 @@ def test_the_numpy_svm_is_linear_svc(sample_index):
 
     from paperscope.index.search.recommend import fit_svm
 
-    dense, sparse = np.asarray(sample_index.ranker.smoothed), sample_index.ranker.keyword.matrix.tocsr()
+    dense, sparse = (
+        np.asarray(read_generation(sample_index.folder).smoothed),
+        read_generation(sample_index.folder).keyword.matrix.tocsr(),
+    )
     labels = -np.ones(len(dense))
     labels[:5] = 1
     weights = np.where(labels > 0, len(labels) / 10, len(labels) / (2 * (len(labels) - 5)))

@@ -10,6 +10,7 @@ import pytest
 
 from paperscope import Feedback, PaperIndex, QuerySettings, UserError, build_index
 from paperscope.index.analysis.evaluation import evaluate, label_agreement, labels_by_id
+from paperscope.index.store.generations import read_generation
 
 
 def test_label_agreement_matches_a_hand_computed_case():
@@ -58,16 +59,16 @@ def test_acronym_queries_return_the_papers_using_them_first(sample_index):
         papers = sample_index.papers
         users = {row for row, text in enumerate(papers["title"] + " " + papers["abstract"]) if uses.search(text)}
         assert users, acronym
-        results = sample_index.search(acronym, k=len(users) + 3)
-        top = [sample_index.row(i) for i in results["id"][: len(users)]]
+        results = sample_index.search(acronym, k=len(users) + 3).to_pandas()
+        top = [int(sample_index.rows(i)[0]) for i in results["id"][: len(users)]]
         assert set(top) == users, acronym
-    dit = sample_index.search("DiT", k=2)["abstract"]
+    dit = sample_index.search("DiT", k=2).to_pandas()["abstract"]
     assert all("DiT" in abstract for abstract in dit)
 
 
 def test_keyword_search_needs_no_model(sample_index_dir):
     index = PaperIndex.load(sample_index_dir)
-    results = index.search("traveling salesman", k=3, mode="keyword")
+    results = index.search("traveling salesman", k=3, mode="keyword").to_pandas()
     assert "Traveling Salesman" in results["abstract"][0] and "encoder" not in index.__dict__
     assert (results["keyword_score"] == results["score"]).all()
 
@@ -75,29 +76,31 @@ def test_keyword_search_needs_no_model(sample_index_dir):
 def test_more_like_these_less_like_those(sample_index):
     ids = sample_index.papers["id"].tolist()
     positive, negative = [ids[0], ids[19]], [ids[20]]
-    both = sample_index.similar(positive, k=36, mode="dense")
+    both = sample_index.similar(positive, k=36, mode="dense").to_pandas()
     assert not set(positive) & set(both["id"]) and len(both) == 36
     centroid = sample_index.vectors[[0, 19]].mean(axis=0)
     expected = np.argsort(-(sample_index.vectors @ centroid))
     expected = [ids[row] for row in expected if row not in (0, 19)][:5]
     assert both["id"].tolist()[:5] == expected
-    without = sample_index.similar(positive, k=36, mode="dense", negative=negative)
+    without = sample_index.similar(positive, k=36, mode="dense", negative=negative).to_pandas()
     assert ids[20] not in without["id"].tolist()
-    close_to_negative = sample_index.similar(ids[20], k=3, mode="dense")["id"].tolist()
+    close_to_negative = sample_index.similar(ids[20], k=3, mode="dense").to_pandas()["id"].tolist()
     rank_before = {i: r for r, i in zip(both["rank"], both["id"], strict=True)}
     rank_after = {i: r for r, i in zip(without["rank"], without["id"], strict=True)}
     assert sum(rank_after[i] for i in close_to_negative if i in rank_after) > sum(
         rank_before[i] for i in close_to_negative if i in rank_after
     )
     with pytest.raises(UserError, match="unknown mode"):
-        sample_index.similar(ids[0], mode="fuzzy")
+        sample_index.similar(ids[0], mode="fuzzy").to_pandas()
 
 
 def test_hybrid_blends_the_two_scores_with_the_manifest_weight(sample_index):
     weight = sample_index.manifest.search.hybrid_weight
-    results = sample_index.similar(sample_index.papers["id"][3], k=5, mode="hybrid")
+    results = sample_index.similar(sample_index.papers["id"][3], k=5, mode="hybrid").to_pandas()
     rows = sample_index.rows(results["id"].tolist())
-    smoothed = np.asarray(sample_index.ranker.smoothed)  # the dense side of hybrid: neighbour-smoothed vectors
+    smoothed = np.asarray(
+        read_generation(sample_index.folder).smoothed
+    )  # the dense side of hybrid: neighbour-smoothed vectors
     np.testing.assert_allclose(
         results["score"], weight * (smoothed[rows] @ smoothed[3]) + (1 - weight) * results["keyword_score"], atol=1e-5
     )
@@ -131,7 +134,7 @@ def test_cli_more_like_these_and_modes(sample_index_dir, sample_index):
         "--json",
     ]
     results = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
-    expected = sample_index.similar([ids[0], ids[19]], k=4, mode="dense", negative=[ids[20]])
+    expected = sample_index.similar([ids[0], ids[19]], k=4, mode="dense", negative=[ids[20]]).to_pandas()
     assert [r["id"] for r in results] == expected["id"].tolist()
     keyword = subprocess.run(
         [
@@ -158,20 +161,22 @@ def test_cli_more_like_these_and_modes(sample_index_dir, sample_index):
 def test_query_rows_match_scikit_learns_tfidf_and_queries_never_import_it(sample_index_dir, sample_index):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from paperscope.index.search.keyword import analyzer
+    from paperscope.index.common.keyword import analyzer
 
     texts = sample_index.papers["abstract"].tolist()
     fitted = TfidfVectorizer(
-        analyzer=analyzer(sample_index.ranker.keyword.stop_words), sublinear_tf=True, dtype=np.float32
+        analyzer=analyzer(read_generation(sample_index.folder).keyword.stop_words), sublinear_tf=True, dtype=np.float32
     ).fit(texts)
     queries = [*texts[:5], "Making diffusion transformers faster with DiT caching", "graph graph graph networks"]
     expected = fitted.transform(queries).toarray()
-    assert sample_index.ranker.keyword.terms == fitted.get_feature_names_out().tolist()
-    np.testing.assert_allclose(sample_index.ranker.keyword.transform(queries).toarray(), expected, atol=1e-5)
+    assert read_generation(sample_index.folder).keyword.terms == fitted.get_feature_names_out().tolist()
+    np.testing.assert_allclose(
+        read_generation(sample_index.folder).keyword.transform(queries).toarray(), expected, atol=1e-5
+    )
     ids = sample_index.papers["id"]
     script = (
         f"import sys; from paperscope import PaperIndex; ix = PaperIndex.load({str(sample_index_dir)!r}); "
-        f"ix.search('graph networks', mode='keyword'); ix.search('graph networks'); "
+        f"ix.search('graph networks', mode='keyword').to_pandas(); ix.search('graph networks').to_pandas(); "
         f"ix.explain({ids[0]!r}, other_id={ids[1]!r}); ix.explain({ids[0]!r}, query='graph networks'); "
         "print('sklearn' in sys.modules)"
     )
@@ -188,19 +193,21 @@ def test_text_queries_use_their_own_weight_and_feedback_only_when_short(sample_i
     search = sample_index.manifest.search
     assert search.search_weight != search.hybrid_weight  # tuned apart, on text queries
     short = "diffusion transformers"
-    plain = sample_index.search(short, k=5, settings=QuerySettings(feedback=Feedback(on=False)))
+    plain = sample_index.search(short, k=5, settings=QuerySettings(feedback=Feedback(on=False))).to_pandas()
     rows = sample_index.rows(plain["id"].tolist())
     vector = sample_index.embed_query(short)
-    expected = search.search_weight * (np.asarray(sample_index.ranker.smoothed)[rows] @ vector)
+    expected = search.search_weight * (np.asarray(read_generation(sample_index.folder).smoothed)[rows] @ vector)
     np.testing.assert_allclose(
         plain["score"], expected + (1 - search.search_weight) * plain["keyword_score"], atol=1e-5
     )
-    expanded = sample_index.search(short, k=5)  # feedback is on by default for short queries
+    expanded = sample_index.search(short, k=5).to_pandas()  # feedback is on by default for short queries
     assert not np.allclose(expanded["score"], plain["score"])
     assert plain["id"][0] in expanded["id"].tolist()
     long = " ".join(sample_index.papers["abstract"][0].split()[:40])  # over FEEDBACK["max_words"]: no feedback
-    assert sample_index.search(long, k=5).equals(
-        sample_index.search(long, k=5, settings=QuerySettings(feedback=Feedback(on=False)))
+    assert (
+        sample_index.search(long, k=5)
+        .to_pandas()
+        .equals(sample_index.search(long, k=5, settings=QuerySettings(feedback=Feedback(on=False))).to_pandas())
     )
 
 
@@ -225,7 +232,7 @@ def test_exact_keyword_scores_equal_the_sparse_product_even_for_papers_without_t
 def test_added_rows_are_merged_into_the_postings_as_a_fresh_index_orders_them():
     from paperscope import locations
     from paperscope.index.build.keyword_fit import fit_keyword_index
-    from paperscope.index.search.keyword import KeywordIndex
+    from paperscope.index.common.keyword import KeywordIndex
     from tests.corpora import read_corpus
 
     texts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
@@ -241,9 +248,9 @@ def test_added_rows_are_merged_into_the_postings_as_a_fresh_index_orders_them():
 def test_hybrid_returns_k_papers_when_k_exceeds_its_candidates(sample_index):
     few = QuerySettings(mode="hybrid", candidates=5)  # 5 of 38 papers, as 200 of a large corpus
     first = sample_index.papers["id"][0]
-    assert len(sample_index.similar(first, k=30, settings=few)) == 30  # not only the 5 + 5 candidates
-    within = sample_index.where(topics=[sample_index.topics("coarse")["name"][0]])
-    found = sample_index.search("learning", k=50, within=within, settings=few)
+    assert len(sample_index.similar(first, k=30, settings=few).to_pandas()) == 30  # not only the 5 + 5 candidates
+    within = sample_index.where(topics=[sample_index.topics.overview("coarse")["name"][0]])
+    found = sample_index.search("learning", k=50, within=within, settings=few).to_pandas()
     assert len(found) == within.sum() and set(found["id"]) == set(sample_index.papers["id"][within])
 
 
@@ -264,9 +271,11 @@ def test_a_word_of_a_single_paper_is_found_in_a_large_corpus_and_a_query_matchin
     assert np.allclose(norms, 1, atol=1e-5)  # rows still unit length once phrases were dropped
 
     for nothing in ("xxxxqq", "🙂🙂"):
-        found = sample_index.search(nothing, k=5, mode="keyword")
+        found = sample_index.search(nothing, k=5, mode="keyword").to_pandas()
         assert found.empty and found.attrs["note"].startswith("no paper contains a word of")
-    assert (sample_index.search("diffusion", k=50, mode="keyword")["keyword_score"] > 0).all()  # no 0.000 filler
+    assert (
+        sample_index.search("diffusion", k=50, mode="keyword").to_pandas()["keyword_score"] > 0
+    ).all()  # no 0.000 filler
     done = subprocess.run(
         [sys.executable, "-m", "paperscope.ui.cli", "search", "xxxxqq", "--mode", "keyword", "--index",
          str(sample_index.folder), "--json"], capture_output=True, text=True,

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from paperscope import PaperIndex
+from paperscope.embed.seeds import read_seed_topics
 from paperscope.index.build.add import add_papers
 from paperscope.index.topics.coverage import TermFinder
-from paperscope.index.topics.seeds import read_seed_topics, with_seeds
+from paperscope.index.topics.seeds import with_seeds
 from paperscope.settings import ClusterSettings, SeedTopic, TopicSeeds
 from paperscope.ui import cli
 from tests.test_add import NEW_PAPERS
@@ -53,7 +54,7 @@ def test_papers_close_to_a_seed_form_a_topic_of_its_name_at_both_levels(seeded):
     for number, topic in enumerate(seeds.topics):
         members = papers["cluster_name"] == topic.name
         if not (closest == number).any():
-            assert not members.any() and topic.name not in set(index.topic_table("coarse")["name"])
+            assert not members.any() and topic.name not in set(index.topics.table("coarse")["name"])
             continue
         assert members[closest == number].all(), topic.name  # every close paper is in it
         assert (papers["coarse_name"] == topic.name).equals(members)  # a coarse topic of its own
@@ -75,18 +76,18 @@ def test_info_names_the_seed_topics(seeded, capsys):
 @pytest.mark.slow
 def test_a_rebuild_keeps_the_seeds_and_none_drops_them(seeded, sample_index_dir, tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="paperscope")
-    names = set(PaperIndex.load(seeded).topic_table("coarse")["name"])
+    names = set(PaperIndex.load(seeded).topics.table("coarse")["name"])
     assert {"graph neural networks", "large language models (LLMs)"} <= names
     folder = tmp_path / "index"
     assert cli.main(["build", "-o", str(folder), "--topics-from", str(seeded.parent / "seeds.txt"),
                      "--seed-similarity", str(SIMILARITY)]) == 0  # fmt: skip
     caplog.clear()
     assert cli.main(["build", "-o", str(folder)]) == 0
-    assert set(PaperIndex.load(folder).topic_table("coarse")["name"]) == names
+    assert set(PaperIndex.load(folder).topics.table("coarse")["name"]) == names
     assert any("seed topics of the earlier build kept: 3" in record.getMessage() for record in caplog.records)
     assert cli.main(["build", "-o", str(folder), "--topics-from", "none"]) == 0
     plain, unseeded = PaperIndex.load(folder), PaperIndex.load(sample_index_dir)
-    assert plain.topic_table("fine")["name"].tolist() == unseeded.topic_table("fine")["name"].tolist()
+    assert plain.topics.table("fine")["name"].tolist() == unseeded.topics.table("fine")["name"].tolist()
     assert "seeds" not in plain.manifest.map.clusters
 
 
@@ -101,7 +102,7 @@ def test_an_add_keeps_the_seed_topics(seeded, tmp_path):
                              for i, (t, a) in enumerate(NEW_PAPERS)))  # fmt: skip
     add_papers([new], folder)
     grown = PaperIndex.load(folder)
-    assert set(grown.topic_table("coarse")["name"]) == set(before.topic_table("coarse")["name"])
+    assert set(grown.topics.table("coarse")["name"]) == set(before.topics.table("coarse")["name"])
     kept = grown.papers.set_index("id").loc[before.ids(), "cluster_name"]
     assert kept.tolist() == before.papers["cluster_name"].tolist()
 

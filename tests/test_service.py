@@ -71,24 +71,26 @@ def test_lookups_answer_as_the_command_line_does(served, sample_index, sample_in
 
     status, results, _ = call(url, "POST", "/similar", {"ids": ids[:2], "not": [ids[2]], "k": 7})
     assert status == 200
-    assert [r["id"] for r in results] == sample_index.similar(ids[:2], k=7, negative=[ids[2]])["id"].tolist()
+    assert [r["id"] for r in results] == sample_index.similar(ids[:2], k=7, negative=[ids[2]]).to_pandas()[
+        "id"
+    ].tolist()
     assert not {ids[0], ids[1], ids[2]} & {r["id"] for r in results}
 
     text = "speeding up diffusion transformers for video generation"
     status, results, _ = call(url, "POST", "/search", {"text": text, "k": 5, "mode": "hybrid"})
     assert status == 200 and [r["rank"] for r in results] == [1, 2, 3, 4, 5]
-    assert [r["id"] for r in results] == sample_index.search(text, k=5, mode="hybrid")["id"].tolist()
+    assert [r["id"] for r in results] == sample_index.search(text, k=5, mode="hybrid").to_pandas()["id"].tolist()
     assert results == cli_json("search", text, "-k", "5", "--index", str(sample_index_dir))
 
     for level in ("coarse", "fine"):
         status, topics, _ = call(url, "GET", f"/topics?level={level}")
-        assert status == 200 and [t["name"] for t in topics] == sample_index.topics(level)["name"].tolist()
+        assert status == 200 and [t["name"] for t in topics] == sample_index.topics.overview(level)["name"].tolist()
     assert call(url, "GET", "/openapi.json")[1]["paths"].keys() >= {"/search", "/similar", "/topics", "/healthz"}
 
 
 def test_filters_keep_only_the_papers_they_name(served, sample_index):
     url, _, _ = served
-    topic = sample_index.topics("coarse").iloc[0]
+    topic = sample_index.topics.overview("coarse").iloc[0]
     body = {"text": "neural networks", "k": 50, "filters": {"topics": [topic["name"]]}}
     status, results, _ = call(url, "POST", "/search", body)
     assert status == 200 and len(results) == topic["size"]  # every paper of the topic, and only those
@@ -252,7 +254,7 @@ def test_requests_at_once_each_get_their_answer(sample_index_dir, sample_index, 
             thread.join()
     for i, (status, results, _) in enumerate(answers):
         assert status == 200
-        assert [r["id"] for r in results] == sample_index.similar(ids[i], k=4, mode="dense")["id"].tolist()
+        assert [r["id"] for r in results] == sample_index.similar(ids[i], k=4, mode="dense").to_pandas()["id"].tolist()
 
 
 def test_a_generation_that_does_not_load_is_logged_and_the_old_one_served(sample_index_dir, tmp_path):

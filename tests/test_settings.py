@@ -24,6 +24,7 @@ from paperscope import (
     locations,
 )
 from paperscope.index.build.add import add_papers
+from paperscope.index.store.generations import read_generation
 from tests.conftest import copy_index
 
 
@@ -61,7 +62,7 @@ def test_the_settings_of_a_build_are_kept_and_read_back_by_info_and_add(tmp_path
     folder = tmp_path / "index"
     build_index(locations.bundled_corpus()[:1], folder, settings)
     index = PaperIndex.load(folder)
-    assert index.settings == settings and index.info()["settings"]["smoothing"] == {"k": 2, "weight": 0.3}
+    assert index.manifest.settings == settings and index.info()["settings"]["smoothing"] == {"k": 2, "weight": 0.3}
     shown = subprocess.run(
         [sys.executable, "-m", "paperscope.ui.cli", "info", "--index", str(folder)], capture_output=True, text=True
     )
@@ -76,13 +77,13 @@ def test_the_settings_of_a_build_are_kept_and_read_back_by_info_and_add(tmp_path
     )
     add_papers([new], folder)
     grown = PaperIndex.load(folder)
-    assert grown.settings == settings  # the settings travel with every generation
+    assert grown.manifest.settings == settings  # the settings travel with every generation
     # the new paper's smoothed vector: its own plus 0.3 x the mean of its 2 nearest old papers
     vector = grown.vectors[-1]
     nearest = np.argsort(-(np.asarray(index.vectors) @ vector))[:2]
     expected = vector + 0.3 * np.asarray(index.vectors)[nearest].mean(axis=0)
     expected /= np.linalg.norm(expected)
-    assert np.allclose(grown.ranker.smoothed[-1], expected, atol=1e-5)
+    assert np.allclose(read_generation(grown.folder).smoothed[-1], expected, atol=1e-5)
 
 
 def test_an_index_written_before_settings_were_kept_reads_them_from_its_manifest(sample_index_dir, tmp_path):

@@ -25,8 +25,8 @@ def check_names(index) -> None:
     """The naming rules, at both levels; prints every name for a person to read (pytest -s)."""
     texts = (index.papers["title"] + " " + index.papers["abstract"]).tolist()
     for level, table, column in (
-        ("coarse", index.topic_table("coarse"), "coarse_cluster"),
-        ("fine", index.topic_table("fine"), "cluster"),
+        ("coarse", index.topics.table("coarse"), "coarse_cluster"),
+        ("fine", index.topics.table("fine"), "cluster"),
     ):
         assert table["name"].is_unique, level
         for row in table.itertuples():
@@ -62,13 +62,13 @@ def test_ijcai_topic_names_follow_the_rules(tmp_path):
     build_index([IJCAI], tmp_path / "ijcai", BuildSettings(preset="fast"))
     index = PaperIndex.load(tmp_path / "ijcai")
     check_names(index)
-    assert 5 <= len(index.topic_table("coarse")) <= 20
+    assert 5 <= len(index.topics.table("coarse")) <= 20
     papers = index.papers
     assert (papers["cluster"] < 0).mean() <= 0.10  # few grey papers: the rest drawn in a topic, marked outlying
     assert papers["outlying"].any() and (papers.loc[papers["outlying"], "cluster"] >= 0).all()
     finder = TermFinder((papers["title"] + ". " + papers["abstract"]).tolist())
     for level, column in (("coarse", "coarse_cluster"), ("fine", "cluster")):
-        for row in index.topic_table(level).itertuples():
+        for row in index.topics.table(level).itertuples():
             members = np.flatnonzero(papers[column] == row.cluster)
             if level == "fine" and len(members) < 30:
                 continue
@@ -78,7 +78,7 @@ def test_ijcai_topic_names_follow_the_rules(tmp_path):
 
 
 def test_two_levels_nest(sample_index):
-    fine, coarse, papers = sample_index.topic_table("fine"), sample_index.topic_table("coarse"), sample_index.papers
+    fine, coarse, papers = sample_index.topics.table("fine"), sample_index.topics.table("coarse"), sample_index.papers
     assert 2 <= len(coarse) < len(fine)
     assert set(fine["parent"]) == set(coarse["cluster"])
     for topic in coarse.itertuples():
@@ -165,7 +165,7 @@ def _between_proteins_and_traffic(index, **options):
     a = proteins.mode()[0]
     assert (proteins == a).mean() > 0.8
     traffic = set(papers.loc[papers["id"].str.startswith("traffic"), "coarse_cluster"]) - {a, -1}
-    return [(a, b, index.bridges(a, b, **options)) for b in sorted(traffic)]
+    return [(a, b, index.topics.bridges(a, b, **options)) for b in sorted(traffic)]
 
 
 @pytest.mark.slow
@@ -176,14 +176,17 @@ def test_bridges_are_the_papers_split_between_two_topics(known_index):
     for _, _, table in found:
         assert (table["in_a"] > 0).all() and (table["in_b"] > 0).all() and table["balance"].is_monotonic_decreasing
     a = known_index.papers.loc[known_index.papers["id"] == "protein0", "coarse_cluster"].iloc[0]
-    name = known_index.topic_table("coarse").set_index("cluster")["name"][a]
-    other = known_index.topic_table("coarse")["cluster"][known_index.topic_table("coarse")["cluster"] != a].iloc[0]
-    assert known_index.bridges(name, str(other))["id"].tolist() == known_index.bridges(a, other)["id"].tolist()
+    name = known_index.topics.table("coarse").set_index("cluster")["name"][a]
+    other = known_index.topics.table("coarse")["cluster"][known_index.topics.table("coarse")["cluster"] != a].iloc[0]
+    assert (
+        known_index.topics.bridges(name, str(other))["id"].tolist()
+        == known_index.topics.bridges(a, other)["id"].tolist()
+    )
 
 
 @pytest.mark.slow
 def test_topics_over_time_follow_the_years(known_index):
-    shares = known_index.topics_by("year", "coarse").set_index("cluster")
+    shares = known_index.topics.by("year", "coarse").set_index("cluster")
     assert shares.attrs["values"] == [c for c in shares.columns if isinstance(c, int)] == [2021, 2022, 2024]
     proteins = _topic_of(known_index, "protein0", "coarse_cluster")
     traffic = _topic_of(known_index, "traffic0", "coarse_cluster")
@@ -200,7 +203,7 @@ def test_cli_topics_bridges_and_a_corpus_without_years(known_index, sample_index
     assert all(len(topic["central_titles"]) == min(3, topic["size"]) and 0 < topic["share"] <= 1 for topic in listed)
     shown = subprocess.run([*paperscope, "topics", "--level", "fine", "--index", str(known_index.folder)],
                            capture_output=True, text=True, check=True).stdout  # fmt: skip
-    assert all(name in shown for name in known_index.topic_table("fine")["name"])
+    assert all(name in shown for name in known_index.topics.table("fine")["name"])
     a, b, expected = next(found for found in _between_proteins_and_traffic(known_index) if len(found[2]))
     bridges = subprocess.run([*paperscope, "bridges", str(a), str(b), "--index", str(known_index.folder)],
                              capture_output=True, text=True, check=True).stdout  # fmt: skip
@@ -213,7 +216,7 @@ def test_cli_topics_bridges_and_a_corpus_without_years(known_index, sample_index
                              capture_output=True, text=True)  # fmt: skip
     assert undated.returncode == 2 and undated.stderr.count("\n") == 1 and "no years" in undated.stderr
     with pytest.raises(UserError, match="is not one of the coarse topics"):
-        known_index.bridges("no such topic", a)
+        known_index.topics.bridges("no such topic", a)
 
 
 def test_a_gerund_whose_noun_the_abstracts_use_names_no_topic():

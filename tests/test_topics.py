@@ -49,7 +49,7 @@ def test_umap_compilations_are_loaded_from_disk_by_the_next_build(sample_index):
 
 
 def test_sample_clusters_and_their_central_papers(sample_index):
-    clusters = sample_index.topic_table("fine")
+    clusters = sample_index.topics.table("fine")
     assert 3 <= len(clusters) <= 8
     unclustered = (sample_index.papers["cluster"] < 0).sum()
     assert unclustered < len(sample_index) / 2
@@ -75,9 +75,9 @@ def test_a_query_is_placed_among_its_neighbours(sample_index):
     spread = np.median(np.linalg.norm(coords[:, None] - coords[None], axis=-1))
     for row in (0, 11, 30):
         vector = sample_index.embed_query(sample_index.papers["abstract"][row])
-        position = sample_index.map_position(vector)
-        neighbours = sample_index.frame(sample_index.ranker.nearest(vector, k=5))
-        neighbour_xy = coords[[sample_index.row(i) for i in neighbours["id"]]]
+        position = sample_index.map.position(vector)
+        nearest = np.argsort(-(np.asarray(sample_index.vectors) @ vector))[:5]
+        neighbour_xy = coords[nearest]
         assert np.linalg.norm(neighbour_xy - position, axis=1).min() < spread / 4
         assert (position >= neighbour_xy.min(axis=0) - 1e-9).all() and (
             position <= neighbour_xy.max(axis=0) + 1e-9
@@ -133,9 +133,9 @@ def test_tiny_corpora_build_a_map(tmp_path, count, method):
     if method == "pca":
         assert "UMAP needs at least 4 papers" in index.manifest.map.layout["reason"]
     assert np.isfinite(index.papers[["x", "y"]].to_numpy()).all() and len(index.papers) == count
-    assert len(index.similar(index.papers["id"][0], k=3)) == min(3, count - 1)
-    assert index.topic_table("fine") is not None and set(index.papers["cluster"]) >= set(
-        index.topic_table("fine")["cluster"]
+    assert len(index.similar(index.papers["id"][0], k=3).to_pandas()) == min(3, count - 1)
+    assert index.topics.table("fine") is not None and set(index.papers["cluster"]) >= set(
+        index.topics.table("fine")["cluster"]
     )
 
 
@@ -144,7 +144,7 @@ def test_loading_and_lookups_never_import_umap_torch_or_ray(sample_index_dir):
     script = (
         "import sys, paperscope.ui.cli; from paperscope import PaperIndex; "
         f"ix = PaperIndex.load({str(sample_index_dir)!r}); "
-        "ix.similar(ix.papers['id'][0]); ix.map_position(ix.embed_query('graph networks')); "
+        "ix.similar(ix.papers['id'][0]).to_pandas(); ix.map.position(ix.embed_query('graph networks')); "
         "print(sorted(m for m in ('umap', 'numba', 'torch', 'sentence_transformers', 'ray') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)

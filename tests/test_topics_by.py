@@ -11,7 +11,7 @@ import pytest
 
 from paperscope import PaperIndex, UserError, build_index, locations
 from paperscope.index.analysis.topics import MAX_VALUES, column_values, group_columns, topics_by, topics_compare
-from paperscope.ui.records import records
+from paperscope.records import records
 from tests.corpora import read_corpus
 
 pytestmark = pytest.mark.slow  # every test here uses an index of its own (the sample with years, venues…)
@@ -70,7 +70,7 @@ def test_each_values_shares_sum_to_one_and_count_its_papers(sample_index, groupe
             expected = members[topic_column].value_counts(normalize=True)
             got = shares.set_index("cluster")[value]
             assert np.allclose(got.reindex(expected.index), expected) and got.drop(expected.index).eq(0).all()
-    assert sample_index.topics_by("venue").equals(topics_by(sample_index, "venue"))
+    assert sample_index.topics.by("venue").equals(topics_by(sample_index, "venue"))
 
 
 def test_list_values_count_a_paper_once_per_value(grouped_index):
@@ -102,7 +102,7 @@ def test_many_values_keep_the_most_common_and_sum_the_rest_as_other(grouped_inde
 
 
 def test_compare_counts_the_papers_of_each_group_and_orders_by_ratio(grouped_index):
-    compared = grouped_index.compare_topics(("venue", "icml"), ("year", "2024"))  # any case; a year as text
+    compared = grouped_index.topics.compare(("venue", "icml"), ("year", "2024"))  # any case; a year as text
     papers = grouped_index.papers
     in_a, in_b = papers[papers["venue"] == "ICML"], papers[papers["year"] == 2024]
     assert compared.attrs == {"groups": ["venue=icml", "year=2024"], "papers": [len(in_a), len(in_b)]}

@@ -47,18 +47,18 @@ def test_loading_an_index_imports_no_widget_code(sample_index_dir):
 
 
 def test_the_widget_module_is_self_contained(sample_index):
-    widget = sample_index.map_widget()
+    widget = sample_index.map.widget()
     assert "class PaperscopeMap" in widget._esm and "export default" in widget._esm
     assert not re.search(r"^\s*import\b|\bimport\(|https?://", widget._esm, re.MULTILINE)  # nothing fetched
     assert ".ps-map" in widget._css and ".ps-legend" in widget._css
     points = widget._points
     assert points["count"] == len(sample_index) and points["titles"] == sample_index.papers["title"].tolist()
     names = {label["text"] for label in points["labels"] if label["level"] == "coarse"}
-    assert names == set(sample_index.topic_table("coarse")["name"])
+    assert names == set(sample_index.topics.table("coarse")["name"])
 
 
 def test_a_selection_in_the_map_comes_back_as_ids_and_papers(sample_index):
-    widget = sample_index.map_widget()
+    widget = sample_index.map.widget()
     seen = []
     widget.on_select(seen.append)
     widget._rows = [3, 1, 4]  # what the browser sends after a box or lasso
@@ -74,7 +74,7 @@ def test_a_selection_in_the_map_comes_back_as_ids_and_papers(sample_index):
 
 
 def test_a_selection_set_from_python_is_sent_to_the_map(sample_index):
-    widget = sample_index.map_widget()
+    widget = sample_index.map.widget()
     ids = sample_index.papers["id"]
     widget.selected = ids.iloc[[9, 2]]  # a Series, an array or a list
     assert widget._rows == [9, 2] and widget._focus["chosen"] == [9, 2] and widget.selected == ids[[9, 2]].tolist()
@@ -88,19 +88,19 @@ def test_a_selection_set_from_python_is_sent_to_the_map(sample_index):
 
 
 def test_a_query_is_starred_and_joined_to_its_results(sample_index):
-    widget = sample_index.map_widget(k=5)
+    widget = sample_index.map.widget(k=5)
     widget.query = "graph neural networks"
-    expected = sample_index.search("graph neural networks", k=5)
+    expected = sample_index.search("graph neural networks", k=5).to_pandas()
     assert widget.query_results["id"].tolist() == expected["id"].tolist()
     assert widget._focus["neighbours"] == sample_index.rows(expected["id"].tolist()).tolist()
-    star = sample_index.map_position(sample_index.embed_query("graph neural networks"))
+    star = sample_index.map.position(sample_index.embed_query("graph neural networks"))
     assert widget._focus["star"] == pytest.approx(star.tolist())
     widget.query = ""
     assert widget._focus["star"] is None and widget._focus["neighbours"] == [] and widget.query_results.empty
 
 
 def test_colour_by_a_column_names_its_values_or_its_range(sample_index):
-    widget = sample_index.map_widget(colour_by="venue")
+    widget = sample_index.map.widget(colour_by="venue")
     [item] = widget._colour["legend"]["items"]
     assert item["text"] == f"{sample_index.papers['venue'][0]} ({len(sample_index)})"
     widget.colour_by = "tokens"
@@ -137,7 +137,7 @@ def test_map_colours_of_many_words_missing_values_and_numbers():
 def test_collections_and_curated_names_show_in_the_widget(copied_index):
     index = copied_index
     ids = index.papers["id"]
-    widget = index.map_widget(colour_by="collection")
+    widget = index.map.widget(colour_by="collection")
     assert widget._colour["legend"]["items"] == [{"text": f"no value ({len(index)})", "colour": "#c8c8c8"}]
     widget.selected = ids[:3]
     widget.add_to_collection("reading list")
@@ -148,10 +148,10 @@ def test_collections_and_curated_names_show_in_the_widget(copied_index):
     widget.selected = []
     widget.select_collection("reading list")
     assert widget.selected == ids[:3].tolist()
-    index.rename_topic(0, "renamed by hand")
+    index.topics.rename(0, "renamed by hand")
     widget.refresh()
     assert "renamed by hand" in {label["text"] for label in widget._points["labels"]}
-    again = PaperIndex.load(index.folder).map_widget()  # curations apply at load
+    again = PaperIndex.load(index.folder).map.widget()  # curations apply at load
     assert "renamed by hand" in {label["text"] for label in again._points["labels"]}
 
 
@@ -159,7 +159,7 @@ def test_collections_and_curated_names_show_in_the_widget(copied_index):
 def test_the_static_notebook_map_still_holds_the_map(sample_index):
     from paperscope.ui.mapplot import notebook_map
 
-    frame = notebook_map(sample_index.papers, sample_index.topic_table("fine"), sample_index.topic_table("coarse"))
+    frame = notebook_map(sample_index.papers, sample_index.topics.table("fine"), sample_index.topics.table("coarse"))
     assert frame.data.startswith("<iframe srcdoc=") and "class PaperscopeMap" in frame.data
 
 
@@ -168,7 +168,7 @@ def test_the_static_notebook_map_still_holds_the_map(sample_index):
 WIDGET_CELL = """from paperscope import PaperIndex
 
 ix = PaperIndex.load({folder!r})
-w = ix.map_widget(height=560)
+w = ix.map.widget(height=560)
 w"""
 
 
@@ -203,7 +203,7 @@ def _opacity(page, rows) -> list[int]:
 
 def _draw_a_box(page, index) -> np.ndarray:
     """Drag a box around the largest coarse topic in Box mode; the rows drawn inside it."""
-    topic = index.topic_table("coarse").sort_values("size").iloc[-1]
+    topic = index.topics.table("coarse").sort_values("size").iloc[-1]
     members = np.flatnonzero(index.papers["coarse_cluster"] == topic["cluster"])
     points = np.array(_screen_points(page, members))
     (left, top), (right, bottom) = points.min(axis=0) - 3, points.max(axis=0) + 3
@@ -279,7 +279,7 @@ def test_the_widget_in_jupyter_sends_a_box_to_the_kernel_and_draws_what_the_kern
             # A query from the kernel: its star where the index places it, joined to its 10 results.
             kernel.run("w.query = 'graph neural networks'")
             page.wait_for_function(f"() => {MAP}.star && {MAP}.neighbours.length === 10", timeout=60_000)
-            expected = sample_index.map_position(sample_index.embed_query("graph neural networks"))
+            expected = sample_index.map.position(sample_index.embed_query("graph neural networks"))
             assert page.evaluate(f"() => {MAP}.star") == pytest.approx(expected.tolist(), abs=1e-4)
             _wait_until_drawn(page)
             ARTIFACTS.mkdir(exist_ok=True)

@@ -26,9 +26,13 @@ from paperscope.embed.corpus import detect_format
 from paperscope.embed.library import paper_link
 from paperscope.embed.terms import singular
 from paperscope.errors import UserError
-from paperscope.index.paper_index import PaperIndex
-from paperscope.index.store import curations
-from paperscope.index.store.generations import current_generation_name, is_current_format, is_index
+from paperscope.index.paper_index import (
+    PaperIndex,
+    curations_stamp,
+    current_generation_name,
+    is_current_format,
+    is_index,
+)
 from paperscope.settings import LEVELS, MODES, UNCLUSTERED_NAME
 from paperscope.ui.collections_view import (
     add_popover,
@@ -127,7 +131,7 @@ def build_with_progress(build, label: str) -> None:
         status.update(label=f"Built {label}", state="complete", expanded=False)
 
 
-def _highlight(text: str, terms: list[str]) -> str:
+def highlight(text: str, terms: list[str]) -> str:
     """Escape ``text`` for HTML and mark the shared terms in it."""
     escaped = html.escape(text)
     if not terms:
@@ -156,9 +160,9 @@ def _why_html(why: dict, query_label: str) -> str:
     ]
     for pair in why["sentence_pairs"]:
         parts.append(
-            f"<div class='ps-why ps-pair'>{_highlight(pair['a'], terms)}<br><span class='ps-meta'>"
+            f"<div class='ps-why ps-pair'>{highlight(pair['a'], terms)}<br><span class='ps-meta'>"
             f"↔ {html.escape(query_label)} (sentence similarity {pair['similarity']:.2f}):</span> "
-            f"{_highlight(pair['b'], terms)}</div>"
+            f"{highlight(pair['b'], terms)}</div>"
         )
     return "".join(parts)
 
@@ -321,9 +325,9 @@ def map_points(folder: str, generation: str) -> dict:
     """The map's unchanging part (coordinates, titles, topic labels) once per index generation."""
     index = load_index(folder, generation)
     return map_payload(
-        index.map_table(),  # only the columns drawn: all metadata held 530 MB more at 1M papers
-        index.topic_table("fine"),
-        index.topic_table("coarse"),
+        index.map.table(),  # only the columns drawn: all metadata held 530 MB more at 1M papers
+        index.topics.table("fine"),
+        index.topics.table("coarse"),
         key=f"{folder}@{generation}",
         with_titles=len(index) <= MAP_TITLES_LIMIT,
     )
@@ -338,7 +342,7 @@ def filter_choices(folder: str, generation: str) -> dict:
 def titles_of(index: PaperIndex, ids: list[str]) -> dict[str, str]:
     """Paper id → title of the papers ``ids`` (all in the index), read from its table."""
     rows = index.rows(ids) if ids else np.empty(0, np.int64)
-    return dict(zip(ids, index.take(rows, ["title"]).column("title").to_pylist(), strict=True))
+    return dict(zip(ids, index.table(rows, ["title"]).column("title").to_pylist(), strict=True))
 
 
 def _take_map_events(index: PaperIndex) -> None:
@@ -346,9 +350,9 @@ def _take_map_events(index: PaperIndex) -> None:
     papers as the map selection. The map's events of this run are in its session state."""
     events = st.session_state.get("map") or {}
     if events.get("lasso") is not None:
-        st.session_state["lasso"] = index.take(events["lasso"], ["id"]).column("id").to_pylist()
+        st.session_state["lasso"] = index.table(events["lasso"], ["id"]).column("id").to_pylist()
     if events.get("click") is not None:
-        clicked = index.take([events["click"]], ["id"]).column("id")[0].as_py()
+        clicked = index.table([events["click"]], ["id"]).column("id")[0].as_py()
         st.session_state.update(_view(papers=[clicked]))
 
 
@@ -357,7 +361,7 @@ def _lasso_panel(index: PaperIndex, column: str) -> None:
     ids = st.session_state.get("lasso") or []
     if not ids:
         return
-    chosen = index.take(index.rows(ids), ["id", "title", column]).to_pandas().rename(columns={column: "topic"})
+    chosen = index.table(index.rows(ids), ["id", "title", column]).to_pandas().rename(columns={column: "topic"})
     st.html(f"<div class='ps-meta'><b>{len(ids):,} papers selected on the map</b></div>")
     like, clear, download, add = st.columns([6, 4, 6, 2])
     if like.button("More like these", key="more_like_lasso", type="primary"):
@@ -460,7 +464,7 @@ def _open_index(choices: dict[str, str]) -> tuple[str, str, str, PaperIndex]:
 
         build_with_progress(sample_index, "the NeurIPS 2025 sample index (first run)")
     try:  # the cache key: the generation, and the state of its topic curations (a change loads anew)
-        generation = f"{current_generation_name(Path(folder))}+{curations.stamp(folder)}"
+        generation = f"{current_generation_name(Path(folder))}+{curations_stamp(folder)}"
         return label, folder, generation, load_index(folder, generation)
     except UserError as exc:
         st.error(str(exc))
@@ -480,15 +484,15 @@ def _look_up(
         within = index.where(**filters)
         if collection and not chosen and not query:
             st.query_params.from_dict({"collection": collection, "k": k})
-            results = index.collections.recommend(collection, k=k, within=within)
+            results = index.collections.recommend(collection, k=k, within=within).to_pandas()
         elif chosen:
-            results = index.similar(chosen, k=k, mode=mode, negative=avoided, within=within)
+            results = index.similar(chosen, k=k, mode=mode, negative=avoided, within=within).to_pandas()
             if st.session_state.get("papers"):
                 url = {"paper": ",".join(chosen), "k": k, "mode": mode}
                 st.query_params.from_dict(url | ({"not": ",".join(avoided)} if avoided else {}))
         elif query:
-            results = index.search(query, k=k, mode=mode, within=within)
-            query_xy = index.map_position(index.embed_query(query))
+            results = index.search(query, k=k, mode=mode, within=within).to_pandas()
+            query_xy = index.map.position(index.embed_query(query))
             st.query_params.from_dict({"q": query, "k": k, "mode": mode})
         else:
             st.query_params.clear()
@@ -567,12 +571,12 @@ def main() -> None:
             st.multiselect("…and less like these", unlike, key="not_papers", format_func=titles_of(index, unlike).get,
                            placeholder="optional: pick among the results")  # fmt: skip
     level = st.session_state["topic_level"]
-    lasso_rows = [index.row(i) for i in st.session_state.get("lasso") or []]
+    lasso_rows = index.rows(st.session_state.get("lasso") or []).tolist()
     focus = map_focus(
         level,
-        selected_rows=[index.row(i) for i in chosen if len(chosen) <= MAX_STARRED],
-        neighbour_rows=[index.row(i) for i in results["id"]] if results is not None else [],
-        chosen_rows=lasso_rows or ([index.row(i) for i in chosen] if len(chosen) > MAX_STARRED else []),
+        selected_rows=index.rows(chosen if len(chosen) <= MAX_STARRED else []).tolist(),
+        neighbour_rows=index.rows(results["id"].tolist()).tolist() if results is not None else [],
+        chosen_rows=lasso_rows or (index.rows(chosen).tolist() if len(chosen) > MAX_STARRED else []),
         query_xy=query_xy,
     )
     if shown:  # its members ringed (a map selection's papers instead while there is one)

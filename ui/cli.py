@@ -97,7 +97,7 @@ def _seeds(path: str | None, similarity: float | None) -> TopicSeeds | None:
         return None
     if path == "none":
         return TopicSeeds()
-    from paperscope.index.topics.seeds import read_seed_topics
+    from paperscope.embed.seeds import read_seed_topics
 
     return read_seed_topics(path, SEED_SIMILARITY if similarity is None else similarity)
 
@@ -167,7 +167,7 @@ def cmd_info(args) -> None:
         ("papers", manifest.count),
         ("model", f"{model.name} ({model.fingerprint})"),
         ("dimension", manifest.dimension),
-        ("built with", f"{_described_settings(index.settings)}; embedded with '{preset.name}' ({preset.how})"),
+        ("built with", f"{_described_settings(manifest.settings)}; embedded with '{preset.name}' ({preset.how})"),
         (
             "long texts",
             f"{long_text.long_texts} over {long_text.max_tokens} word pieces, strategy '{long_text.strategy}'",
@@ -184,7 +184,7 @@ def cmd_info(args) -> None:
 
 def cmd_verify(args) -> None:
     """Check every file of an index against the SHA-256 its build recorded."""
-    from paperscope.index.store.generations import leftovers, verify
+    from paperscope.index.paper_index import leftovers, verify
 
     folder = index_folder(args)
     manifest = verify(folder)
@@ -211,9 +211,7 @@ def cmd_explain(args) -> None:
 
 def cmd_duplicates(args) -> None:
     """Print pairs of papers similar enough to be versions of one another."""
-    from paperscope.index.analysis.corpus import near_duplicates
-
-    pairs = near_duplicates(load(args), threshold=args.threshold)
+    pairs = load(args).duplicates(threshold=args.threshold)
     if args.json:
         print(json.dumps(pairs.to_dict("records"), indent=2, ensure_ascii=False))
         return
@@ -232,14 +230,14 @@ def cmd_topics(args) -> None:
     index = load(args)
     curation_commands.report(index)
     if args.by:
-        _print_topics_by(index.topics_by(args.by, args.level), args.json)
+        _print_topics_by(index.topics.by(args.by, args.level), args.json)
         return
     if args.compare:
-        _print_compared(index.compare_topics(*args.compare, level=args.level), args.json)
+        _print_compared(index.topics.compare(*args.compare, level=args.level), args.json)
         return
-    topics = index.topics(args.level)
+    topics = index.topics.overview(args.level)
     if args.json:
-        from paperscope.ui.records import records
+        from paperscope.records import records
 
         print(json.dumps(records(topics), indent=2, ensure_ascii=False))
         return
@@ -290,7 +288,7 @@ def _print_topics_by(shares, as_json: bool) -> None:
 
 def _print_compared(compared, as_json: bool) -> None:
     if as_json:
-        from paperscope.ui.records import records
+        from paperscope.records import records
 
         print(json.dumps(records(compared), indent=2, ensure_ascii=False))
         return
@@ -308,7 +306,7 @@ def cmd_bridges(args) -> None:
     index = load(args)
     found = index.bridges(args.first, args.second, level=args.level, k=args.k)
     if args.json:
-        from paperscope.ui.records import records
+        from paperscope.records import records
 
         print(json.dumps(records(found), indent=2, ensure_ascii=False))
         return
@@ -328,14 +326,15 @@ def cmd_map(args) -> None:
     from paperscope.ui.mapplot import export_map
 
     index = load(args)
-    fine, coarse = index.topic_table("fine"), index.topic_table("coarse")
+    fine, coarse = index.topics.table("fine"), index.topics.table("coarse")
     trust = index.manifest.map.trust
     title = f"{len(index):,} papers · {len(coarse)} topics of {len(fine)} clusters · map trust {trust:.0%}"
     if args.output.lower().endswith(".html"):  # a click in the HTML joins a paper to its nearest papers, linked
         links = ["url"] if "url" in index.fields() else []
-        papers, knn = index.metadata([*MAP_COLUMNS, *links]), index.map_neighbours(MAP_NEIGHBOURS)
+        papers, knn = index.table(columns=[*MAP_COLUMNS, *links]).to_pandas(), index.map.neighbours(MAP_NEIGHBOURS)
     else:  # the PNG names points by their topics, coloured as the app colours them
-        papers, knn = index.metadata(["x", "y", "cluster", "cluster_name", "coarse_cluster", "coarse_name"]), None
+        papers = index.table(columns=["x", "y", "cluster", "cluster_name", "coarse_cluster", "coarse_name"]).to_pandas()
+        knn = None
     written = export_map(papers, fine, coarse, args.output, title, knn)
     logger.info("map written to %s", written)
 

@@ -275,12 +275,14 @@ def collection_focus(index, shown: dict, results, level: str, lasso_rows=()) -> 
     rows = index.rows(shown["ids"]) if shown["ids"] else np.empty(0, np.int64)
     centre = None
     if len(rows):
-        table = index.take(rows, ["x", "y"])
+        table = index.table(rows, ["x", "y"])
         centre = np.array([np.mean(table.column("x").to_numpy()), np.mean(table.column("y").to_numpy())])
     return map_focus(
         level,
         selected_rows=rows if len(rows) <= MAX_STARRED else [],  # a few: ringed boldly, over the lines
-        neighbour_rows=[index.row(i) for i in results["id"]] if results is not None and centre is not None else [],
+        neighbour_rows=index.rows(results["id"].tolist()).tolist()
+        if results is not None and centre is not None
+        else [],
         chosen_rows=lasso_rows if len(lasso_rows) else rows,
         query_xy=centre,
     )

@@ -18,7 +18,7 @@ logger = logging.getLogger("paperscope")
 
 def report(index) -> None:
     """Log each curation of ``index`` that matches no topic any more (one sentence each, on stderr)."""
-    for sentence in index.curation_report:
+    for sentence in index.topics.report:
         logger.warning("%s", sentence)
 
 
@@ -33,7 +33,7 @@ def _loaded(args, default_level: str, reported: bool = True):
 
 
 def _named(index, level: str, topic: int) -> str:
-    table = index.topic_table(level)
+    table = index.topics.table(level)
     row = table[table["cluster"] == topic].iloc[0]
     return f"{level} topic {topic} '{row['name']}' ({row['size']} papers)"
 
@@ -41,34 +41,32 @@ def _named(index, level: str, topic: int) -> str:
 def cmd_rename(args) -> None:
     """Rename a topic."""
     index, level = _loaded(args, "coarse")
-    names = index.topic_table(level).set_index("cluster")["name"]
-    topic = index.rename_topic(args.topic, args.name, level)
-    renamed = index.topic_table(level).set_index("cluster")["name"]
+    names = index.topics.table(level).set_index("cluster")["name"]
+    topic = index.topics.rename(args.topic, args.name, level)
+    renamed = index.topics.table(level).set_index("cluster")["name"]
     logger.info("%s topic %d '%s' is now '%s'", level, topic, names[topic], renamed[topic])
 
 
 def cmd_merge(args) -> None:
     """Merge topic B into topic A."""
-    from paperscope.index.analysis.topics import find_topic
-
     index, level = _loaded(args, "coarse")
-    other = find_topic(index, args.second, level)
+    other = index.topics.find(args.second, level)
     merged = _named(index, level, other)
-    topic = index.merge_topics(args.first, other, name=args.name, level=level)
+    topic = index.topics.merge(args.first, other, name=args.name, level=level)
     logger.info("merged %s into %s", merged, _named(index, level, topic))
 
 
 def cmd_split(args) -> None:
     """Split a topic into k by its papers."""
     index, level = _loaded(args, "coarse")
-    made = index.split_topic(args.topic, k=args.k, level=level)
+    made = index.topics.split(args.topic, k=args.k, level=level)
     logger.info("split into %s", "; ".join(_named(index, level, topic) for topic in made))
 
 
 def cmd_move(args) -> None:
     """Move papers into a topic."""
     index, level = _loaded(args, "fine")
-    topic = index.move_papers(args.paper_ids, args.to, level=level)
+    topic = index.topics.move(args.paper_ids, args.to, level=level)
     count = len(dict.fromkeys(args.paper_ids))
     logger.info("moved %d %s into %s", count, "paper" if count == 1 else "papers", _named(index, level, topic))
 
@@ -76,9 +74,9 @@ def cmd_move(args) -> None:
 def cmd_curations(args) -> None:
     """List the index's curations, and whether each still applies."""
     index, _ = _loaded(args, "coarse", reported=False)  # the listing says it
-    listing = index.curations()
+    listing = index.topics.curations()
     if getattr(args, "json", False):
-        from paperscope.ui.records import records
+        from paperscope.records import records
 
         print_json(records(listing))
         return

@@ -62,7 +62,7 @@ def cmd_collection_remove(args) -> None:
 
 def cmd_collection_list(args) -> None:
     """List the index's collections."""
-    from paperscope.ui.records import records
+    from paperscope.records import records
 
     listing = load(args).collections.listing()
     if args.json:
@@ -80,16 +80,14 @@ def cmd_collection_list(args) -> None:
 
 def cmd_collection_show(args) -> None:
     """Show a collection: its members and how its entries matched corpus papers."""
-    from paperscope.ui.records import records
+    from paperscope.records import records
 
     shown = load(args).collections.show(args.name)
     if args.json:
         print_json({**shown, "papers": records(shown["papers"])})
         return
     if not shown["members"]:
-        from paperscope.index.collections.collections import empty_note
-
-        logger.info("%s", empty_note(shown["name"]))
+        logger.info("%s", load(args).collections.empty_note(shown["name"]))
     ways = ", ".join(
         f"{count} {'outside the corpus' if way == 'outside' else 'by ' + way}"
         for way, count in shown["matched_by"].items() if count
@@ -145,7 +143,7 @@ def cmd_recommend(args) -> None:
     """Papers like a collection (its members excluded), unlike another; with --new only new papers."""
     index = load(args)
     found = index.collections.recommend(args.name, avoid=args.avoid, k=args.k, new=args.new, since=args.since)
-    if found.empty and not found.attrs.get("note") and not args.json:
+    if not len(found) and not found.note and not args.json:
         logger.info("no %spapers to recommend", "new " if args.new or args.since else "")
     print_results(found, args.json)
 
@@ -154,7 +152,7 @@ def _digest_markdown(digest: list[dict]) -> str:
     lines = []
     for entry in digest:
         lines.append(f"## {entry['name']}\n")
-        papers = entry["papers"]
+        papers = entry["papers"].to_pandas()
         if papers.empty:
             lines.append(f"No new papers since {entry['since'][:16].replace('T', ' ')}.\n")
             continue
@@ -168,12 +166,10 @@ def _digest_markdown(digest: list[dict]) -> str:
 def cmd_digest(args) -> None:
     """Each collection's top new papers since it was last marked shown (for a mail from cron after
     an add); it marks nothing: ``paperscope collection mark-shown --all`` does."""
-    from paperscope.ui.records import records
-
     digest = load(args).collections.digest(k=args.k)
     if args.json:
         print_json([
-            {"name": entry["name"], "since": entry["since"], "papers": records(entry["papers"])} for entry in digest
+            {"name": entry["name"], "since": entry["since"], "papers": entry["papers"].to_records()} for entry in digest
         ])  # fmt: skip
         return
     print(_digest_markdown(digest))

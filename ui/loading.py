@@ -27,16 +27,14 @@ def print_json(value) -> None:
 
 
 def print_results(results, as_json: bool) -> None:
-    """Print ranked papers (a results DataFrame): a line each, or a JSON list of records; when
-    there are none, why (on stderr)."""
-    if results.empty and results.attrs.get("note"):
-        logging.getLogger("paperscope").info("%s", results.attrs["note"])
+    """Print ranked papers (:class:`~paperscope.index.search.results.Results`): a line each, or a
+    JSON list of records; when there are none, why (on stderr)."""
+    if not len(results) and results.note:
+        logging.getLogger("paperscope").info("%s", results.note)
     if as_json:
-        from paperscope.ui.records import records
-
-        print_json(records(results))
+        print_json(results.to_records())
         return
-    for row in results.itertuples():
+    for row in results.to_pandas().itertuples():
         print(f"{row.rank:>3}  {row.score:6.3f}  {row.id:<14}  {row.title}")
 
 

@@ -25,7 +25,6 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Literal
 
-import numpy as np
 from fastapi import Body, FastAPI, Query, Request
 from fastapi import Path as FastApiPath
 from fastapi.exceptions import RequestValidationError
@@ -36,14 +35,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from paperscope.errors import Contradiction, NotFound, UserError
-from paperscope.index.paper_index import PaperIndex
-from paperscope.index.search.encoding import MAX_QUERY_CHARS, searchable
-from paperscope.index.search.ranking import Ranking
-from paperscope.index.store import curations
-from paperscope.index.store.generations import current_generation_name
-from paperscope.settings import LEVELS, MAX_RESULTS, MODES
+from paperscope.index.paper_index import PaperIndex, curations_stamp, current_generation_name, searchable
+from paperscope.records import jsonable, records
+from paperscope.settings import LEVELS, MAX_QUERY_CHARS, MAX_RESULTS, MODES
 from paperscope.ui.logs import log_to_stderr
-from paperscope.ui.records import NOTE_HEADER, json_rows, jsonable, records, with_note
+from paperscope.ui.records import NOTE_HEADER, with_note
 from paperscope.ui.service_library import add_library_routes
 
 MAX_K = MAX_RESULTS  # results per request, as every lookup (PaperIndex, the command line)
@@ -147,7 +143,7 @@ class Served:
     @cached_property
     def topics(self) -> dict[str, list[dict]]:
         """Both levels' topic overviews as records (computed on the first GET /topics)."""
-        return {level: records(self.index.topics(level)) for level in LEVELS}
+        return {level: records(self.index.topics.overview(level)) for level in LEVELS}
 
 
 class LiveIndex:
@@ -162,7 +158,7 @@ class LiveIndex:
         self._watcher = threading.Thread(target=self._watch, name="paperscope-generation-watcher", daemon=True)
 
     def _load(self, generation: str | None) -> Served:
-        curated = curations.stamp(self.folder)  # read first: a change while loading is loaded next time
+        curated = curations_stamp(self.folder)  # read first: a change while loading is loaded next time
         index = PaperIndex.load(self.folder, model_path=self.model_path)
         index.warm()
         return Served(generation, index, curated)
@@ -174,7 +170,7 @@ class LiveIndex:
         if generation is None or generation == self._skipped:
             return
         if generation == self.current.generation:
-            if curations.stamp(self.folder) != self.current.curated:
+            if curations_stamp(self.folder) != self.current.curated:
                 try:
                     self.current = self._load(generation)
                 except UserError:  # a build switching the generation meanwhile: the next check loads it
@@ -282,15 +278,19 @@ def _answer(served: Served, compute) -> Response:
 
 
 def _ranked(served: Served, find, filters: Filters | None) -> Response:
-    """The papers ``find(index, within)`` ranks, among those passing ``filters``, as results; when
-    there are none because the query matched nothing, the ``NOTE_HEADER`` says so."""
+    """The papers ``find(index, within)`` finds (:class:`Results`, or a note saying why there are
+    none), among those passing ``filters``, as results; when there are none because the query
+    matched nothing, the ``NOTE_HEADER`` says so."""
     notes = []
 
     def results(index: PaperIndex) -> list[dict]:
         within = index.where(**filters.model_dump()) if filters else None
-        ranking = find(index, within)
-        notes.extend([ranking.note] if ranking.note else [])
-        return json_rows(index.results(ranking))
+        found = find(index, within)
+        if isinstance(found, str):
+            notes.append(found)
+            return []
+        notes.extend([found.note] if found.note else [])
+        return found.to_records()
 
     return with_note(_answer(served, results), notes[0] if notes else None)
 
@@ -346,7 +346,7 @@ def _add_routes(app: FastAPI, live: LiveIndex) -> None:
 
         return _answer(served, described)
 
-    examples = live.current.index.take([0, min(1, len(live.current.index) - 1)], ["id"]).column("id").to_pylist()
+    examples = live.current.index.table([0, min(1, len(live.current.index) - 1)], ["id"]).column("id").to_pylist()
     example = examples[0]  # a real paper, for /docs and fuzzers
     similar_body = Body(openapi_examples={"more like these": {"value": {"ids": examples, "not": [], "k": 5}}})
     paper_id_path = FastApiPath(description="a paper's id (the id of a result)", examples=[example])
@@ -360,7 +360,7 @@ def _add_routes(app: FastAPI, live: LiveIndex) -> None:
     async def similar_to_one(
         paper_id: str = paper_id_path, k: Annotated[int, Query(ge=1, le=MAX_K)] = 10, mode: Mode | None = None
     ):
-        return _ranked(live.current, lambda index, within: index.similar_rows(paper_id, k=k, mode=mode), None)
+        return _ranked(live.current, lambda index, within: index.similar(paper_id, k=k, mode=mode), None)
 
     @app.get("/papers/{paper_id:path}", summary="One paper's metadata", responses=ERRORS, operation_id="getPaper")
     async def paper(paper_id: str = paper_id_path):
@@ -377,7 +377,7 @@ def _add_routes(app: FastAPI, live: LiveIndex) -> None:
     async def similar(request: SimilarRequest = similar_body):
         return _ranked(
             live.current,
-            lambda index, within: index.similar_rows(
+            lambda index, within: index.similar(
                 request.ids, k=request.k, mode=request.mode, negative=request.not_ids, within=within
             ),
             request.filters,
@@ -387,8 +387,8 @@ def _add_routes(app: FastAPI, live: LiveIndex) -> None:
     async def search(request: SearchRequest):
         def find(index: PaperIndex, within):
             if not searchable(request.text):  # valid JSON text, nothing to search by: an empty answer, and why
-                return Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)}, note=NOTHING_TO_SEARCH)
-            return index.search_rows(request.text, k=request.k, mode=request.mode, within=within)
+                return NOTHING_TO_SEARCH
+            return index.search(request.text, k=request.k, mode=request.mode, within=within)
 
         return _ranked(live.current, find, request.filters)
 
@@ -469,7 +469,8 @@ def serve(folder: Path, host: str, port: int, workers: int | None = None, access
         uvicorn.run(app, host=host, port=port, access_log=access_log)
         return
     index = PaperIndex.load(folder)  # the index and (below) its query model are checked before any worker starts
-    model = index.encoder.name  # found and fingerprinted, not loaded: each worker loads its own
+    index.embed_query("check")  # the query model is found and runs before any worker starts
+    model = index.manifest.model.name
     logger.info(
         "serving %s (%d papers, %s) on %s in %d workers; API docs at /docs", folder, len(index), model, address, workers
     )

@@ -13,8 +13,9 @@ from fastapi import Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
+from paperscope.records import records
 from paperscope.settings import MAX_NAME_CHARS, MAX_RESULTS
-from paperscope.ui.records import records, with_note
+from paperscope.ui.records import with_note
 
 MAX_MEMBERS = 10_000  # ids in one request
 PAPERS = "/papers"  # the path of a collection's papers, after its name
@@ -68,11 +69,9 @@ class RecommendRequest(BaseModel):
 
 
 def _shown(collections, name: str, notes: list) -> dict:
-    from paperscope.index.collections.collections import empty_note
-
     shown = collections.show(name)
     if not shown["members"]:
-        notes.append(empty_note(shown["name"]))
+        notes.append(collections.empty_note(shown["name"]))
     return {**shown, "papers": records(shown["papers"])}
 
 
@@ -199,7 +198,7 @@ def _add_recommend_route(app, live, answer, results: dict) -> None:
             found = index.collections.recommend(
                 request.collection, avoid=request.avoid, k=request.k, new=request.new, since=request.since
             )
-            notes.extend([found.attrs["note"]] if found.empty and found.attrs.get("note") else [])
-            return records(found)
+            notes.extend([found.note] if found.note else [])
+            return found.to_records()
 
         return with_note(answer(live.current, recommended), "".join(notes))

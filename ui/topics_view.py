@@ -1,14 +1,13 @@
 """The dashboard's topics panel: the topics of either level (renamed or merged here), their shares
 over the years (or by venue, category…), two groups of papers compared, and the papers between
-two topics. It only draws what :mod:`paperscope.index.analysis.topics` computes, and corrects
-the topics through :class:`~paperscope.index.paper_index.PaperIndex`."""
+two topics. It only draws what ``PaperIndex.topics`` computes, and corrects the topics
+through it."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from paperscope.errors import UserError
-from paperscope.index.analysis.topics import bridges, column_values, group_columns, topic_listing, topic_overview
 
 MAX_GROUP_CHOICES = 500  # values a group can be picked from (the most common)
 
@@ -50,7 +49,7 @@ def _by_column(index, level: str, selected: list[str], columns: list[str]) -> No
     column = st.selectbox(
         "Topics by", columns, index=columns.index("year") if "year" in columns else 0, key="topics_by"
     )
-    shares = index.topics_by(column, level)
+    shares = index.topics.by(column, level)
     if column == "year":
         _over_time(shares, selected)
     else:
@@ -62,7 +61,7 @@ def _compared(index, level: str, columns: list[str]) -> None:
     st.markdown("**Compare two groups**")
     column_box, a_box, b_box = st.columns(3)
     column = column_box.selectbox("Column", columns, key="compare_column")
-    counts = column_values(index, column).value_counts()
+    counts = index.topics.values(column).value_counts()
     values = sorted(counts.index) if column == "year" else counts.index.tolist()  # by count, most common first
     values = values[:MAX_GROUP_CHOICES] if column != "year" else values
     if len(values) < 2:
@@ -73,7 +72,7 @@ def _compared(index, level: str, columns: list[str]) -> None:
     if first == second:
         st.caption("Pick two different values.")
         return
-    compared = index.compare_topics((column, first), (column, second), level)
+    compared = index.topics.compare((column, first), (column, second), level)
     in_a, in_b = compared.attrs["papers"]
     st.dataframe(
         compared[["name", "papers_a", "papers_b", "share_a", "share_b", "ratio"]].rename(
@@ -116,7 +115,7 @@ def _corrections(index, overview, level: str) -> None:
     """Rename the topic picked, or merge two: kept beside the index, applied whenever it loads."""
     if message := st.session_state.pop("curated", None):
         st.success(message)
-    for sentence in index.curation_report:
+    for sentence in index.topics.report:
         st.warning(sentence)
     names = overview["name"].tolist()
     number = dict(zip(overview["name"], overview["cluster"], strict=True))
@@ -126,7 +125,7 @@ def _corrections(index, overview, level: str) -> None:
     name = name_box.text_input("New name", key=f"curate_name_{level}", placeholder=topic)
     if button_box.button("Rename", key="curate_rename", disabled=not name.strip()):
         then = {f"curate_topic_{level}": " ".join(name.split()), f"curate_name_{level}": ""}
-        _curate(lambda: index.rename_topic(number[topic], name, level), f"Renamed '{topic}' to '{name}'.", then)
+        _curate(lambda: index.topics.rename(number[topic], name, level), f"Renamed '{topic}' to '{name}'.", then)
     if len(names) < 2:
         return
     merged_box, kept_box, button_box = st.columns([4, 4, 2], vertical_alignment="bottom")
@@ -134,7 +133,7 @@ def _corrections(index, overview, level: str) -> None:
     kept = kept_box.selectbox("into", names, index=0, key=f"curate_kept_{level}")
     if button_box.button("Merge", key="curate_merge", disabled=merged == kept):
         message = f"Merged '{merged}' into '{kept}'."
-        _curate(lambda: index.merge_topics(number[kept], number[merged], level=level), message, {})
+        _curate(lambda: index.topics.merge(number[kept], number[merged], level=level), message, {})
     st.caption("Corrections are kept beside the index (curations.json) and applied whenever it is loaded; "
                "`paperscope topics curations` lists them.")  # fmt: skip
 
@@ -142,11 +141,11 @@ def _corrections(index, overview, level: str) -> None:
 def topics_panel(index, level: str, selected: list[str]) -> None:
     """Three tabs about the topics of ``level``; ``selected`` names the topics picked in the
     sidebar (the chart over time shows them, or the five largest)."""
-    overview = topic_overview(index, level)
+    overview = index.topics.overview(level)
     listing, by_column, between = st.tabs(["Topics", "By year or column", "Between two topics"])
     with listing:
         st.dataframe(
-            topic_listing(index, level)[["name", "size", "share", "map_trust"]].rename(
+            index.topics.overview(level, unclustered=True)[["name", "size", "share", "map_trust"]].rename(
                 columns={"name": "topic", "size": "papers", "map_trust": "map trust"}
             ),
             hide_index=True,
@@ -157,7 +156,7 @@ def topics_panel(index, level: str, selected: list[str]) -> None:
         )
         _corrections(index, overview, level)
     with by_column:
-        columns = group_columns(index)
+        columns = index.topics.columns()
         if not columns:
             st.caption("The papers have no year, venue, category or other column to split the topics by.")
         else:
@@ -183,7 +182,7 @@ def topics_panel(index, level: str, selected: list[str]) -> None:
         if st.session_state.get("bridge_asked") != asked:  # on demand: over large topics it takes seconds
             return
         number = dict(zip(overview["name"], overview["cluster"], strict=True))
-        found = bridges(index, number[first], number[second], level=level)
+        found = index.topics.bridges(number[first], number[second], level=level)
         if found.empty:
             st.caption("No paper has nearest neighbours in both topics.")
             return

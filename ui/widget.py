@@ -120,7 +120,11 @@ class MapWidget(anywidget.AnyWidget):
         """Read the points, topic names and colours from the index again (after renaming,
         merging, splitting topics or moving papers in this session, or adding to a collection)."""
         self._version += 1
-        papers, fine, coarse = self.index.map_table(), self.index.topic_table("fine"), self.index.topic_table("coarse")
+        papers, fine, coarse = (
+            self.index.map.table(),
+            self.index.topics.table("fine"),
+            self.index.topics.table("coarse"),
+        )
         self._ids = np.asarray(self.index.ids(), dtype=object)
         with self.hold_sync():
             self._points = map_payload(papers, fine, coarse, key=f"{self.index.generation}:{self._version}")
@@ -137,7 +141,7 @@ class MapWidget(anywidget.AnyWidget):
     @property
     def selection(self) -> pd.DataFrame:
         """The selected papers, every column, in the order of ``selected``."""
-        return self.index.take(self.selected_rows).to_pandas()
+        return self.index.table(self.selected_rows).to_pandas()
 
     def on_select(self, callback: Callable[[list[str]], object], remove: bool = False) -> None:
         """Call ``callback(ids)`` after each change of the selection (in the map or from Python);
@@ -192,9 +196,9 @@ class MapWidget(anywidget.AnyWidget):
         if not text:
             self._query, self.query_results = ([], None), pd.DataFrame()
         else:
-            ranking = self.index.search_rows(text, k=self.k)
-            self._query = (ranking.rows.tolist(), self.index.map_position(self.index.embed_query(text)))
-            self.query_results = self.index.frame(ranking)
+            found = self.index.search(text, k=self.k)
+            self._query = (found.rows.tolist(), self.index.map.position(self.index.embed_query(text)))
+            self.query_results = found.to_pandas()
         self._show()
 
     @traitlets.validate("colour_by")
@@ -219,7 +223,7 @@ class MapWidget(anywidget.AnyWidget):
             return {}
         if name == COLLECTION:
             return map_colours(self._collection_of(), "collection")
-        return map_colours(self.index.metadata([name])[name], name)
+        return map_colours(self.index.table(columns=[name]).column(name).to_pandas(), name)
 
     def _collection_of(self) -> np.ndarray:
         """Each paper's collection (the first by name when in several), None when in none."""

@@ -24,7 +24,7 @@ def near_duplicates(index, threshold: float = DUPLICATE_THRESHOLD, neighbours: i
     """
     if not 0 < threshold <= 1:
         raise UserError(f"threshold must be in (0, 1], got {threshold}")
-    scores, rows = index.nearest_others(np.arange(len(index)), min(neighbours, len(index) - 1))
+    scores, rows = index.neighbours(np.arange(len(index)), min(neighbours, len(index) - 1))
     pairs = {}
     for row, (others, similarities) in enumerate(zip(rows, scores, strict=True)):
         for other, score in zip(others, similarities, strict=True):
@@ -43,7 +43,7 @@ def outliers(index, count: int = 5) -> pd.DataFrame:
 
     Columns: id, title, cluster_name, nearest_id, nearest_score.
     """
-    scores, rows = index.nearest_others(np.arange(len(index)), 1)
+    scores, rows = index.neighbours(np.arange(len(index)), 1)
     nearest, nearest_score = rows[:, 0], scores[:, 0]
     order = np.argsort(nearest_score)[:count]
     papers = index.papers

@@ -52,7 +52,7 @@ def evaluate(index, mode: str, hybrid_weight: float | None = None, k: int = 10) 
     neighbours = [
         [
             label_of[i]
-            for i in index.similar(paper_id, k=k, mode=mode, settings=QuerySettings(hybrid_weight=hybrid_weight))["id"]
+            for i in index.similar(paper_id, k=k, mode=mode, settings=QuerySettings(hybrid_weight=hybrid_weight)).ids
         ]
         for paper_id in index.papers["id"]
     ]

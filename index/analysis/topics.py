@@ -30,8 +30,10 @@ def topic_overview(index, level: str = "coarse") -> pd.DataFrame:
     Columns: cluster, name, size, share (of the corpus), map_trust, central_ids and central_titles
     (its three most central papers), terms, and for fine topics the coarse topic (parent) holding it.
     """
-    table = index.topic_table(level)
-    title_of = dict(zip(index.papers["id"], index.papers["title"], strict=True))
+    table = index.topics.table(level)
+    central = sorted({paper_id for ids in table["central_ids"] for paper_id in ids})
+    titles = index.table(index.rows(central), ["title"]).column("title").to_pylist()  # a few rows, not every abstract
+    title_of = dict(zip(central, titles, strict=True))
     overview = table[["cluster", "name", "size", "map_trust", "central_ids", "terms", "parent"]].copy()
     overview.insert(3, "share", overview["size"] / len(index))
     overview["central_ids"] = [list(ids) for ids in overview["central_ids"]]
@@ -48,7 +50,7 @@ def topic_listing(index, level: str = "coarse") -> pd.DataFrame:
     the corpus, as the app's topics table shows them."""
     overview = topic_overview(index, level)
     number_column, _ = _topic_columns(level)
-    papers = index.metadata([number_column, "map_trust"])
+    papers = index.table(columns=[number_column, "map_trust"]).to_pandas()
     outside = papers[number_column].to_numpy() < 0
     if not outside.any():
         return overview
@@ -70,7 +72,7 @@ def find_topic(index, topic, level: str = "coarse") -> int:
     """The number of the topic of ``level`` given by its number, its name, a part of its name, or
     words all of which its name uses (any order, singular or plural); several candidates are a
     UserError that lists them alone."""
-    table = index.topic_table(level)
+    table = index.topics.table(level)
     names = dict(zip(table["cluster"], table["name"], strict=True))
     text = str(topic).strip()
     if text.lstrip("-").isdigit() and int(text) in names:
@@ -152,7 +154,7 @@ def column_values(index, column: str) -> pd.Series:
 def _rows(index, number_column: str, counted: np.ndarray) -> pd.DataFrame:
     """The topics of a table by topic (cluster, name), plus "unclustered" (cluster -1) when
     some of the ``counted`` papers' topics (their numbers) are none."""
-    table = index.topic_table("coarse" if number_column == "coarse_cluster" else "fine")
+    table = index.topics.table("coarse" if number_column == "coarse_cluster" else "fine")
     rows = table.loc[table["cluster"] >= 0, ["cluster", "name"]]
     if (counted < 0).any():
         rows = pd.concat([rows, pd.DataFrame({"cluster": [-1], "name": [UNCLUSTERED_NAME]})])
@@ -277,7 +279,7 @@ def bridges(index, a, b, level: str = "coarse", neighbours: int = 10, limit: int
     columns = ["id", "title", "topic", "in_a", "in_b", "balance", "evenness"]
     if len(rows) == 0:
         return pd.DataFrame(columns=columns)
-    _, found = index.nearest_others(rows, min(neighbours, len(index) - 1))
+    _, found = index.neighbours(rows, min(neighbours, len(index) - 1))
     near = np.where(found >= 0, topic[np.maximum(found, 0)], -2)
     in_a, in_b = (near == first).sum(axis=1), (near == second).sum(axis=1)
     between = (in_a > 0) & (in_b > 0)

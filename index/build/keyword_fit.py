@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse
 
 from paperscope.embed.terms import english_stop_words
-from paperscope.index.search.keyword import SETTINGS, KeywordIndex, analyzer
+from paperscope.index.common.keyword import SETTINGS, KeywordIndex, analyzer
 
 PHRASES_FROM_TWO = 1_000  # papers from which a two-word phrase must be in two papers to count
 RARE_WORDS_UP_TO = 200_000  # papers up to which a word of a single paper counts

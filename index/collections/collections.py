@@ -1,7 +1,9 @@
 """Your own library: named collections of papers of one index, their recommendations and a feed
 of new papers like them.
 
-``PaperIndex.collections`` gives the :class:`Collections` of that index; the CLI
+``PaperIndex.collections`` gives the collections of that index (this module's
+:class:`Collections`, handed the parts of the index it needs, with the front's recommendations
+and digest added by :class:`paperscope.index.groups.CollectionsGroup`); the CLI
 (``paperscope collection …``, ``recommend``, ``digest``), the app and the service use it. The
 collections themselves live in the data folder's SQLite file (:mod:`.database`), tied to the
 index's identity (its ``IDENTITY`` file, not its path), so they survive rebuilds and
@@ -13,29 +15,27 @@ the feed's papers count as shown only when :meth:`Collections.mark_shown` says s
 from __future__ import annotations
 
 import base64
-import dataclasses
 import difflib
 import json
 import logging
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from paperscope.errors import Contradiction, UnknownCollection, UserError
+from paperscope.errors import UnknownCollection, UserError
 from paperscope.index.collections import database
 from paperscope.index.collections.database import MEMBER_FIELDS, Database
 from paperscope.index.collections.entries import Member, as_text
 from paperscope.index.collections.matching import Matched, as_blob, from_blob, match_entries, member_text
-from paperscope.index.search.ranking import Ranking
+from paperscope.index.common.papers import PaperTable
+from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.store.generations import identity
+from paperscope.index.store.manifest import Manifest
 from paperscope.progress import ProgressLines
 from paperscope.settings import MAX_NAME_CHARS
-
-if TYPE_CHECKING:
-    from paperscope.index.paper_index import PaperIndex
 
 logger = logging.getLogger(__name__)
 EMBED_BATCH = 64  # outside entries embedded, and their vectors committed, this many at a time
@@ -73,20 +73,37 @@ def empty_note(name: str) -> str:
     return f"the collection '{name}' has no members in this index yet; add papers to it"
 
 
-class Collections:
-    """The collections of one index (``index``), kept in ``database`` (default: the data folder's)."""
+@dataclass(frozen=True)
+class IndexParts:
+    """What collections need of an index: its folder (its identity is the collections' key), its
+    papers' table, its manifest (the model an outside entry's vector depends on) and its query
+    encoder (to embed outside entries as its papers were)."""
 
-    def __init__(self, index: PaperIndex, database_path: str | Path | None = None):
-        self.index = index
+    folder: Path
+    papers: PaperTable
+    manifest: Manifest
+    queries: QueryEncoder
+
+
+class Collections:
+    """The collections of one index (its ``parts``), kept in ``database`` (default: the data folder's)."""
+
+    def __init__(self, parts: IndexParts, database_path: str | Path | None = None):
+        self.parts = parts
         self.database = Database(database_path)
         self.index_key = self._attach()  # the index's identity: the key of its collections
+
+    @staticmethod
+    def empty_note(name: str) -> str:
+        """What an empty collection means: :func:`empty_note`."""
+        return empty_note(name)
 
     def _attach(self) -> str:
         """The index's identity, with what the data folder knew of it brought up to date: a
         moved or renamed index keeps its collections (logged); a copy shares them with the folder
         it was copied from (logged each time it is opened, so that nobody is surprised); the
         collections of a file from before identities, tied to this folder's path, are its own."""
-        folder = Path(self.index.folder).resolve()
+        folder = Path(self.parts.folder).resolve()
         key = identity(folder)
         memo = (str(self.database.path), str(folder), key)
         if memo in _ATTACHED:
@@ -144,7 +161,7 @@ class Collections:
                 hint = f"; this index has {', '.join(names[:10])}"
             else:
                 hint = "; create one with: paperscope collection create NAME"
-            raise UnknownCollection(f"no collection named '{name}' for {self.index.folder}{hint}")
+            raise UnknownCollection(f"no collection named '{name}' for {self.parts.folder}{hint}")
         return found["id"]
 
     def _rows(self, name: str) -> list[dict]:
@@ -171,7 +188,7 @@ class Collections:
         ids_of: dict[int, list] = {row["id"]: [] for row in collections}
         for member in members:
             ids_of[member["collection_id"]].append(member["paper_id"])
-        present = set(self.index.known([i for ids in ids_of.values() for i in ids if i]))
+        present = set(self.parts.papers.known([i for ids in ids_of.values() for i in ids if i]))
         listing = []
         for row in collections:
             ids = ids_of[row["id"]]
@@ -190,8 +207,8 @@ class Collections:
         members = pd.DataFrame(self._rows(name))
         if members.empty:
             return pd.DataFrame(columns=MEMBER_COLUMNS)
-        present = self.index.known([i for i in members["paper_id"] if isinstance(i, str)])
-        titles = self.index.take(self.index.rows(present), ["title"]).column("title").to_pylist()
+        present = self.parts.papers.known([i for i in members["paper_id"] if isinstance(i, str)])
+        titles = self.parts.papers.take(self.parts.papers.rows(present), ["title"]).column("title").to_pylist()
         title_of = dict(zip(present, titles, strict=True))
         members["in_index"] = [i in title_of for i in members["paper_id"]]
         members["title"] = [
@@ -202,9 +219,9 @@ class Collections:
 
     def _known(self, rows: list[dict]) -> pd.DataFrame:
         """The index's metadata (``EXPORTED``, categories) of the members of ``rows`` it holds, by id."""
-        present = self.index.known([row["paper_id"] for row in rows if row["paper_id"]])
-        wanted = [field for field in [*EXPORTED, "categories"] if field in self.index.fields()]
-        return self.index.take(self.index.rows(present), wanted).to_pandas().set_index("id")
+        present = self.parts.papers.known([row["paper_id"] for row in rows if row["paper_id"]])
+        wanted = [field for field in [*EXPORTED, "categories"] if field in self.parts.papers.table.column_names]
+        return self.parts.papers.take(self.parts.papers.rows(present), wanted).to_pandas().set_index("id")
 
     def papers(self, name: str) -> pd.DataFrame:
         """The members of ``name`` with what is known of each: the index's metadata for a paper in
@@ -257,7 +274,7 @@ class Collections:
         ways = members["matched_by"].value_counts()
         return {
             "name": check_name(name),
-            "index": str(self.index.folder),
+            "index": str(self.parts.folder),
             "members": len(members),
             "in_index": int(members["in_index"].sum()),
             "missing": int(((~members["in_index"]) & members["id"].notna()).sum()),
@@ -278,7 +295,7 @@ class Collections:
                 "SELECT 1 FROM collections WHERE index_key = ? AND name = ?", (self.index_key, name)
             ).fetchone()
             if exists:
-                raise UserError(f"a collection named '{name}' exists already for {self.index.folder}; add to it")
+                raise UserError(f"a collection named '{name}' exists already for {self.parts.folder}; add to it")
             db.execute(
                 "INSERT INTO collections (index_key, name, created, shown) VALUES (?, ?, ?, ?)",
                 (self.index_key, name, database.now(), database.now()),
@@ -322,7 +339,7 @@ class Collections:
                 )
                 outside = {row["key"] for row in rows}
             papers = [key for key in keys if key not in outside]
-            self.index.rows(papers)  # an unknown id is a UserError suggesting close ones, before any write
+            self.parts.papers.rows(papers)  # an unknown id is a UserError suggesting close ones, before any write
             if found is None:
                 db.execute(
                     "INSERT INTO collections (index_key, name, created, shown) VALUES (?, ?, ?, ?)",
@@ -356,12 +373,16 @@ class Collections:
         from paperscope.embed.corpus import read_records
 
         ids = [str(paper_id).strip() for paper_id in ids]
-        self.index.rows(ids)  # an unknown id is a UserError suggesting close ones
+        self.parts.papers.rows(ids)  # an unknown id is a UserError suggesting close ones
         matched = Matched([{"key": i, "paper_id": i, "matched_by": "id"} for i in ids])
         entries = [record for path in files for record in read_records(path, keep_without_abstract=True)]
         if entries:
-            columns = [column for column in ("id", "title", "doi", "arxiv_id") if column in self.index.fields()]
-            found = match_entries(self.index.metadata(columns), entries)
+            columns = [
+                column
+                for column in ("id", "title", "doi", "arxiv_id")
+                if column in self.parts.papers.table.column_names
+            ]
+            found = match_entries(self.parts.papers.frame(columns), entries)
             matched.members += found.members
             matched.unusable += found.unusable
         unique = {}
@@ -392,8 +413,8 @@ class Collections:
 
     def _vector_key(self) -> str:
         """What an outside member's vector depends on: the index's model and how it embeds texts."""
-        model = self.index.manifest.model
-        return json.dumps([model.fingerprint, model.quantize, model.window, self.index.manifest.long_text.strategy])
+        model = self.parts.manifest.model
+        return json.dumps([model.fingerprint, model.quantize, model.window, self.parts.manifest.long_text.strategy])
 
     def embed_outside(self, name: str | None = None) -> int:
         """Embed the outside members of ``name`` (every collection of the index when None) that
@@ -421,7 +442,7 @@ class Collections:
             logger.info("embedding %d entries outside the corpus (kept as they are done)", len(pending))
         for start in range(0, len(pending), EMBED_BATCH):
             batch = pending[start : start + EMBED_BATCH]
-            vectors = self.index.embed_texts([member_text(row) for row in batch])
+            vectors = self.parts.queries.texts([member_text(row) for row in batch])
             with self.database.connect(write=True) as db:
                 db.executemany(
                     "UPDATE members SET vector = ?, vector_key = ? WHERE collection_id = ? AND key = ?",
@@ -435,40 +456,15 @@ class Collections:
 
     # --- recommendations and the feed --------------------------------------------------------
 
-    def _steering(self, name: str) -> tuple[list[str], np.ndarray]:
+    def steering(self, name: str) -> tuple[list[str], np.ndarray]:
         """What steers recommendations from ``name``: its papers in the index, and the vectors of
         its outside entries (embedded first where missing, or made with another model)."""
         self.embed_outside(name)
         rows = self._rows(name)
-        ids = self.index.known([row["paper_id"] for row in rows if row["paper_id"]])
+        ids = self.parts.papers.known([row["paper_id"] for row in rows if row["paper_id"]])
         vectors = [from_blob(row["vector"]) for row in rows if row["paper_id"] is None and row["vector"]]
-        dimension = self.index.vectors.shape[1]
+        dimension = self.parts.manifest.dimension
         return ids, np.stack(vectors) if vectors else np.zeros((0, dimension), np.float32)
-
-    def recommend(self, name: str, avoid: str | None = None, k: int = 20, new: bool = False, since=None, within=None):
-        """Papers like the collection ``name`` (its members excluded), and unlike the collection
-        ``avoid``, as a results DataFrame (the columns of ``similar``). ``new``: only papers that
-        came into the index since the collection was last marked shown; ``since``: since that time
-        instead; ``within``: only the papers of this mask (``PaperIndex.where``). Nothing is
-        marked shown (:meth:`mark_shown` does that)."""
-        if new and since is not None:
-            raise Contradiction(
-                "new (papers added since the collection was last marked shown) and since (papers added since a "
-                "date) contradict each other; give one"
-            )
-        if avoid is not None and check_name(avoid) == check_name(name):
-            raise Contradiction(f"the collection to avoid is '{check_name(name)}' itself; name another collection")
-        ids, vectors = self._steering(name)
-        if not ids and not len(vectors):
-            nothing = Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)})
-            return self.index.frame(dataclasses.replace(nothing, note=empty_note(check_name(name))))
-        avoid_ids, avoid_vectors = self._steering(avoid) if avoid else ([], None)
-        if new or since is not None:
-            fresh = self.index.where(added_since=since if since is not None else self.shown(name))
-            within = fresh if within is None else within & fresh
-        return self.index.recommend(
-            ids, negative=avoid_ids, k=k, within=within, positive_vectors=vectors, negative_vectors=avoid_vectors
-        )
 
     def shown(self, name: str) -> str:
         """When the new papers of ``name`` were last marked shown (at first: when it was created)."""
@@ -484,14 +480,6 @@ class Collections:
             for name in names:
                 db.execute("UPDATE collections SET shown = ? WHERE id = ?", (database.now(), self._id(db, name)))
         return names
-
-    def digest(self, k: int = 5) -> list[dict]:
-        """Each collection's top ``k`` new papers (come into the index since it was last marked
-        shown): a list of {name, since, papers (a results DataFrame)}. Nothing is marked shown."""
-        return [
-            {"name": name, "since": self.shown(name), "papers": self.recommend(name, k=k, new=True)}
-            for name in self.names()
-        ]
 
     # --- backup and restore ------------------------------------------------------------------
 
@@ -526,7 +514,10 @@ class Collections:
             raise UserError(
                 f"{source}: a backup of version {backup.get('version')!r}; this paperscope reads {BACKUP_VERSION}"
             )
-        restored, size = [], 4 * self.index.vectors.shape[1]  # a vector of another size: embedded again when needed
+        restored, size = (
+            [],
+            4 * self.parts.manifest.dimension,
+        )  # a vector of another size: embedded again when needed
         with self.database.connect(write=True) as db:
             for number, collection in enumerate(backup.get("collections") or [], start=1):
                 try:

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from paperscope.embed.acronyms import ACRONYM_WORD
-from paperscope.index.store.papers import PaperTable
+from paperscope.index.common.papers import PaperTable
 
 
 def acronym_rows(text: str, papers: PaperTable, keyword) -> np.ndarray:

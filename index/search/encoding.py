@@ -12,8 +12,8 @@ import numpy as np
 from paperscope import locations
 from paperscope.embed.text import normalise_text
 from paperscope.errors import UserError
+from paperscope.settings import MAX_QUERY_CHARS
 
-MAX_QUERY_CHARS = 20_000
 QUERY_MEMORY = 64
 SENTENCE_MEMORY = 20_000  # sentence vectors remembered for explanations (15 MB)
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paperscope.errors import NotFound, UserError, shown
-from paperscope.index.store.papers import PaperTable
+from paperscope.index.common.papers import PaperTable
 from paperscope.settings import LEVELS, check_choice
 
 TOPIC_COLUMNS = {"coarse": ["coarse_name"], "fine": ["cluster_name"], None: ["coarse_name", "cluster_name"]}

@@ -77,6 +77,11 @@ class Ranker:
 
             faiss.downcast_index(faiss_index).hnsw.efSearch = search.ef_search
 
+    @property
+    def documents(self) -> np.ndarray:
+        """What the papers are ranked as: the smoothed vectors when the index has them, else the raw ones."""
+        return self.vectors if self.smoothed is None else self.smoothed
+
     def __len__(self) -> int:
         return len(self.vectors)
 
@@ -178,9 +183,8 @@ class Ranker:
         feedback = settings.feedback
         if feedback.on and mode != "keyword" and text_words <= feedback.max_words:
             top = self.rank(query, feedback.results, mode, **ranked).rows
-            documents = self.smoothed if self.smoothed is not None else self.vectors
             vector = query.vector
             if len(top):
-                vector = vector + feedback.weight * documents[np.sort(top)].mean(axis=0)
+                vector = vector + feedback.weight * self.documents[np.sort(top)].mean(axis=0)
             query = Query(vector / max(np.linalg.norm(vector), 1e-12), query.keyword, first=query.first)
         return self.rank(query, k, mode, **ranked)

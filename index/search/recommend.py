@@ -118,7 +118,7 @@ def training_sample(ranker) -> tuple[np.ndarray, np.ndarray, scipy.sparse.csr_ma
     if ranker not in _samples:
         count = len(ranker)
         rows = np.arange(count) if count <= SAMPLE else np.sort(np.random.default_rng(0).choice(count, SAMPLE, False))
-        documents = ranker.vectors if ranker.smoothed is None else ranker.smoothed
+        documents = ranker.documents
         _samples[ranker] = rows, np.asarray(documents[rows], np.float32), ranker.keyword.matrix[rows]
     return _samples[ranker]
 
@@ -137,7 +137,7 @@ def _as_documents(ranker, vectors: np.ndarray) -> np.ndarray:
 def _classifier(ranker, positive, positive_vectors, negative, negative_vectors):
     """The collection's linear SVM (dense weights, term weights, bias): members (+1) against the
     papers to avoid, each weighing as a member, and the sample (-1), classes balanced."""
-    documents = ranker.vectors if ranker.smoothed is None else ranker.smoothed
+    documents = ranker.documents
     matrix = ranker.keyword.matrix
     sample, sample_dense, sample_terms = training_sample(ranker)
     keep = ~np.isin(sample, np.concatenate([positive, negative]))
@@ -207,7 +207,7 @@ def recommend(
         candidates = np.union1d(np.union1d(near[near >= 0], central[central >= 0]), by_terms)
     candidates = np.setdiff1d(candidates, members)
 
-    documents = ranker.vectors if ranker.smoothed is None else ranker.smoothed
+    documents = ranker.documents
     score = np.asarray(documents[candidates]) @ dense_weights + keyword.matrix[candidates] @ term_weights + bias
     top = np.argsort(-score, kind="stable")[:k]
     rows = candidates[top]

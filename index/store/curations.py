@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from paperscope.errors import UserError, shown, write_error
 from paperscope.files import atomic_path
-from paperscope.index.search.kmeans import kmeans
+from paperscope.index.common.kmeans import kmeans
 from paperscope.settings import MAX_NAME_CHARS, UNCLUSTERED, UNCLUSTERED_NAME
 
 CURATIONS_FILE, CURATIONS_LOCK = "curations.json", ".curations.lock"

@@ -45,7 +45,8 @@ from filelock import FileLock, Timeout
 
 from paperscope.errors import UserError
 from paperscope.files import TEMPORARY_PREFIX, atomic_path, file_digest, mapped_array
-from paperscope.index.search.keyword import KeywordIndex
+from paperscope.index.common.keyword import KeywordIndex
+from paperscope.index.store.keyword_files import read_keyword, write_keyword
 from paperscope.index.store.manifest import Manifest
 
 VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
@@ -55,7 +56,7 @@ VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
     "clusters.parquet",
     "manifest.json",
 )
-KEYWORD_PREFIX, KEYWORD_TERMS_FILE, SMOOTHED_FILE = "keyword", "keyword_terms.json", "smoothed.npy"
+SMOOTHED_FILE = "smoothed.npy"
 POINTER_FILE, LOCK_FILE, IDENTITY_FILE = "CURRENT", ".build.lock", "IDENTITY"
 
 
@@ -139,7 +140,7 @@ def write_generation(folder: Path, generation: Generation, on_stage=None) -> Pat
         faiss.write_index(generation.faiss_index, str(temporary / FAISS_FILE))
         _write_papers(temporary / PAPERS_FILE, generation.papers)
         generation.clusters.to_parquet(temporary / CLUSTERS_FILE, index=False)
-        generation.keyword.save(temporary, KEYWORD_PREFIX, KEYWORD_TERMS_FILE)
+        write_keyword(generation.keyword, temporary)
         if generation.smoothed is not None:
             np.save(
                 temporary / SMOOTHED_FILE, np.ascontiguousarray(generation.smoothed, np.float32), allow_pickle=False
@@ -290,7 +291,7 @@ def read_generation(folder: str | Path, mapped: bool = True) -> Generation:
         faiss_index = faiss.read_index(str(source / FAISS_FILE), faiss.IO_FLAG_MMAP_IFC if mapped else 0)
         papers = _map_papers(source / PAPERS_FILE)
         clusters = _read_table(source / CLUSTERS_FILE)
-        keyword = KeywordIndex.load(source, KEYWORD_PREFIX, KEYWORD_TERMS_FILE)
+        keyword = read_keyword(source)
         smoothed = None
         if SMOOTHED_FILE in manifest.files:
             smoothed = mapped_array(source / SMOOTHED_FILE)

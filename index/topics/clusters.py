@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from paperscope.index.search.kmeans import kmeans
+from paperscope.index.common.kmeans import kmeans
 from paperscope.index.topics.layout import umap_fit
 from paperscope.settings import UNCLUSTERED, ClusterSettings, SeedTopic, TopicSettings
 

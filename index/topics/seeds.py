@@ -1,9 +1,9 @@
 """Seed topics: topics a researcher names before the build (``paperscope build --topics-from FILE``).
 
-The file holds one topic a line, ``NAME`` or ``NAME: a short description``; blank lines and lines
-starting with ``#`` are skipped. Each seed's text (name and description) is embedded with the
-corpus's model; a paper whose cosine similarity to its closest seed reaches the threshold
-(:data:`paperscope.settings.SEED_SIMILARITY`, ``--seed-similarity``) joins that seed, as
+The file is read by :func:`paperscope.embed.seeds.read_seed_topics`. Each seed's text (name and
+description) is embedded with the corpus's model; a paper whose cosine similarity to its closest
+seed reaches the threshold (:data:`paperscope.settings.SEED_SIMILARITY`, ``--seed-similarity``)
+joins that seed, as
 BERTopic's zero-shot topics do; the other papers are clustered as without seeds. A cluster of
 those others where the seed's own name is found in most papers (the papers that say "federated
 learning" yet fell short of the threshold; ``ClusterSettings.claim_coverage``) joins the seed too,
@@ -14,18 +14,14 @@ as the file names it.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
-from paperscope.errors import UserError, shown
 from paperscope.index.topics.clusters import Clustering, cluster
 from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.layout import knn_graph
 from paperscope.settings import (
-    MAX_NAME_CHARS,
-    SEED_SIMILARITY,
     UNCLUSTERED,
     SeedTopic,
     TopicSeeds,
@@ -33,44 +29,6 @@ from paperscope.settings import (
 )
 
 logger = logging.getLogger(__name__)
-
-MAX_SEEDS = 200
-FORMAT = "one topic a line: NAME or NAME: description"
-
-
-def read_seed_topics(path: str | Path, similarity: float = SEED_SIMILARITY) -> TopicSeeds:
-    """The seed topics of the file ``path`` (see the module's docstring); a file that cannot be
-    read or a line that is not a topic is a UserError naming the file and line."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file (seed topics: {FORMAT})") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a folder, not a file of seed topics ({FORMAT})") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text (seed topics: {FORMAT})") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot be read ({exc.strerror})") from None
-    topics: dict[str, tuple[int, SeedTopic]] = {}
-    for number, line in enumerate(lines, start=1):
-        text = " ".join(line.split())
-        if not text or text.startswith("#"):
-            continue
-        name, _, description = (part.strip() for part in text.partition(":"))
-        if not name:
-            raise UserError(f"{path}:{number}: a seed topic needs a name before the ':' ({FORMAT})")
-        if len(name) > MAX_NAME_CHARS:
-            raise UserError(f"{path}:{number}: a topic name is at most {MAX_NAME_CHARS} characters, got {len(name)}")
-        if name.casefold() in topics:
-            first = topics[name.casefold()][0]
-            raise UserError(f"{path}:{number}: repeats the topic '{shown(name)}' of line {first}")
-        topics[name.casefold()] = (number, SeedTopic(name, description))
-    if not topics:
-        raise UserError(f"{path}: no seed topics in the file ({FORMAT})")
-    if len(topics) > MAX_SEEDS:
-        raise UserError(f"{path}: {len(topics)} seed topics; at most {MAX_SEEDS}")
-    return TopicSeeds(tuple(topic for _, topic in topics.values()), similarity, str(path))
 
 
 def seed_of(vectors: np.ndarray, seeds: TopicSeeds, encode) -> np.ndarray:

@@ -6,28 +6,24 @@ turned into TF-IDF rows here, with the same term extractor and the stop words st
 index, without importing scikit-learn (~0.6 s) on the query path.
 
 It finds what dense MiniLM vectors blur: exact acronyms and rare terms ("GRPO", "ATSP", "DiT").
-Stored in the index as the sparse paper x term matrix (rows L2-normalised) twice, by paper
-(CSR) and by term (CSC), each as three plain ``.npy`` arrays that load memory-mapped, and the
-terms with their IDF (``keyword_terms.json``); no pickle. Queries touch only the postings of
+Stored in the index (by :mod:`paperscope.index.store.keyword_files`) as the sparse paper x term
+matrix (rows L2-normalised) twice, by paper (CSR) and by term (CSC), each memory-mapped, and the
+terms with their IDF; no pickle. Queries touch only the postings of
 their terms and the rows of the candidates they score, so a search costs milliseconds at a
 million papers without reading the matrix whole.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse
 
 from paperscope.embed.terms import phrases, words
-from paperscope.files import mapped_array
 
 SETTINGS = {"terms": "paperscope.embed.terms", "phrase_sizes": [1, 2], "sublinear_tf": True}
-ARRAYS = ("data", "indices", "indptr")
 CANDIDATE_TERMS = (
     12  # a query's heaviest terms whose papers become keyword candidates (benchmarks/hybrid_candidates.py)
 )
@@ -201,42 +197,3 @@ class KeywordIndex:
         values = np.bincount(where, np.asarray(self.matrix.data[positions]) * np.repeat(weights, lengths))
         shape = (1, self.matrix.shape[1])
         return scipy.sparse.csr_matrix((values.astype(np.float32), columns, [0, len(columns)]), shape=shape)
-
-    def save(self, folder: Path, prefix: str, terms_file: str) -> list[str]:
-        """Write the matrix by paper and by term (``<prefix>.<csr|csc>.<array>.npy``) and the terms
-        into ``folder``; returns the names written."""
-        written = []
-        for layout, matrix in (("csr", self.matrix), ("csc", self.by_term)):
-            for array in ARRAYS:
-                name = f"{prefix}.{layout}.{array}.npy"
-                np.save(folder / name, np.asarray(getattr(matrix, array)), allow_pickle=False)
-                written.append(name)
-        (folder / terms_file).write_text(
-            json.dumps(
-                {
-                    "settings": SETTINGS,
-                    "shape": list(self.matrix.shape),
-                    "terms": self.terms,
-                    "idf": [float(value) for value in self.idf],
-                    "stop_words": sorted(self.stop_words),
-                }
-            )
-        )
-        return [*written, terms_file]
-
-    @classmethod
-    def load(cls, folder: Path, prefix: str, terms_file: str) -> KeywordIndex:
-        """Read what ``save`` wrote, the arrays memory-mapped (nothing is read whole)."""
-        stored = json.loads((folder / terms_file).read_text())
-        shape = tuple(stored["shape"])
-
-        def matrix(layout: str, kind):
-            data, indices, indptr = (mapped_array(folder / f"{prefix}.{layout}.{array}.npy") for array in ARRAYS)
-            return kind((data, indices, indptr), shape=shape, copy=False)
-
-        index = cls(
-            matrix("csr", scipy.sparse.csr_matrix), stored["terms"], np.array(stored["idf"], np.float32),
-            stored["stop_words"],
-        )  # fmt: skip
-        index.__dict__["by_term"] = matrix("csc", scipy.sparse.csc_matrix)
-        return index

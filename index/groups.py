@@ -1,0 +1,272 @@
+"""The front's groups of verbs: ``ix.map``, ``ix.topics`` and ``ix.collections``.
+
+Part of the front (:mod:`paperscope.index.paper_index`): each verb delegates to a room, as the
+front's own do. :class:`TopicsGroup` keeps the topics as built and applies the folder's
+corrections (:mod:`paperscope.index.store.curations`) to them and to the papers' table.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from paperscope.errors import Contradiction, PaperscopeDeprecationWarning, UserError
+from paperscope.index.collections.collections import Collections, IndexParts, check_name, empty_note
+from paperscope.index.common.papers import PaperTable
+from paperscope.index.search import filters
+from paperscope.index.search.placement import PLACE_K, place_on_map
+from paperscope.index.search.ranking import Ranking
+from paperscope.index.search.results import Results, check_k
+from paperscope.index.store import curations
+from paperscope.settings import MAP_COLUMNS
+
+if TYPE_CHECKING:
+    from paperscope.index.paper_index import PaperIndex
+
+
+class MapGroup:
+    """``ix.map``: where the papers sit on the topic map, and the map as a notebook widget."""
+
+    def __init__(self, index: PaperIndex):
+        self._index = index
+
+    def table(self) -> pd.DataFrame:
+        """What the map draws of every paper: ``MAP_COLUMNS`` (title, position, topics, map trust)."""
+        return self._index.table(columns=list(MAP_COLUMNS)).to_pandas()
+
+    @cached_property
+    def coordinates(self) -> np.ndarray:
+        """(n, 2) map positions of the papers."""
+        papers = self._index._papers
+        return np.column_stack([papers.column(axis).to_numpy() for axis in ("x", "y")]).astype(np.float64)
+
+    def position(self, vector: np.ndarray, k: int = PLACE_K) -> np.ndarray:
+        """Where a vector not in the corpus (a query, a new paper) sits on the map: the average of
+        its ``k`` nearest papers' positions, weighted by similarity. Milliseconds, no umap."""
+        scores, rows = self._index._ranker.faiss_search(vector, min(k, len(self._index)))
+        return place_on_map(scores[0], rows[0], self.coordinates)
+
+    def neighbours(self, k: int) -> np.ndarray:
+        """Each paper's ``k`` nearest rows (fewer in a smaller corpus), itself excluded."""
+        return self._index.neighbours(np.arange(len(self._index)), min(k, len(self._index) - 1))[1]
+
+    def widget(self, level: str = "coarse", colour_by: str | None = None, height: int = 620, k: int = 10):
+        """The topic map as a two-way Jupyter widget (:class:`paperscope.ui.widget.MapWidget`): what
+        you select in it is ``w.selected`` (ids) and ``w.selection`` (papers); ``w.selected = ids``
+        draws a selection, ``w.query = "text"`` stars a query joined to its ``k`` results,
+        ``w.colour_by = COLUMN`` colours the papers, ``w.on_select(callback)``. The one verb that
+        reaches into ``ui/``: imported only when called (anywidget too), so a load stays light."""
+        try:
+            from paperscope.ui.widget import MapWidget
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("anywidget", "ipywidgets"):
+                raise
+            raise UserError("the map widget needs anywidget: pip install 'paperscope[notebook]'") from None
+        return MapWidget(self._index, level=level, colour_by=colour_by, height=height, k=k)
+
+
+class TopicsGroup:
+    """``ix.topics``: the topics at two levels ("coarse" and "fine"), their analyses, and the
+    corrections to them. A correction (rename, merge, split, move) is kept in the folder's
+    ``curations.json``, applied on each load (the generation on disk is never changed) to the topic
+    whose papers overlap the recorded ones most, so it survives ``paperscope add`` and a rebuild;
+    one that matches no topic any more is reported in :attr:`report`."""
+
+    def __init__(self, index: PaperIndex, papers: pa.Table, clusters: pd.DataFrame):
+        self._index = index
+        tables = {level: clusters[clusters["level"] == level].reset_index(drop=True) for level in ("fine", "coarse")}
+        self._built = (papers, tables)  # the topics as built, before the curations
+        self._tables = tables
+        self._curated: tuple[list[dict], list[curations.Outcome]] = ([], [])
+        self.report: list[str] = []  # a sentence for each curation that matches no topic any more
+        self._apply_log()
+
+    def __call__(self, level: str = "coarse") -> pd.DataFrame:
+        warnings.warn(
+            "ix.topics(level) is ix.topics.overview(level) now; the call goes in 0.3",
+            PaperscopeDeprecationWarning,
+            stacklevel=2,
+        )
+        return self.overview(level)
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def table(self, level: str = "fine") -> pd.DataFrame:
+        """The topics of ``level`` as built and curated: cluster, name, terms, size, central_ids,
+        x, y, map_trust, parent (a fine topic's coarse one)."""
+        filters.check_level(level)
+        return self._tables[level]
+
+    def overview(self, level: str = "coarse", unclustered: bool = False) -> pd.DataFrame:
+        """Every topic of ``level`` with its size, share, map trust, three most central papers and
+        terms, largest first; ``unclustered``: the papers in no topic as a last row, when there are
+        any. See :func:`paperscope.index.analysis.topics.topic_overview`."""
+        from paperscope.index.analysis.topics import topic_listing, topic_overview
+
+        return (topic_listing if unclustered else topic_overview)(self._index, level)
+
+    def find(self, topic, level: str = "coarse") -> int:
+        """The number of the topic of ``level`` given by its number, its name, a part of its name, or
+        words all of which its name uses; several candidates are a UserError listing them."""
+        from paperscope.index.analysis.topics import find_topic
+
+        filters.check_level(level)
+        return find_topic(self._index, topic, level)
+
+    def columns(self) -> list[str]:
+        """The papers' metadata columns :meth:`by` can split topics by (year, venue, categories…)."""
+        from paperscope.index.analysis.topics import group_columns
+
+        return group_columns(self._index)
+
+    def values(self, column: str) -> pd.Series:
+        """The values of ``column``, one entry per paper and value (a list field's one per value),
+        indexed by the paper's row: see :func:`paperscope.index.analysis.topics.column_values`."""
+        from paperscope.index.analysis.topics import column_values
+
+        return column_values(self._index, column)
+
+    def by(self, column: str, level: str = "coarse") -> pd.DataFrame:
+        """Each topic of ``level``'s share of the papers of each value of ``column`` (year, venue,
+        categories…; for years, also each topic's change): see
+        :func:`paperscope.index.analysis.topics.topics_by`."""
+        from paperscope.index.analysis.topics import topics_by
+
+        return topics_by(self._index, column, level)
+
+    def compare(self, a: tuple[str, object], b: tuple[str, object], level: str = "coarse") -> pd.DataFrame:
+        """The topics of ``level`` over-represented in one group of papers against another, each
+        group a (column, value) such as ("venue", "ICML") or ("year", 2024), with their papers in
+        each: see :func:`paperscope.index.analysis.topics.topics_compare`."""
+        from paperscope.index.analysis.topics import topics_compare
+
+        return topics_compare(self._index, a, b, level)
+
+    def bridges(self, a, b, level: str = "coarse", k: int = 10) -> pd.DataFrame:
+        """Up to ``k`` papers between topics ``a`` and ``b`` (numbers or names), most evenly split
+        first: see :func:`paperscope.index.analysis.topics.bridges`."""
+        from paperscope.index.analysis.topics import bridges
+
+        return bridges(self._index, a, b, level=level, limit=check_k(k))
+
+    # --- correcting ---------------------------------------------------------------------------
+
+    def rename(self, topic, name: str, level: str = "coarse") -> int:
+        """Rename a topic of ``level`` (its number, its name or words of it). Returns its number."""
+        number = self.find(topic, level)
+        return self._record(curations.rename_entry(self._papers, self._tables[level], level, number, name))[0]
+
+    def merge(self, a, b, name: str | None = None, level: str = "coarse") -> int:
+        """Merge topic ``b`` into topic ``a`` (both of ``level``), named ``name`` (default: A's).
+        Merging fine topics of two coarse ones puts the result in A's; merging coarse topics makes
+        B's fine topics A's. Returns A's number."""
+        pair = (self.find(a, level), self.find(b, level))
+        return self._record(curations.merge_entry(self._papers, self._tables[level], level, pair, name))[0]
+
+    def split(self, topic, k: int = 2, level: str = "coarse") -> list[int]:
+        """Split a topic of ``level`` into ``k`` topics by its papers' vectors (a deterministic
+        k-means; a coarse topic of at least ``k`` fine ones is split by grouping them), numbered
+        above every topic and named after it, "(part 1)" the largest. Returns the new numbers."""
+        number = self.find(topic, level)
+        return self._record(curations.split_entry(self._papers, self._tables[level], level, number, k))
+
+    def move(self, paper_ids, topic, level: str = "fine") -> int:
+        """Move papers (ids) into a topic of ``level``: a fine topic's papers also join its coarse
+        one; at coarse level each joins the topic's fine topic nearest to it. Returns its number."""
+        paper_ids = [paper_ids] if isinstance(paper_ids, str) else list(paper_ids)
+        self._index.rows(paper_ids)  # an unknown id is a UserError suggesting close ones
+        number = self.find(topic, level)
+        return self._record(curations.move_entry(self._papers, self._tables[level], level, paper_ids, number))[0]
+
+    def curations(self) -> pd.DataFrame:
+        """The curations applied when this index was loaded (or changed since), in order: number,
+        operation, level, description, applied, topics (those it made or changed), note (why it was
+        not applied) and made (when)."""
+        entries, outcomes = self._curated
+        rows = [
+            {"number": number, "operation": entry.get("op"), "level": entry.get("level"),
+             "description": curations.describe(entry), "applied": outcome.applied, "topics": outcome.topics,
+             "note": outcome.note, "made": entry.get("made")}
+            for number, (entry, outcome) in enumerate(zip(entries, outcomes, strict=True), 1)
+        ]  # fmt: skip
+        columns = ["number", "operation", "level", "description", "applied", "topics", "note", "made"]
+        return pd.DataFrame(rows, columns=columns)
+
+    @property
+    def _papers(self) -> pa.Table:
+        return self._index._papers.table
+
+    def _record(self, entry: dict):
+        """Write ``entry`` to the log when it applies (else a UserError) and show the result here;
+        returns the topics it made or changed (a split's new ones, else one)."""
+        entries, curated = curations.record(self._index.folder, entry, self._curated_by)
+        self._take(entries, curated)
+        topics = curated.outcomes[-1].topics
+        return topics if entry["op"] == "split" else topics[:1]
+
+    def _curated_by(self, entries: list[dict]) -> curations.Curated:
+        return curations.apply(entries, *self._built, self._index.vectors)
+
+    def _apply_log(self) -> None:
+        """Apply the folder's curations to the topics as built; an unreadable log is reported."""
+        try:
+            entries = curations.read_log(self._index.folder)
+        except UserError as exc:
+            self.report = [f"no curation applied: {exc}"]
+            return
+        if entries:
+            self._take(entries, self._curated_by(entries))
+
+    def _take(self, entries: list[dict], curated: curations.Curated) -> None:
+        self._index._curated(PaperTable(curated.papers, self._index.folder))
+        self._tables = curated.topics
+        self._curated = (entries, curated.outcomes)
+        self.report = curated.report
+
+
+class CollectionsGroup(Collections):
+    """``ix.collections``: the index's collections (:class:`Collections`, kept in ``database_path``,
+    default: the data folder's), and recommendations from them: one collection's papers steer,
+    another's may steer away, the feed keeps to papers new since a time."""
+
+    def __init__(self, index: PaperIndex, database_path=None):
+        super().__init__(IndexParts(index.folder, index._papers, index.manifest, index._queries), database_path)
+        self._index = index
+
+    def recommend(self, name: str, avoid: str | None = None, k: int = 20, new: bool = False, since=None, within=None):
+        """Papers like the collection ``name`` (its members excluded), and unlike the collection
+        ``avoid``, as :class:`~paperscope.index.search.results.Results`. ``new``: only papers that
+        came into the index since the collection was last marked shown; ``since``: since that time
+        instead; ``within``: only the papers of this mask (``PaperIndex.where``). Nothing is marked
+        shown (:meth:`mark_shown` does that)."""
+        if new and since is not None:
+            raise Contradiction(
+                "new (papers added since the collection was last marked shown) and since (papers added since a "
+                "date) contradict each other; give one"
+            )
+        if avoid is not None and check_name(avoid) == check_name(name):
+            raise Contradiction(f"the collection to avoid is '{check_name(name)}' itself; name another collection")
+        ids, vectors = self.steering(name)
+        if not ids and not len(vectors):
+            nothing = Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)}, note=empty_note(name))
+            return Results(nothing, self._index._papers)
+        avoid_ids, avoid_vectors = self.steering(avoid) if avoid else ([], None)
+        if new or since is not None:
+            fresh = self._index.where(added_since=since if since is not None else self.shown(name))
+            within = fresh if within is None else within & fresh
+        return self._index.recommend(
+            ids, negative=avoid_ids, k=k, within=within, positive_vectors=vectors, negative_vectors=avoid_vectors
+        )
+
+    def digest(self, k: int = 5) -> list[dict]:
+        """Each collection's top ``k`` new papers (come into the index since it was last marked
+        shown): a list of {name, since, papers (:class:`Results`)}. Nothing is marked shown."""
+        return [
+            {"name": name, "since": self.shown(name), "papers": self.recommend(name, k=k, new=True)}
+            for name in self.names()
+        ]

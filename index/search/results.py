@@ -1,0 +1,113 @@
+"""One result type for :meth:`~paperscope.PaperIndex.similar`, ``search`` and ``recommend``.
+
+A :class:`Results` holds the rows found, best first, and their scores; the papers' metadata is
+read from the memory-mapped table only when the results are turned into a table:
+:meth:`~Results.to_pandas`, :meth:`~Results.to_arrow` or :meth:`~Results.to_records` (what
+``--json`` prints and the service answers).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from paperscope.errors import PaperscopeDeprecationWarning, UserError
+from paperscope.index.common.papers import PaperTable
+from paperscope.index.search.ranking import Ranking
+from paperscope.records import json_rows
+from paperscope.settings import MAX_RESULTS
+
+
+def check_k(k) -> int:
+    """Validate a result count: a whole number from 1 to ``MAX_RESULTS`` (the service's limit too)."""
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= MAX_RESULTS:
+        raise UserError(f"k must be a whole number from 1 to {MAX_RESULTS:,}, got {k!r}")
+    return int(k)
+
+
+class Results:
+    """Papers found, best first: ``ids``, ``rows``, ``scores`` (columns of floats: ``score``, the
+    ranking score, and in hybrid mode ``cosine`` and ``keyword_score``) and ``note`` (why there are
+    none, when a query matched nothing). ``len()`` counts them; in a notebook they show as a table.
+
+    As a table each row has ``rank``, ``id``, ``title``, the score columns, then the paper's
+    metadata columns."""
+
+    def __init__(self, ranking: Ranking, papers: PaperTable):
+        self.ranking = ranking
+        self._papers = papers
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The papers' row numbers in the index, best first."""
+        return self.ranking.rows
+
+    @property
+    def scores(self) -> dict[str, np.ndarray]:
+        """The score columns, each aligned with :attr:`rows`."""
+        return self.ranking.scores
+
+    @property
+    def note(self) -> str | None:
+        """Why there are no results (a query matching no word, an empty collection), else None."""
+        return self.ranking.note
+
+    @property
+    def ids(self) -> list[str]:
+        """The papers' ids, best first."""
+        return self._papers.take(self.rows, ["id"]).column("id").to_pylist()
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __repr__(self) -> str:
+        return f"Results({len(self)} papers{f', note={self.note!r}' if self.note else ''})"
+
+    def to_arrow(self) -> pa.Table:
+        """The papers as an Arrow table: rank, id, title, the score columns, the metadata."""
+        papers = self._papers.take(self.rows)
+        columns = {
+            "rank": pa.array(np.arange(1, len(self.rows) + 1)),
+            "id": papers.column("id"),
+            "title": papers.column("title"),
+            **{name: pa.array(np.asarray(values, np.float32).clip(-1, 1)) for name, values in self.scores.items()},
+        }
+        metadata = papers.drop_columns(["id", "title"])
+        return pa.table(columns | dict(zip(metadata.column_names, metadata.columns, strict=True)))
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The papers as a DataFrame (the columns of :meth:`to_arrow`); ``frame.attrs["note"]``
+        holds the note when there is one."""
+        frame = self.to_arrow().to_pandas(use_threads=False)  # threads cost more than they save on 10 rows
+        if self.note:
+            frame.attrs["note"] = self.note
+        return frame
+
+    def to_records(self) -> list[dict]:
+        """The papers as JSON-ready dicts (a missing value, NaN included, as None), best first."""
+        return json_rows(self.to_arrow())
+
+    def _repr_html_(self) -> str:
+        return self.to_pandas()._repr_html_()
+
+    # --- until 0.3: the DataFrame that similar, search and recommend used to return -----------------
+
+    def __getitem__(self, key):
+        return self._frame_for("results[...]")[key]
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name == "ranking":
+            raise AttributeError(name)
+        return getattr(self._frame_for(f"results.{name}"), name)
+
+    def _frame_for(self, what: str) -> pd.DataFrame:
+        warnings.warn(
+            f"{what}: similar, search and recommend return Results now, not a DataFrame; call "
+            ".to_pandas() (or .ids, .to_arrow(), .to_records()). The DataFrame fallback goes in 0.3.",
+            PaperscopeDeprecationWarning,
+            stacklevel=3,
+        )
+        return self.to_pandas()

@@ -1,0 +1,94 @@
+"""The front: one name per verb, one result type, and the names of earlier releases kept working
+(with a warning) until they go."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import paperscope
+from paperscope import PaperIndex
+from paperscope.errors import PaperscopeDeprecationWarning
+from paperscope.index.paper_index import MOVED
+
+MAX_PUBLIC_NAMES = 30
+
+
+def public_names(thing) -> list[str]:
+    return sorted(name for name in dir(thing) if not name.startswith("_"))
+
+
+def test_the_front_has_at_most_thirty_public_names(sample_index):
+    names = public_names(sample_index)
+    assert len(names) <= MAX_PUBLIC_NAMES, names
+    for verb in ("similar", "search", "recommend", "explain", "map", "topics", "collections", "table"):
+        assert verb in names
+    for gone in ("similar_rows", "search_rows", "recommend_rows", "results", "frame", "take", "metadata", "ranker"):
+        assert not hasattr(PaperIndex, gone) and gone not in names
+
+
+def test_similar_search_and_recommend_return_one_type_in_three_shapes(sample_index):
+    first = sample_index.ids()[0]
+    for found in (
+        sample_index.similar(first, k=5),
+        sample_index.search("graph neural networks", k=5),
+        sample_index.recommend(sample_index.ids()[:3], k=5),
+    ):
+        assert type(found).__name__ == "Results" and len(found) == 5
+        frame, table, records = found.to_pandas(), found.to_arrow(), found.to_records()
+        assert isinstance(frame, pd.DataFrame) and isinstance(table, pa.Table)
+        assert frame["id"].tolist() == table.column("id").to_pylist() == [r["id"] for r in records] == found.ids
+        assert frame["rank"].tolist() == [1, 2, 3, 4, 5]
+        assert list(frame.columns) == table.column_names and set(records[0]) == set(table.column_names)
+        np.testing.assert_allclose(frame["score"], found.scores["score"], atol=1e-6)
+        assert frame["title"].tolist() == [sample_index.paper(i)["title"] for i in found.ids]
+        json.dumps(records)  # JSON-ready as they are
+        assert found.rows.tolist() == sample_index.rows(found.ids).tolist()
+
+
+def test_an_empty_result_carries_its_note_into_every_shape(sample_index):
+    found = sample_index.search("zzqxv", k=5, mode="keyword")
+    assert len(found) == 0 and "no paper contains a word" in found.note
+    assert found.to_pandas().empty and found.to_pandas().attrs["note"] == found.note
+    assert found.to_records() == [] and found.to_arrow().num_rows == 0
+
+
+def test_every_moved_name_warns_and_leads_to_its_new_place(sample_index):
+    for old, new in MOVED.items():
+        with pytest.warns(PaperscopeDeprecationWarning, match=rf"PaperIndex\.{old} is PaperIndex\.{new} now"):
+            found = getattr(sample_index, old)
+        expected = sample_index
+        for part in new.split("."):
+            expected = getattr(expected, part)
+        assert found is expected or found.__func__ is expected.__func__  # the same value, or the same method
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        sample_index.no_such_name  # noqa: B018
+
+
+def test_the_old_calls_still_answer_as_before(sample_index):
+    first = sample_index.ids()[0]
+    expected = sample_index.similar(first, k=3).to_pandas()
+    with pytest.warns(PaperscopeDeprecationWarning, match=r"call \.to_pandas\(\)"):
+        assert sample_index.similar(first, k=3)["id"].tolist() == expected["id"].tolist()
+    with pytest.warns(PaperscopeDeprecationWarning, match=r"results\.empty"):
+        assert not sample_index.similar(first, k=3).empty
+    with pytest.warns(PaperscopeDeprecationWarning, match=r"topics\.overview\(level\)"):
+        old = sample_index.topics("coarse")
+    pd.testing.assert_frame_equal(old, sample_index.topics.overview("coarse"))
+    with pytest.warns(PaperscopeDeprecationWarning, match=r"index\.duplicates\(\)"):
+        pairs = paperscope.near_duplicates(sample_index, threshold=0.6)
+    pd.testing.assert_frame_equal(pairs, sample_index.duplicates(0.6))
+    with pytest.warns(PaperscopeDeprecationWarning, match=r"index\.outliers\(\)"):
+        pd.testing.assert_frame_equal(paperscope.outliers(sample_index, count=3), sample_index.outliers(3))
+
+
+def test_the_overview_reads_only_the_central_papers_titles(sample_index):
+    """``topics.overview`` names each topic's central papers without decoding every abstract."""
+    fresh = PaperIndex.load(sample_index.folder)
+    overview = fresh.topics.overview("coarse")
+    assert "papers" not in fresh.__dict__  # the DataFrame of every paper was never made
+    titles = dict(zip(sample_index.papers["id"], sample_index.papers["title"], strict=True))
+    for ids, named in zip(overview["central_ids"], overview["central_titles"], strict=True):
+        assert named == [titles[i] for i in ids]
