@@ -54,8 +54,11 @@ MOVED = {
     "split_topic": "topics.split", "move_papers": "topics.move", "curations": "topics.curations",
     "curation_report": "topics.report", "map_widget": "map.widget", "map_table": "map.table",
     "map_position": "map.position", "coordinates": "map.coordinates", "nearest_others": "neighbours",
-    "settings": "manifest.settings",
+    "settings": "manifest.settings", "similar_rows": "similar", "search_rows": "search",
+    "recommend_rows": "recommend", "take": "table",
 }  # fmt: skip
+# Names of earlier releases that turned a ranking into a table: now a method of the Results.
+TURNED = {"results": "to_arrow", "frame": "to_pandas"}
 
 
 def curations_stamp(folder: str | Path) -> str:
@@ -126,13 +129,14 @@ class PaperIndex:
         return f"PaperIndex({str(self.folder)!r}, papers={len(self)}, model={self.manifest.model.name!r})"
 
     def __getattr__(self, name: str):
-        if name not in MOVED:
+        if name not in MOVED and name not in TURNED:
             raise AttributeError(f"'PaperIndex' object has no attribute {name!r}")
+        now = f"PaperIndex.{MOVED[name]}" if name in MOVED else f"Results.{TURNED[name]}()"
         warnings.warn(
-            f"PaperIndex.{name} is PaperIndex.{MOVED[name]} now; the old name goes in 0.3",
-            PaperscopeDeprecationWarning,
-            stacklevel=2,
+            f"PaperIndex.{name} is {now} now; the old name goes in 0.3", PaperscopeDeprecationWarning, stacklevel=2
         )
+        if name in TURNED:
+            return lambda results: getattr(results, TURNED[name])()
         found = self
         for part in MOVED[name].split("."):
             found = getattr(found, part)

@@ -1,4 +1,4 @@
-"""The map in a notebook, both ways: ``PaperIndex.map_widget()``, an anywidget.
+"""The map in a notebook, both ways: ``ix.map.widget()``, an anywidget.
 
 ``map.js`` draws it as in the app (topic labels at two levels, zoom, hover, lasso and box, a
 query's star joined to its results) and is inlined into the widget's module with its style:
@@ -9,7 +9,7 @@ colours the papers by a column (categories with a legend, numbers with a scale) 
 collection. The widget state holds the points once (``_points``) and what changes apart:
 ``_colour``, ``_focus`` (selection, star) and ``_rows`` (what the map selected, as rows).
 
-anywidget is imported here, and this module only by ``PaperIndex.map_widget``: importing
+anywidget is imported here, and this module only by ``ix.map.widget()``: importing
 paperscope stays light.
 """
 
@@ -238,8 +238,3 @@ class MapWidget(anywidget.AnyWidget):
         """Send what the map highlights: the selection, the query's star and its results."""
         rows, position = self._query
         self._focus = map_focus(self.level, neighbour_rows=rows, chosen_rows=self._rows, query_xy=position)
-
-
-def map_widget(index, **options) -> MapWidget:
-    """The topic map of ``index`` as a :class:`MapWidget` (``options``: level, colour_by, height, k)."""
-    return MapWidget(index, **options)

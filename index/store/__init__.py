@@ -1,1 +1,1 @@
-"""The store: the index folder on disk (generations, manifest, checksums) and the papers' table as read back."""
+"""The store: the index folder on disk (generations, manifest, keyword index files, checksums, identity, curations)."""
