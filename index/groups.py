@@ -1,4 +1,4 @@
-"""The front's groups of verbs: ``ix.map``, ``ix.topics`` and ``ix.collections``.
+"""The front's groups of verbs: ``ix.map`` and ``ix.topics`` (``ix.collections``: :mod:`.collections_group`).
 
 Part of the front (:mod:`paperscope.index.paper_index`): each verb delegates to a room, as the
 front's own do. :class:`TopicsGroup` keeps the topics as built and applies the folder's
@@ -15,13 +15,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from paperscope.errors import Contradiction, PaperscopeDeprecationWarning, UserError
-from paperscope.index.collections.collections import Collections, IndexParts, check_name, empty_note
+from paperscope.errors import PaperscopeDeprecationWarning, UserError
 from paperscope.index.common.papers import PaperTable
 from paperscope.index.search import filters
 from paperscope.index.search.placement import PLACE_K, place_on_map
-from paperscope.index.search.ranking import Ranking
-from paperscope.index.search.results import Results, check_k
+from paperscope.index.search.results import check_k
 from paperscope.index.store import curations
 from paperscope.settings import MAP_COLUMNS
 
@@ -227,46 +225,3 @@ class TopicsGroup:
         self._tables = curated.topics
         self._curated = (entries, curated.outcomes)
         self.report = curated.report
-
-
-class CollectionsGroup(Collections):
-    """``ix.collections``: the index's collections (:class:`Collections`, kept in ``database_path``,
-    default: the data folder's), and recommendations from them: one collection's papers steer,
-    another's may steer away, the feed keeps to papers new since a time."""
-
-    def __init__(self, index: PaperIndex, database_path=None):
-        super().__init__(IndexParts(index.folder, index._papers, index.manifest, index._queries), database_path)
-        self._index = index
-
-    def recommend(self, name: str, avoid: str | None = None, k: int = 20, new: bool = False, since=None, within=None):
-        """Papers like the collection ``name`` (its members excluded), and unlike the collection
-        ``avoid``, as :class:`~paperscope.index.search.results.Results`. ``new``: only papers that
-        came into the index since the collection was last marked shown; ``since``: since that time
-        instead; ``within``: only the papers of this mask (``PaperIndex.where``). Nothing is marked
-        shown (:meth:`mark_shown` does that)."""
-        if new and since is not None:
-            raise Contradiction(
-                "new (papers added since the collection was last marked shown) and since (papers added since a "
-                "date) contradict each other; give one"
-            )
-        if avoid is not None and check_name(avoid) == check_name(name):
-            raise Contradiction(f"the collection to avoid is '{check_name(name)}' itself; name another collection")
-        ids, vectors = self.steering(name)
-        if not ids and not len(vectors):
-            nothing = Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)}, note=empty_note(name))
-            return Results(nothing, self._index._papers)
-        avoid_ids, avoid_vectors = self.steering(avoid) if avoid else ([], None)
-        if new or since is not None:
-            fresh = self._index.where(added_since=since if since is not None else self.shown(name))
-            within = fresh if within is None else within & fresh
-        return self._index.recommend(
-            ids, negative=avoid_ids, k=k, within=within, positive_vectors=vectors, negative_vectors=avoid_vectors
-        )
-
-    def digest(self, k: int = 5) -> list[dict]:
-        """Each collection's top ``k`` new papers (come into the index since it was last marked
-        shown): a list of {name, since, papers (:class:`Results`)}. Nothing is marked shown."""
-        return [
-            {"name": name, "since": self.shown(name), "papers": self.recommend(name, k=k, new=True)}
-            for name in self.names()
-        ]

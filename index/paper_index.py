@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from paperscope.errors import PaperscopeDeprecationWarning, UserError
 from paperscope.index.common.papers import PaperTable
-from paperscope.index.groups import CollectionsGroup, MapGroup, TopicsGroup
+from paperscope.index.groups import MapGroup, TopicsGroup
 from paperscope.index.search import filters
 from paperscope.index.search.acronyms import acronym_rows
 from paperscope.index.search.encoding import QueryEncoder, clean_query, searchable
@@ -190,9 +190,11 @@ class PaperIndex:
         return list(self._papers.table.column_names)
 
     @cached_property
-    def collections(self) -> CollectionsGroup:
+    def collections(self):
         """This index's collections, kept in the data folder's SQLite file, and recommendations
-        from them: :class:`paperscope.index.groups.CollectionsGroup`."""
+        from them: :class:`paperscope.index.collections_group.CollectionsGroup`."""
+        from paperscope.index.collections_group import CollectionsGroup
+
         return CollectionsGroup(self)
 
     def _curated(self, papers: PaperTable) -> None:

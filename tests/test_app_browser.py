@@ -405,7 +405,7 @@ def test_a_library_file_is_imported_into_a_collection_with_the_command_lines_sum
 ):
     from playwright.sync_api import expect
 
-    from paperscope.index.groups import CollectionsGroup
+    from paperscope.index.collections_group import CollectionsGroup
 
     title = sample_index.papers["title"][5]
     library = tmp_path / "zotero.bib"

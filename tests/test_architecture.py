@@ -289,6 +289,8 @@ def test_a_lookup_in_a_fresh_process_loads_no_build_code(sample_index_dir):
     modules, chains = loaded_in_fresh_process(code)
     assert "paperscope.index.paper_index" in modules and "faiss" in modules  # it did load and search
     assert_no_build_code(modules, chains, "a lookup (load, similar, search)")
+    collections = [module for module in modules if module.startswith("paperscope.index.collections")]
+    assert not collections, f"a lookup loaded the collections' code: {collections}"  # ix.collections loads it
 
 
 def test_the_app_module_in_a_fresh_process_loads_no_build_code():
@@ -312,7 +314,7 @@ BASE, EMBED, COMMON = "paperscope", "paperscope.embed", "paperscope.index.common
 STORE, SEARCH, TOPICS = "paperscope.index.store", "paperscope.index.search", "paperscope.index.topics"
 BUILD, ANALYSIS, COLLECTIONS = "paperscope.index.build", "paperscope.index.analysis", "paperscope.index.collections"
 FRONT, UI = "paperscope.index.paper_index", "paperscope.ui"
-FRONT_MODULES = (FRONT, "paperscope.index.groups")  # the front and its groups (ix.map, ix.topics, ix.collections)
+FRONT_MODULES = (FRONT, "paperscope.index.groups", "paperscope.index.collections_group")  # the front, its groups
 # Each room and the rooms it may import (besides itself), type-only imports included: the shared
 # room (the papers' table, the keyword index, k-means) under both the store and search; the
 # collections get parts (a papers' table, a manifest, a query encoder), never the front; the user

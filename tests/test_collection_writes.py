@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from paperscope import PaperIndex
-from paperscope.index.groups import CollectionsGroup
+from paperscope.index.collections_group import CollectionsGroup
 from tests.servers import paperscope_server
 
 pytestmark = pytest.mark.slow  # copies of the library corpus's index, real processes

@@ -17,7 +17,7 @@ import pytest
 from paperscope import Feedback, PaperIndex, QuerySettings, UserError, build_index
 from paperscope.index.build.add import add_papers
 from paperscope.index.collections.database import default_path
-from paperscope.index.groups import CollectionsGroup
+from paperscope.index.collections_group import CollectionsGroup
 from tests.corpora import read_corpus
 
 pytestmark = pytest.mark.slow  # every test here uses an index of its own (the library corpus)

@@ -3,7 +3,7 @@ of new papers like them.
 
 ``PaperIndex.collections`` gives the collections of that index (this module's
 :class:`Collections`, handed the parts of the index it needs, with the front's recommendations
-and digest added by :class:`paperscope.index.groups.CollectionsGroup`); the CLI
+and digest added by :class:`paperscope.index.collections_group.CollectionsGroup`); the CLI
 (``paperscope collection …``, ``recommend``, ``digest``), the app and the service use it. The
 collections themselves live in the data folder's SQLite file (:mod:`.database`), tied to the
 index's identity (its ``IDENTITY`` file, not its path), so they survive rebuilds and

@@ -1,0 +1,62 @@
+"""The front's ``ix.collections``: the collections of an index and the recommendations from them.
+
+Part of the front (:mod:`paperscope.index.paper_index`), imported when ``ix.collections`` is first
+used: a lookup loads no collections code.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from paperscope.errors import Contradiction
+from paperscope.index.collections.collections import Collections, IndexParts, check_name, empty_note
+from paperscope.index.search.ranking import Ranking
+from paperscope.index.search.results import Results
+
+if TYPE_CHECKING:
+    from paperscope.index.paper_index import PaperIndex
+
+
+class CollectionsGroup(Collections):
+    """``ix.collections``: the index's collections (:class:`Collections`, kept in ``database_path``,
+    default: the data folder's), and recommendations from them: one collection's papers steer,
+    another's may steer away, the feed keeps to papers new since a time."""
+
+    def __init__(self, index: PaperIndex, database_path=None):
+        super().__init__(IndexParts(index.folder, index._papers, index.manifest, index._queries), database_path)
+        self._index = index
+
+    def recommend(self, name: str, avoid: str | None = None, k: int = 20, new: bool = False, since=None, within=None):
+        """Papers like the collection ``name`` (its members excluded), and unlike the collection
+        ``avoid``, as :class:`~paperscope.index.search.results.Results`. ``new``: only papers that
+        came into the index since the collection was last marked shown; ``since``: since that time
+        instead; ``within``: only the papers of this mask (``PaperIndex.where``). Nothing is marked
+        shown (:meth:`mark_shown` does that)."""
+        if new and since is not None:
+            raise Contradiction(
+                "new (papers added since the collection was last marked shown) and since (papers added since a "
+                "date) contradict each other; give one"
+            )
+        if avoid is not None and check_name(avoid) == check_name(name):
+            raise Contradiction(f"the collection to avoid is '{check_name(name)}' itself; name another collection")
+        ids, vectors = self.steering(name)
+        if not ids and not len(vectors):
+            nothing = Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)}, note=empty_note(name))
+            return Results(nothing, self._index._papers)
+        avoid_ids, avoid_vectors = self.steering(avoid) if avoid else ([], None)
+        if new or since is not None:
+            fresh = self._index.where(added_since=since if since is not None else self.shown(name))
+            within = fresh if within is None else within & fresh
+        return self._index.recommend(
+            ids, negative=avoid_ids, k=k, within=within, positive_vectors=vectors, negative_vectors=avoid_vectors
+        )
+
+    def digest(self, k: int = 5) -> list[dict]:
+        """Each collection's top ``k`` new papers (come into the index since it was last marked
+        shown): a list of {name, since, papers (:class:`Results`)}. Nothing is marked shown."""
+        return [
+            {"name": name, "since": self.shown(name), "papers": self.recommend(name, k=k, new=True)}
+            for name in self.names()
+        ]
