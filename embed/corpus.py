@@ -11,21 +11,25 @@ dumps (BibTeX, RIS, CSL-JSON, OpenAlex works, Semantic Scholar records) are read
 from __future__ import annotations
 
 import csv
-import gzip
 import hashlib
-import io
 import json
 import logging
 import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
 import pandas as pd
 
-from paperscope.embed import library
+from paperscope.embed import library, streams
 from paperscope.embed.text import normalise_text
 from paperscope.embed.titles import derive_title
 from paperscope.errors import UserError
+from paperscope.settings import MAX_LINE_BYTES, PARQUET_BATCH_ROWS, STREAM_HEAD_BYTES, STREAM_HEAD_RECORDS
 
 # Candidate column names, most specific first; matched after column_key (case, spaces,
 # punctuation and bracketed notes do not count: "Paper Title (final)" is paper_title).
@@ -47,7 +51,6 @@ FIELD_NAMES = {
 OPTIONAL_FIELDS = ["year", "authors", "venue", "url", "categories", "doi", "arxiv_id"]
 logger = logging.getLogger(__name__)
 MAX_ABSTRACT_CHARS = 200_000  # longer "abstracts" are whole papers pasted by mistake
-MAX_FILE_BYTES = 2 * 1024**3
 TEXT_RECIPE = "title + '. ' + abstract when the paper has a real title, else the abstract alone"
 
 
@@ -121,93 +124,68 @@ def detect_format(path: Path, head: bytes) -> str:
     return "text"
 
 
-def _read_bytes(path: Path) -> bytes:
-    if path.is_dir():
-        raise UserError(f"{path}: is a directory; pass the corpus files inside it")
-    if not path.exists():
-        raise UserError(f"{path}: no such file")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise UserError(f"{path}: larger than {MAX_FILE_BYTES // 1024**3} GiB; split it into several files")
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise UserError(f"{path}: broken gzip data ({exc})") from None
-    if not data.strip():
-        raise UserError(f"{path}: the file is empty")
-    return data
-
-
-def _decode(path: Path, data: bytes) -> str:
-    """UTF-8 (or UTF-16 with a byte-order mark) text; binary data and other encodings are refused."""
-    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
-    if not utf16 and b"\x00" in data:
-        line = data[: data.index(b"\x00")].count(b"\n") + 1
-        raise UserError(
-            f"{path}:{line}: binary data (NUL bytes), not a text corpus; pass CSV, TSV, JSON, JSONL, TXT or Parquet"
-        )
-    try:
-        text = data.decode("utf-16" if utf16 else "utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise UserError(
-            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
-            "save it as UTF-8 or pass a CSV/JSON/Parquet file"
-        ) from None
-    if not text.strip():
-        raise UserError(f"{path}: the file is empty")
-    if "\x00" in text:
-        line = text[: text.index("\x00")].count("\n") + 1
-        raise UserError(f"{path}:{line}: NUL character in text; this looks like a binary file, not a corpus")
-    return text
-
-
-def _read_text_format(path: Path, text: str) -> list[tuple[int, dict]]:
+def _read_text_format(path: Path, lines) -> Iterator[tuple[int, dict]]:
     """Blocks separated by blank lines; a first one-line block without a full stop is a heading."""
-    blocks, start, current = [], 1, []
-    for number, line in enumerate(text.splitlines(), start=1):
+    heading, first, start, current = "", True, 1, []
+
+    def block(start: int, lines: list[str]):
+        nonlocal first, heading
+        if first:
+            first = False
+            only = lines[0] if len(lines) == 1 else ""
+            if only and len(only) <= 120 and not only.rstrip().endswith("."):
+                heading = normalise_text(only)
+                return None
+        return (start, {"abstract": " ".join(lines), "venue": heading})
+
+    found = False
+    for number, line in lines:
         if line.strip():
             if not current:
                 start = number
             current.append(line)
         elif current:
-            blocks.append((start, current))
+            if (row := block(start, current)) is not None:
+                found = True
+                yield row
             current = []
-    if current:
-        blocks.append((start, current))
-    heading = ""
-    first_lines = blocks[0][1] if blocks else []
-    if len(first_lines) == 1 and len(first_lines[0]) <= 120 and not first_lines[0].rstrip().endswith("."):
-        heading = normalise_text(first_lines[0])
-        blocks = blocks[1:]
-    if not blocks:
+    if current and (row := block(start, current)) is not None:
+        found = True
+        yield row
+    if not found:
         raise UserError(f"{path}: no abstracts after the heading line (abstracts are separated by blank lines)")
-    return [(line, {"abstract": " ".join(lines), "venue": heading}) for line, lines in blocks]
 
 
-def _read_delimited(path: Path, text: str, delimiter: str) -> list[tuple[int, dict]]:
+def _csv_lines(chunks) -> Iterator[str]:
+    """Lines split as ``io.StringIO(newline="")`` splits them: at LF, CR LF and a lone CR."""
+    for _, chunk in chunks:
+        if "\r" in chunk:
+            yield from (piece for piece in re.split(r"(?<=\r)(?!\n)", chunk) if piece)
+        else:
+            yield chunk
+
+
+def _read_delimited(path: Path, chunks, delimiter: str) -> Iterator[tuple[int, dict]]:
     csv.field_size_limit(MAX_ABSTRACT_CHARS * 10)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    reader = csv.reader(_csv_lines(chunks), delimiter=delimiter, strict=True)
     try:
-        header = next(reader)
-        rows = []
+        header = next(reader, None)
+        if header is None:
+            return
         for row in reader:
             if not any(cell.strip() for cell in row):
                 continue
             if len(row) != len(header):
                 raise UserError(f"{path}:{reader.line_num}: {len(row)} fields where the header has {len(header)}")
-            rows.append((reader.line_num, dict(zip(header, row, strict=True))))
+            yield reader.line_num, dict(zip(header, row, strict=True))
     except csv.Error as exc:
         raise UserError(
             f"{path}:{reader.line_num}: malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})"
         ) from None
-    return rows
 
 
-def _read_jsonl(path: Path, text: str) -> list[tuple[int, dict]]:
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
+def _read_jsonl(path: Path, lines) -> Iterator[tuple[int, dict]]:
+    for number, line in lines:
         if not line.strip():
             continue
         try:
@@ -216,11 +194,11 @@ def _read_jsonl(path: Path, text: str) -> list[tuple[int, dict]]:
             raise UserError(f"{path}:{number}: broken JSON line ({getattr(exc, 'msg', 'nested too deeply')})") from None
         if not isinstance(record, dict):
             raise UserError(f"{path}:{number}: expected a JSON object, found {type(record).__name__}")
-        rows.append((number, record))
-    return rows
+        yield number, record
 
 
-def _read_json(path: Path, text: str) -> list[tuple[int, dict]]:
+def _read_json_text(path: Path, text: str) -> list[tuple[int, dict]]:
+    """A JSON document read whole: a list of records, or an object holding one."""
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
@@ -245,15 +223,137 @@ def _read_json(path: Path, text: str) -> list[tuple[int, dict]]:
     return [(i + 1, record) for i, record in enumerate(data)]
 
 
-def _read_parquet(path: Path, data: bytes) -> list[tuple[int, dict]]:
+def _read_json(path: Path, source: streams.Source) -> Iterator[tuple[int, dict]]:
+    """A JSON list streamed item by item (:func:`_json_items`); a file of JSON objects a line each (the arXiv
+    snapshot's ``.json``) as JSON lines; any other JSON (an object holding the list) read whole.
+    An error while streaming is reported as the whole-file read reports it (the file read again)."""
+    head = source.head(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head.startswith(b"{"):
+        first, _, rest = source.head(streams.BUFFER_BYTES).removeprefix(b"\xef\xbb\xbf").lstrip().partition(b"\n")
+        if rest.strip() and _is_object(first.decode("utf-8", errors="replace")):
+            yield from _read_jsonl(path, source.lines())
+            return
+    if not head.startswith(b"[") or source.head(2).startswith(streams.UTF16_MARKS):
+        yield from _read_json_text(path, streams.decode(path, source.read_all()))  # nothing read yet: all of it
+        return
+    done = 0
+    try:
+        for record in _json_items(source):
+            done += 1
+            yield done, record
+        return
+    except _BrokenJson as broken:
+        where, reason = broken.args
+    if not source.disk.seekable():  # a named pipe is read once
+        raise UserError(f"{path}:{where}: broken JSON ({reason})")
+    with streams.Source(path) as again:  # the whole-file read names the error as it always has
+        try:
+            data = again.read_all()
+        except UserError:
+            raise UserError(f"{path}:{where}: broken JSON ({reason})") from None
+    yield from _read_json_text(path, streams.decode(path, data))[done:]
+
+
+class _BrokenJson(Exception):
+    """A JSON list that does not stream: (line, reason)."""
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+JSON_READ_CHARS = 1024 * 1024  # characters of a JSON list decoded at a time
+
+
+def _json_items(source: streams.Source) -> Iterator[dict]:
+    """The objects of a top-level JSON list, each decoded by json's own decoder (``raw_decode``) as
+    its text arrives, so a record reads as ``json.loads`` reads it; anything else is _BrokenJson."""
+    decoder, chunks = json.JSONDecoder(), source.chunks()
+    state = {"buffer": "", "start": 0, "line": 1, "done": False}
+
+    def fill(least: int) -> bool:
+        buffer = state["buffer"][state["start"] :]
+        pieces, size = [buffer], len(buffer)
+        for _, chunk in chunks:
+            pieces.append(chunk)
+            size += len(chunk)
+            if size >= least:
+                break
+        else:
+            state["done"] = True
+        state["buffer"], state["start"] = "".join(pieces), 0
+        return size > len(buffer)
+
+    def next_char() -> str:
+        while True:
+            buffer, start = state["buffer"], state["start"]
+            end = _SPACE.match(buffer, start).end()
+            state["line"] += buffer.count("\n", start, end)
+            state["start"] = end
+            if end < len(buffer):
+                return buffer[end]
+            if state["done"] or not fill(JSON_READ_CHARS):
+                return ""
+
+    def broken(reason: str) -> _BrokenJson:
+        return _BrokenJson(state["line"], reason)
+
+    if next_char() != "[":
+        raise broken("not a JSON list")
+    state["start"] += 1
+    closing = next_char() == "]"
+    while not closing:
+        while True:
+            try:
+                item, end = decoder.raw_decode(state["buffer"], state["start"])
+                break
+            except RecursionError:
+                raise broken("nested too deeply") from None
+            except json.JSONDecodeError as exc:
+                pending = len(state["buffer"]) - state["start"]
+                if state["done"] or pending > MAX_LINE_BYTES or not fill(2 * pending + JSON_READ_CHARS):
+                    raise broken(exc.msg) from None
+        if not isinstance(item, dict):
+            raise broken(f"a {type(item).__name__}, not a JSON object")
+        yield item
+        state["line"] += state["buffer"].count("\n", state["start"], end)
+        state["start"] = end
+        following = next_char()
+        state["start"] += 1
+        if following == ",":
+            next_char()
+        elif following == "]":
+            closing = True
+        else:
+            raise broken("expected , or ] after a record")
+    if next_char():
+        raise broken("extra data after the list")
+
+
+def _is_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+
+
+def _read_parquet(path: Path, source: streams.Source) -> Iterator[tuple[int, dict]]:
+    """A Parquet file a batch of rows at a time (``PARQUET_BATCH_ROWS``, within its row groups);
+    a ``.parquet.gz`` (or a named pipe) is copied to a temporary file first (Parquet needs to seek)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    try:
-        table = pq.read_table(pa.BufferReader(data))
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise UserError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
-    return [(i + 1, record) for i, record in enumerate(table.to_pylist())]
+    with nullcontext() if source.seekable() else tempfile.TemporaryFile() as copy:
+        if copy is not None:
+            shutil.copyfileobj(source.stream, copy, streams.BUFFER_BYTES)
+            copy.seek(0)
+        number = 0
+        try:
+            parquet = pq.ParquetFile(copy if copy is not None else source.disk, pre_buffer=False)
+            # a row group at a time, none read ahead
+            for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, use_threads=False):
+                for record in batch.to_pylist():
+                    number += 1
+                    yield number, record
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise UserError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
 
 
 def _as_text(value) -> str:
@@ -322,39 +422,84 @@ def read_records(
     announce: bool = True,
     keep_without_abstract: bool = False,
 ) -> list[dict]:
-    """Read one corpus file into a list of paper dicts with normalised fields and a ``source``;
-    ``announce`` logs which columns were used (once per build: a second pass over the files passes False).
-    Entries of a library file (BibTeX, RIS, CSL-JSON, OpenAlex, Semantic Scholar) without an abstract
-    are counted in one log line and left out, unless ``keep_without_abstract`` (a collection's members
-    are matched by DOI, arXiv id or title, abstract or not)."""
-    path = Path(path)
-    data = _read_bytes(path)
-    fmt = detect_format(path, data[:64])
-    text = ""
+    """Read one corpus file into a list of paper dicts with normalised fields and a ``source``
+    (:func:`iter_records`, every record at once)."""
+    return list(iter_records(path, overrides, announce, keep_without_abstract))
+
+
+def _rows(path: Path, source: streams.Source, fmt: str) -> Iterator[tuple[int, dict]]:
+    """The raw records of a file of a corpus format, streamed: (line or item number, record)."""
     if fmt == "parquet":
-        rows = _read_parquet(path, data)
-    elif fmt in ("bib", "ris"):
-        text = _decode(path, data)
-        read = (library.read_bibtex if fmt == "bib" else library.read_ris)(path, text)
-        return _library_records(path, read, overrides or {}, announce, keep_without_abstract)
-    else:
-        text = _decode(path, data)
-        readers = {
-            "text": _read_text_format,
-            "jsonl": _read_jsonl,
-            "json": _read_json,
-            "csv": lambda p, t: _read_delimited(p, t, ","),
-            "tsv": lambda p, t: _read_delimited(p, t, "\t"),
-        }
-        rows = readers[fmt](path, text)
-    if not rows:
+        return _read_parquet(path, source)
+    if fmt == "json":
+        return _read_json(path, source)
+    if fmt in ("csv", "tsv"):
+        return _read_delimited(path, source.chunks(), "," if fmt == "csv" else "\t")
+    return (_read_text_format if fmt == "text" else _read_jsonl)(path, source.lines())
+
+
+def iter_records(
+    path: str | Path,
+    overrides: dict[str, str | None] | None = None,
+    announce: bool = True,
+    keep_without_abstract: bool = False,
+    *,
+    on_bytes=None,
+) -> Iterator[dict]:
+    """Read one corpus file as paper dicts with normalised fields and a ``source``, one record at
+    a time (memory independent of the file's size; a ``.gz`` decompressed as it is read, guarded
+    against compression bombs: ``embed.streams``). The fields are chosen from the keys of the
+    first ``STREAM_HEAD_RECORDS`` records (fewer when they take over ``STREAM_HEAD_BYTES``).
+    ``announce`` logs which columns were used (once per build: a second pass over the files passes
+    False). Entries of a library file (BibTeX, RIS, CSL-JSON, OpenAlex, Semantic Scholar: read
+    whole) without an abstract are counted in one log line and left out, unless
+    ``keep_without_abstract`` (a collection's members are matched by DOI, arXiv id or title,
+    abstract or not). ``on_bytes(count)`` follows the bytes of the file on disk read so far."""
+    path = Path(path)
+    with streams.Source(path) as source:
+        if not source.head(1):
+            raise UserError(f"{path}: the file is empty")
+        fmt = detect_format(path, source.head(64))
+        if fmt in ("bib", "ris"):
+            text = streams.decode(path, source.read_all())
+            read = (library.read_bibtex if fmt == "bib" else library.read_ris)(path, text)
+            records = _library_records(path, read, overrides or {}, announce, keep_without_abstract)
+        else:
+            records = _mapped_records(path, source, fmt, overrides or {}, (announce, keep_without_abstract))
+        reported = 0
+        for record in records:
+            if on_bytes:
+                on_bytes(source.consumed() - reported)
+                reported = source.consumed()
+            yield record
+        if on_bytes:
+            on_bytes(max(path.stat().st_size - reported, 0))
+
+
+def _mapped_records(
+    path: Path, source: streams.Source, fmt: str, overrides: dict, flags: tuple[bool, bool]
+) -> Iterator[dict]:
+    """The records of a corpus format, their fields mapped by the first ones' keys (``iter_records``)."""
+    announce, keep_without_abstract = flags
+    rows = _rows(path, source, fmt)
+    head = []
+    for row in rows:  # the first STREAM_HEAD_RECORDS records, or fewer in the first STREAM_HEAD_BYTES
+        head.append(row)
+        if len(head) >= STREAM_HEAD_RECORDS or source.decompressed() > STREAM_HEAD_BYTES:
+            break
+    if not head:
         raise UserError(f"{path}: no records found")
-    kind = library.recognise([record for _, record in rows[:20]]) if fmt in ("json", "jsonl", "parquet") else None
-    if kind:
-        read = library.map_records(path, text, kind, rows)
-        return _library_records(path, read, overrides or {}, announce, keep_without_abstract)
-    columns = list(dict.fromkeys(key for _, record in rows for key in record))
-    mapping = _resolve_columns(path, columns, overrides or {}, fmt, keep_without_abstract)
+    kind = library.recognise([record for _, record in head[:20]]) if fmt in ("json", "jsonl", "parquet") else None
+    if kind:  # a library dump: read whole (CSL-JSON's items are numbered by the text's lines)
+        text = ""
+        if kind == "csl" and fmt == "json" and source.disk.seekable():  # from a named pipe: items numbered
+            with streams.Source(path) as again:
+                text = streams.decode(path, again.read_all())
+        read = library.map_records(path, text, kind, [*head, *rows])
+        yield from _library_records(path, read, overrides, announce, keep_without_abstract)
+        return
+    columns = list(dict.fromkeys(key for _, record in head for key in record))
+    mapping = _resolve_columns(path, columns, overrides, fmt, keep_without_abstract)
     if "arxiv_id" not in mapping and "id" in mapping and {"authors_parsed", "versions"} <= set(columns):
         mapping["arxiv_id"] = mapping["id"]  # the arXiv metadata snapshot: its ids are arXiv ids
     if announce and fmt != "text":
@@ -365,8 +510,7 @@ def read_records(
         (column for column in columns if column_key(column) in FIELD_NAMES["url"]),
         key=lambda column: FIELD_NAMES["url"].index(column_key(column)),
     )
-    records = []
-    for line, raw in rows:
+    for line, raw in chain(head, rows):
         record = {name: _as_text(raw.get(column)) for name, column in mapping.items() if name != "url"}
         if "year" in record:
             record["year"] = _year(record["year"])
@@ -378,8 +522,7 @@ def read_records(
         if link:
             record["url"] = link
         record["source"] = f"{path.name}:{line}"
-        records.append(record)
-    return records
+        yield record
 
 
 def _library_records(
@@ -504,17 +647,13 @@ def admitted_papers(
     on_bytes=None,
 ):
     """The papers (``paper_row`` dicts) ``admission`` keeps, reading one file at a time, in corpus
-    order; ``announce`` as in ``read_records``. ``on_bytes(count)`` follows the reading: each
-    record, kept or not, accounts for an equal share of its file's bytes on disk."""
+    order, a record at a time (:func:`iter_records`); ``announce`` as in ``read_records``.
+    ``on_bytes(count)`` follows the reading: the bytes of the files on disk read so far."""
     if not paths:
         raise UserError("no corpus files given")
     for path in paths:
-        records = read_records(path, overrides, announce)
-        share = Path(path).stat().st_size / len(records)
-        for record in records:
+        for record in iter_records(path, overrides, announce, on_bytes=on_bytes):
             row = paper_row(record)
-            if on_bytes:
-                on_bytes(share)
             if admission.admit(row["source"], row["id"], abstract_key(row["abstract"]), len(row["abstract"])):
                 yield row
 

@@ -45,6 +45,19 @@ UNCLUSTERED_NAME = "unclustered"  # the topic name of papers in no cluster
 UNCLUSTERED = -1  # the cluster number of papers in no cluster
 MAX_NAME_CHARS = 200  # a name a person gives (a topic, a seed topic, a collection): 1 to this many characters
 MAP_COLUMNS = ("title", "x", "y", "cluster", "coarse_cluster", "map_trust")  # what the map draws of each paper
+# Corpus files (embed/streams.py): every reader streams, record by record; a .gz is decompressed as it is read.
+# A .gz whose output passes GZIP_MAX_RATIO times the compressed bytes read so far, once more than
+# GZIP_RATIO_FROM_BYTES came out, is refused as a compression bomb: JSON lines like the arXiv snapshot's
+# compress 3 to 5 times (2.9 for 300,000 generated records of 1 KB), a bomb 1,000 times; the
+# first 32 MiB are let through whatever their ratio (a small file of repeated lines), so a bomb is
+# stopped with at most 32 MiB out (and 100 times the compressed bytes: the app's 50 MB upload, 5 GB).
+GZIP_MAX_RATIO = 100
+GZIP_RATIO_FROM_BYTES = 32 * 1024**2
+WHOLE_FILE_MAX_BYTES = 2 * 1024**3  # decompressed bytes of a format read whole (BibTeX, RIS, CSL-JSON, a JSON object)
+MAX_LINE_BYTES = 64 * 1024**2  # one line of a text format (a JSON line, a CSV row's line)
+STREAM_HEAD_RECORDS = 1_000  # records read before the fields are chosen: their keys name the columns...
+STREAM_HEAD_BYTES = 16 * 1024**2  # ...or fewer, those in the first 16 MiB (the head is held until then)
+PARQUET_BATCH_ROWS = 10_000  # rows of a Parquet file converted at a time
 # Measured with benchmarks/duplicates_threshold.py: see paperscope.index.analysis.corpus.
 DUPLICATE_THRESHOLD = 0.92
 # Rankings written into each manifest; chosen by benchmarks/quality.py (see docs/quality.md).

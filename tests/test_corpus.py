@@ -135,24 +135,29 @@ def _records():
 
 @pytest.mark.parametrize(
     "name",
-    ["papers.csv", "papers.tsv", "papers.json", "papers.jsonl", "papers.parquet", "papers.csv.gz", "papers.jsonl.gz"],
+    [
+        *("papers.csv", "papers.tsv", "papers.json", "list.json", "papers.jsonl", "papers.parquet"),
+        *("papers.csv.gz", "papers.tsv.gz", "papers.json.gz", "list.json.gz", "papers.jsonl.gz", "papers.parquet.gz"),
+    ],
 )
 def test_every_format_reads_the_same_papers(tmp_path, name):
     frame = pd.DataFrame(_records())
     path = tmp_path / name
     plain = name.removesuffix(".gz")
     if plain.endswith(".parquet"):
-        frame.to_parquet(path)
+        data = frame.to_parquet()
     else:
         if plain.endswith(".csv") or plain.endswith(".tsv"):
             flat = frame.assign(authors=frame["authors"].str.join("; "))
             text = flat.to_csv(index=False, sep="\t" if plain.endswith(".tsv") else ",")
         elif plain.endswith(".jsonl"):
             text = "\n".join(json.dumps(r) for r in _records())
-        else:
+        elif plain == "list.json":  # a JSON list: streamed a record at a time
+            text = json.dumps(_records(), indent=2)
+        else:  # a JSON object holding the list: read whole
             text = json.dumps({"papers": _records()})
         data = text.encode()
-        path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
     papers, _ = read_corpus([path])
     assert papers["id"].tolist() == ["p1", "p2"]
     assert papers["title"].tolist() == ["GNNs on heterophily", "Fast video diffusion"]
@@ -310,3 +315,188 @@ def test_overlong_and_empty_abstracts_are_skipped_and_reported(tmp_path):
         "mixed.jsonl:2: empty abstract",
         "mixed.jsonl:3: abstract of 249,999 characters (limit 200,000)",
     ]
+
+
+def test_a_json_file_of_json_lines_reads_as_json_lines(tmp_path):
+    """The arXiv snapshot is JSON lines named .json: read line by line, not refused as broken JSON."""
+    path = tmp_path / "arxiv-metadata-oai-snapshot.json"
+    path.write_text(
+        json.dumps({"id": "1", "abstract": ABSTRACT_A}) + "\n" + json.dumps({"id": "2", "abstract": ABSTRACT_B})
+    )
+    papers, _ = read_corpus([path])
+    assert papers["id"].tolist() == ["1", "2"]
+    assert papers["source"].tolist() == ["arxiv-metadata-oai-snapshot.json:1", "arxiv-metadata-oai-snapshot.json:2"]
+
+
+def test_a_broken_record_late_in_a_json_list_names_its_line(tmp_path):
+    records = [{"abstract": f"Paper {i} studies graphs."} for i in range(3000)]
+    text = json.dumps(records, indent=1)
+    cut = text.rindex('"abstract"')  # the last record loses its closing quote
+    path = tmp_path / "late.json.gz"
+    path.write_bytes(gzip.compress((text[:cut] + '"abstract": "cut off}]').encode()))
+    with pytest.raises(UserError, match=rf"late.json.gz:{text[:cut].count(chr(10)) + 1}: broken JSON") as error:
+        read_corpus([path])
+    assert "\n" not in str(error.value)
+
+
+# Reading in bounded memory. Each reading runs in a fresh process that reports its own peak RSS, the
+# VmHWM of /proc/self/status: getrusage's ru_maxrss is no use here, as Linux carries it over exec
+# from the memory of the process that started the child (the pytest process, which wrote the
+# files), and RUSAGE_CHILDREN is the peak of every child pytest ever waited for. Importing the
+# readers (pandas, pyarrow) takes about 110 MB; a text format reads in a few MB more (1 MiB buffers,
+# a line, the first records until the fields are chosen: at most 16 MiB), where the whole-file
+# reader took 1.77 GB for the 318 MB of JSON lines of 300,000 records (CHANGELOG.md, #39); a
+# compression bomb is stopped after 32 MiB out (a line of up to 64 MiB held); Parquet holds one
+# row group decoded (30,000 rows of 1 KB here: 115 MB more). Bounds: 160 MB for text, 300 MB for a
+# bomb and for Parquet.
+PEAK_MB = {"text": 160, "bomb": 300, "parquet": 300}
+READER = """
+import hashlib, json, re, sys
+from paperscope import UserError
+from paperscope.embed.corpus import iter_records
+out = {}
+for path in sys.argv[1:]:
+    digest, first, count = hashlib.sha256(), hashlib.sha256(), 0
+    try:
+        for record in iter_records(path, announce=False):
+            record.pop("source")
+            data = json.dumps(record, sort_keys=True).encode()
+            digest.update(data)
+            if count < 100:
+                first.update(data)
+            count += 1
+    except UserError as error:
+        out[path] = {"error": str(error), "count": count}
+        continue
+    out[path] = {"count": count, "digest": digest.hexdigest(), "first": first.hexdigest()}
+out["peak_mb"] = int(re.search(r"VmHWM:\\s*(\\d+) kB", open("/proc/self/status").read()).group(1)) / 1024
+print(json.dumps(out))
+"""
+
+
+def _read_in_subprocess(*paths) -> dict:
+    """What :data:`READER` says of each file (records, digests, or the error) and its peak RSS in MB."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", READER, *map(str, paths)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _gzip_bomb(path, one_line: bool) -> None:
+    """A .gz of over 1 GiB of JSON lines (one line, or lines of 16 KiB) in about 1 MB: the same
+    16 MiB compressed once, its gzip member written 70 times (a deflate stream expands 1,032:1 at most)."""
+    block = ("a" * (16 * 1024**2)) if one_line else (json.dumps({"abstract": "a" * 16_000}) + "\n") * 1040
+    member = gzip.compress(block.encode(), 9)
+    with open(path, "wb") as out:
+        if one_line:
+            out.write(gzip.compress(b'{"abstract": "'))
+        for _ in range(70):
+            out.write(member)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("one_line", [True, False], ids=["one line", "many lines"])
+def test_a_gzip_bomb_is_stopped_in_bounded_memory(tmp_path, one_line):
+    path = tmp_path / "papers.jsonl.gz"
+    _gzip_bomb(path, one_line)
+    assert path.stat().st_size < 2 * 1024**2
+    said = _read_in_subprocess(path)
+    error = said[str(path)]["error"]
+    assert "\n" not in error and error.startswith(f"{path}: expands more than 100 times"), error
+    assert "a compression bomb?" in error
+    assert said["peak_mb"] < PEAK_MB["bomb"], said
+
+
+@pytest.mark.slow
+def test_a_format_read_whole_is_guarded_too(tmp_path):
+    path = tmp_path / "library.bib.gz"
+    path.write_bytes(gzip.compress(b"@article{x, abstract = {" + b"a" * (600 * 1024**2), 9))
+    with pytest.raises(UserError, match=r"library.bib.gz: expands more than 100 times") as error:
+        read_corpus([path])
+    assert "\n" not in str(error.value)
+
+
+def _write_big_corpus(folder, count: int) -> list:
+    """The same ``count`` records as JSON lines, a JSON list, CSV and Parquet (row groups of 30,000)."""
+    import csv
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    filler = " ".join(f"w{i % 997}" for i in range(210))
+    paths = [folder / "big.jsonl", folder / "big.json", folder / "big.csv", folder / "big.parquet"]
+    with open(paths[0], "w") as lines, open(paths[1], "w") as array, open(paths[2], "w", newline="") as table:
+        rows = csv.writer(table)
+        rows.writerow(["id", "title", "abstract", "year"])
+        array.write("[\n")
+        writer = pq.ParquetWriter(
+            paths[3], pa.schema({"id": pa.string(), "title": pa.string(), "abstract": pa.string(), "year": pa.int64()})
+        )
+        for start in range(0, count, 30_000):
+            batch = [
+                {
+                    "id": f"p{i}",
+                    "title": f"Paper {i}",
+                    "abstract": f"Paper {i} studies {filler}.",
+                    "year": 2000 + i % 25,
+                }
+                for i in range(start, min(start + 30_000, count))
+            ]
+            lines.writelines(json.dumps(record) + "\n" for record in batch)
+            array.write(
+                ",\n".join(json.dumps(record) for record in batch) + (",\n" if start + 30_000 < count else "\n]\n")
+            )
+            rows.writerows([record.values() for record in batch])
+            writer.write_table(pa.Table.from_pylist(batch))
+        writer.close()
+    (folder / "first.json").write_text(json.dumps({"papers": [_big_record(i, filler) for i in range(100)]}))
+    return paths
+
+
+def _big_record(number: int, filler: str) -> dict:
+    return {
+        "id": f"p{number}",
+        "title": f"Paper {number}",
+        "abstract": f"Paper {number} studies {filler}.",
+        "year": 2000 + number % 25,
+    }
+
+
+@pytest.mark.slow
+def test_big_files_of_every_format_are_read_as_streams(tmp_path):
+    """300,000 records (the JSON lines 310 MB on disk) in each format: every record read, the same
+    records whatever the format, the first 100 those of a JSON object read whole, in bounded memory."""
+    import pyarrow.parquet as pq
+
+    paths = _write_big_corpus(tmp_path, 300_000)
+    assert paths[0].stat().st_size > 300e6 and pq.ParquetFile(paths[3]).num_row_groups == 10
+    whole = _read_in_subprocess(tmp_path / "first.json")[str(tmp_path / "first.json")]
+    assert whole["count"] == 100
+    digests = set()
+    for path in paths:
+        said = _read_in_subprocess(path)
+        path.unlink()
+        assert said[str(path)]["count"] == 300_000, path
+        assert said[str(path)]["first"] == whole["digest"], path
+        assert said["peak_mb"] < PEAK_MB["parquet" if path.suffix == ".parquet" else "text"], said
+        digests.add(said[str(path)]["digest"])
+    assert len(digests) == 1
+
+
+@pytest.mark.slow
+def test_a_file_over_two_gigabytes_is_read_whole_in_bounded_memory(tmp_path):
+    """The 2 GiB refusal is gone for the formats read as streams: 2.2 GB of JSON lines, every record
+    read (lines of 150 KB, a short abstract and a long field no reader looks at, so that reading
+    takes seconds; the arXiv snapshot's 4.5 GB of 1 KB lines read as fast as the 300,000 above)."""
+    path = tmp_path / "huge.jsonl"
+    pad = "x" * 150_000
+    with open(path, "w") as out:
+        for i in range(15_000):
+            out.write(json.dumps({"abstract": f"Paper {i} studies graphs.", "pad": pad}) + "\n")
+    assert path.stat().st_size > 2.05 * 1024**3
+    said = _read_in_subprocess(path)
+    path.unlink()
+    assert said[str(path)]["count"] == 15_000, said
+    assert said["peak_mb"] < PEAK_MB["text"], said

@@ -243,3 +243,21 @@ def test_a_build_stopped_by_sigterm_cleans_up_as_on_ctrl_c_and_verify_names_left
     assert verified.returncode == 0 and f"1 leftover of a stopped build: {left[0].name}" in verified.stderr
     with generations.build_lock(folder):  # the next build or add takes the lock: the leftovers go at once
         assert generations.leftovers(folder) == []
+
+
+def test_an_error_late_in_a_stream_leaves_the_index_as_it_was(sample_index_dir, tmp_path):
+    """A broken record found at the end of the last file (the files read as streams) stops the
+    build in one line naming it, and the folder keeps its index, with nothing left of the build."""
+    folder = copy_index(sample_index_dir, tmp_path / "index")
+    before = generations.current_generation_name(folder)
+    first = tmp_path / "first.jsonl.gz"
+    first.write_bytes(
+        gzip.compress("".join(json.dumps({"abstract": f"Paper {i} on graphs."}) + "\n" for i in range(500)).encode())
+    )
+    late = tmp_path / "late.csv"
+    late.write_text("abstract\n" + "".join(f"Paper {i} on video.\n" for i in range(500)) + '"unterminated,quote\n')
+    with pytest.raises(UserError, match=r"late.csv:502: malformed CSV") as error:
+        build_index([first, late], folder)
+    assert "\n" not in str(error.value)
+    assert generations.current_generation_name(folder) == before and generations.leftovers(folder) == []
+    assert len(PaperIndex.load(folder)) == 38
