@@ -226,7 +226,7 @@ def _read_json_text(path: Path, text: str) -> list[tuple[int, dict]]:
 def _read_json(path: Path, source: streams.Source) -> Iterator[tuple[int, dict]]:
     """A JSON list streamed item by item (:func:`_json_items`); a file of JSON objects a line each (the arXiv
     snapshot's ``.json``) as JSON lines; any other JSON (an object holding the list) read whole.
-    An error while streaming is reported as the whole-file read reports it (the file read again)."""
+    An error while streaming names the line it is on, the file never read again."""
     head = source.head(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
     if head.startswith(b"{"):
         first, _, rest = source.head(streams.BUFFER_BYTES).removeprefix(b"\xef\xbb\xbf").lstrip().partition(b"\n")
@@ -236,26 +236,15 @@ def _read_json(path: Path, source: streams.Source) -> Iterator[tuple[int, dict]]
     if not head.startswith(b"[") or source.head(2).startswith(streams.UTF16_MARKS):
         yield from _read_json_text(path, streams.decode(path, source.read_all()))  # nothing read yet: all of it
         return
-    done = 0
     try:
-        for record in _json_items(source):
-            done += 1
-            yield done, record
-        return
+        yield from enumerate(_json_items(source), start=1)
     except _BrokenJson as broken:
         where, reason = broken.args
-    if not source.disk.seekable():  # a named pipe is read once
-        raise UserError(f"{path}:{where}: broken JSON ({reason})")
-    with streams.Source(path) as again:  # the whole-file read names the error as it always has
-        try:
-            data = again.read_all()
-        except UserError:
-            raise UserError(f"{path}:{where}: broken JSON ({reason})") from None
-    yield from _read_json_text(path, streams.decode(path, data))[done:]
+        raise UserError(f"{path}:{where}: {reason}") from None
 
 
 class _BrokenJson(Exception):
-    """A JSON list that does not stream: (line, reason)."""
+    """A JSON list that does not read: (line, what is wrong)."""
 
 
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -292,13 +281,15 @@ def _json_items(source: streams.Source) -> Iterator[dict]:
             if state["done"] or not fill(JSON_READ_CHARS):
                 return ""
 
-    def broken(reason: str) -> _BrokenJson:
-        return _BrokenJson(state["line"], reason)
+    def broken(reason: str, at: int | None = None) -> _BrokenJson:
+        """The error at the buffer's position ``at`` (default: where the next record starts)."""
+        lines = state["buffer"].count("\n", state["start"], at) if at is not None else 0
+        return _BrokenJson(state["line"] + lines, f"broken JSON ({reason})")
 
     if next_char() != "[":
         raise broken("not a JSON list")
     state["start"] += 1
-    closing = next_char() == "]"
+    closing, count = next_char() == "]", 0
     while not closing:
         while True:
             try:
@@ -309,9 +300,10 @@ def _json_items(source: streams.Source) -> Iterator[dict]:
             except json.JSONDecodeError as exc:
                 pending = len(state["buffer"]) - state["start"]
                 if state["done"] or pending > MAX_LINE_BYTES or not fill(2 * pending + JSON_READ_CHARS):
-                    raise broken(exc.msg) from None
+                    raise broken(exc.msg, exc.pos) from None
+        count += 1
         if not isinstance(item, dict):
-            raise broken(f"a {type(item).__name__}, not a JSON object")
+            raise _BrokenJson(state["line"], f"record {count} is a {type(item).__name__}, not a JSON object")
         yield item
         state["line"] += state["buffer"].count("\n", state["start"], end)
         state["start"] = end
