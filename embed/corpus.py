@@ -26,6 +26,8 @@ from pathlib import Path
 import pandas as pd
 
 from paperscope.embed import library, streams
+from paperscope.embed.columns import CorpusColumns, as_text, stored_name
+from paperscope.embed.conditions import Condition, parse
 from paperscope.embed.text import normalise_text
 from paperscope.embed.titles import derive_title
 from paperscope.errors import UserError
@@ -348,17 +350,6 @@ def _read_parquet(path: Path, source: streams.Source) -> Iterator[tuple[int, dic
             raise UserError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
 
 
-def _as_text(value) -> str:
-    """Flatten a field value (string, number, list of names, {'name': …} dicts) into one string."""
-    if value is None or (isinstance(value, float) and value != value):
-        return ""
-    if isinstance(value, dict):
-        value = value.get("name") or " ".join(str(v) for v in value.values() if isinstance(v, str))
-    if isinstance(value, (list, tuple)):
-        return "; ".join(filter(None, (_as_text(item) for item in value)))
-    return normalise_text(str(value))
-
-
 def column_key(name: str) -> str:
     """A column name as matched against FIELD_NAMES: lower case, bracketed notes dropped, every run
     of other characters one underscore ("Paper ID#" → paper_id, "Abstract Text" → abstract_text)."""
@@ -430,6 +421,45 @@ def _rows(path: Path, source: streams.Source, fmt: str) -> Iterator[tuple[int, d
     return (_read_text_format if fmt == "text" else _read_jsonl)(path, source.lines())
 
 
+@dataclass
+class Reading:
+    """What the reading of one build's files shares: the kinds of the corpus's own columns
+    (``columns``: told by the first file that has each), the conditions a record must pass to be
+    read (``where``: ``build --where``) and how many records they left out (``left_out``)."""
+
+    columns: CorpusColumns = field(default_factory=CorpusColumns)
+    where: tuple[Condition, ...] = ()
+    left_out: int = 0
+
+    def __post_init__(self):
+        self.where = tuple(parse(condition) for condition in self.where)
+
+    def tests(self, path: Path) -> list:
+        """The conditions as (condition, field or stored column, kind, bound), each column checked:
+        a field of paperscope's, or a column some file read so far has."""
+        tests = []
+        for condition in self.where:
+            if condition.column in FIELD_NAMES:
+                name, kind, extra = condition.column, "number" if condition.column == "year" else "text", False
+            elif stored_name(condition.column) in self.columns.kinds:
+                name, extra = stored_name(condition.column), True
+                kind = self.columns.kinds[name]
+            else:
+                known = ", ".join([*FIELD_NAMES, *self.columns.kinds])
+                raise UserError(f"{path}: no column '{condition.column}' for '{condition}'; the columns are: {known}")
+            tests.append((condition, name, kind, condition.bound(kind), extra))
+        return tests
+
+    def passes(self, record: dict, tests: list) -> bool:
+        """Whether ``record`` passes every test of :meth:`tests` (one that does not is counted)."""
+        for condition, name, kind, bound, extra in tests:
+            value = record.get("extra", {}).get(name) if extra else (record.get(name) or None)
+            if not condition.test(value, kind, bound):
+                self.left_out += 1
+                return False
+        return True
+
+
 def iter_records(
     path: str | Path,
     overrides: dict[str, str | None] | None = None,
@@ -437,17 +467,21 @@ def iter_records(
     keep_without_abstract: bool = False,
     *,
     on_bytes=None,
+    reading: Reading | None = None,
 ) -> Iterator[dict]:
-    """Read one corpus file as paper dicts with normalised fields and a ``source``, one record at
+    """Read one corpus file as paper dicts with normalised fields, the corpus's own columns
+    (``extra``: stored name → typed value, ``embed.columns``) and a ``source``, one record at
     a time (memory independent of the file's size; a ``.gz`` decompressed as it is read, guarded
-    against compression bombs: ``embed.streams``). The fields are chosen from the keys of the
-    first ``STREAM_HEAD_RECORDS`` records (fewer when they take over ``STREAM_HEAD_BYTES``).
-    ``announce`` logs which columns were used (once per build: a second pass over the files passes
-    False). Entries of a library file (BibTeX, RIS, CSL-JSON, OpenAlex, Semantic Scholar: read
-    whole) without an abstract are counted in one log line and left out, unless
-    ``keep_without_abstract`` (a collection's members are matched by DOI, arXiv id or title,
-    abstract or not). ``on_bytes(count)`` follows the bytes of the file on disk read so far."""
+    against compression bombs: ``embed.streams``). The fields are chosen, and the kinds of the
+    other columns told, from the first ``STREAM_HEAD_RECORDS`` records (fewer when they take over
+    ``STREAM_HEAD_BYTES``). ``announce`` logs which columns were used (once per build: a second
+    pass over the files passes False). Entries of a library file (BibTeX, RIS, CSL-JSON, OpenAlex,
+    Semantic Scholar: read whole) without an abstract are counted in one log line and left out,
+    unless ``keep_without_abstract`` (a collection's members are matched by DOI, arXiv id or title,
+    abstract or not). ``on_bytes(count)`` follows the bytes of the file on disk read so far;
+    ``reading`` is shared by the files of one build (the records failing its conditions are left out)."""
     path = Path(path)
+    reading = reading or Reading()
     with streams.Source(path) as source:
         if not source.head(1):
             raise UserError(f"{path}: the file is empty")
@@ -457,19 +491,32 @@ def iter_records(
             read = (library.read_bibtex if fmt == "bib" else library.read_ris)(path, text)
             records = _library_records(path, read, overrides or {}, announce, keep_without_abstract)
         else:
-            records = _mapped_records(path, source, fmt, overrides or {}, (announce, keep_without_abstract))
-        reported = 0
+            records = _mapped_records(path, source, fmt, overrides or {}, (announce, keep_without_abstract), reading)
+        reported, tests = 0, None
         for record in records:
             if on_bytes:
                 on_bytes(source.consumed() - reported)
                 reported = source.consumed()
+            if reading.where:
+                tests = tests if tests is not None else reading.tests(path)
+                if not reading.passes(record, tests):
+                    continue
             yield record
         if on_bytes:
             on_bytes(max(path.stat().st_size - reported, 0))
 
 
+def own_columns(columns: list[str], mapping: dict[str, str]) -> dict[str, str]:
+    """The corpus's own columns kept beside paperscope's fields, file column → stored name: every
+    column but those read as the id, title and abstract and those read as a field of their own
+    name ("year", "Authors"); a date read as the year ("update_date") is kept too."""
+    taken = {mapping[name] for name in ("id", "title", "abstract") if name in mapping}
+    taken |= {column for name, column in mapping.items() if column_key(column) == name}
+    return {column: stored_name(column) for column in columns if column not in taken}
+
+
 def _mapped_records(
-    path: Path, source: streams.Source, fmt: str, overrides: dict, flags: tuple[bool, bool]
+    path: Path, source: streams.Source, fmt: str, overrides: dict, flags: tuple[bool, bool], reading: Reading
 ) -> Iterator[dict]:
     """The records of a corpus format, their fields mapped by the first ones' keys (``iter_records``)."""
     announce, keep_without_abstract = flags
@@ -494,16 +541,19 @@ def _mapped_records(
     mapping = _resolve_columns(path, columns, overrides, fmt, keep_without_abstract)
     if "arxiv_id" not in mapping and "id" in mapping and {"authors_parsed", "versions"} <= set(columns):
         mapping["arxiv_id"] = mapping["id"]  # the arXiv metadata snapshot: its ids are arXiv ids
+    extras = own_columns(columns, mapping) if fmt != "text" else {}
+    reading.columns.settle(path, [record for _, record in head], extras)
     if announce and fmt != "text":
         used = ", ".join(f"{'text' if name == 'abstract' else name} ← {column!r}" for name, column in mapping.items())
         derived = "" if "title" in mapping else "; no title column: titles are derived from the abstracts"
-        logger.info("%s: fields %s%s", path.name, used, derived)
+        kept = ", ".join(f"{name} ({reading.columns.kinds[name]})" for name in extras.values())
+        logger.info("%s: fields %s%s%s", path.name, used, derived, f"; its own columns kept: {kept}" if kept else "")
     links = sorted(
         (column for column in columns if column_key(column) in FIELD_NAMES["url"]),
         key=lambda column: FIELD_NAMES["url"].index(column_key(column)),
     )
     for line, raw in chain(head, rows):
-        record = {name: _as_text(raw.get(column)) for name, column in mapping.items() if name != "url"}
+        record = {name: as_text(raw.get(column)) for name, column in mapping.items() if name != "url"}
         if "year" in record:
             record["year"] = _year(record["year"])
         if "doi" in record:
@@ -514,6 +564,7 @@ def _mapped_records(
         if link:
             record["url"] = link
         record["source"] = f"{path.name}:{line}"
+        record["extra"] = {name: reading.columns.value(f"{path}:{line}", name, raw.get(column)) for column, name in extras.items()}
         yield record
 
 
@@ -556,7 +607,8 @@ def abstract_key(abstract: str) -> str:
 
 def paper_row(record: dict) -> dict:
     """One paper from one normalised record: id (the record's, else from the text), display
-    title (derived from the abstract when there is none), abstract, optional fields, source."""
+    title (derived from the abstract when there is none), abstract, optional fields, source, and
+    the corpus's own columns (``extra``: stored name → value)."""
     abstract = record.get("abstract", "")
     title = record.get("title", "")
     return {
@@ -566,6 +618,7 @@ def paper_row(record: dict) -> dict:
         "abstract": abstract,
         **{name: record.get(name) for name in OPTIONAL_FIELDS},
         "source": record["source"],
+        "extra": record.get("extra") or {},
     }
 
 
@@ -574,10 +627,12 @@ KNOWN = "the index"  # the "source" of a paper an index holds already
 
 class Admission:
     """Decides, record by record in corpus order, which become papers: the first of each id and of
-    each abstract (up to case) is kept; empty and overlong abstracts are skipped. ``report`` says why."""
+    each abstract (up to case) is kept; empty and overlong abstracts are skipped. ``report`` says why;
+    ``reading``: the kinds of the corpus's own columns and the conditions records must pass."""
 
-    def __init__(self):
+    def __init__(self, reading: Reading | None = None):
         self.report = ReadReport()
+        self.reading = reading or Reading()
         self._id_sources: dict[str, str] = {}
         self._text_sources: dict[str, str] = {}
 
@@ -605,6 +660,12 @@ class Admission:
 
     def check_found(self, paths) -> None:
         """Raise the user error for a corpus in which nothing was admitted."""
+        if not self._id_sources and self.reading.left_out:
+            conditions = " and ".join(f"'{condition}'" for condition in self.reading.where)
+            raise UserError(
+                f"no paper of {', '.join(str(p) for p in paths)} meets {conditions} "
+                f"({self.reading.left_out:,} records left out)"
+            )
         if not self._id_sources:
             raise UserError(
                 f"no abstracts found in {', '.join(str(p) for p in paths)}"
@@ -644,7 +705,7 @@ def admitted_papers(
     if not paths:
         raise UserError("no corpus files given")
     for path in paths:
-        for record in iter_records(path, overrides, announce, on_bytes=on_bytes):
+        for record in iter_records(path, overrides, announce, on_bytes=on_bytes, reading=admission.reading):
             row = paper_row(record)
             if admission.admit(row["source"], row["id"], abstract_key(row["abstract"]), len(row["abstract"])):
                 yield row

@@ -185,6 +185,12 @@ class PaperIndex:
         lookups take rows with :meth:`table` instead)."""
         return self._papers.frame(None)
 
+    def columns(self) -> dict[str, str]:
+        """The corpus's metadata columns and their kinds ("text", "number", "date", "list" of text):
+        the optional fields it fills (year, authors, venue…) and every other column of its files,
+        kept as they were; what ``where`` filters, ``topics.by`` groups and the map colours by."""
+        return self._papers.corpus_columns()
+
     def fields(self) -> list[str]:
         """The names of the papers' fields (id, title, abstract, the optional ones, the map's)."""
         return list(self._papers.table.column_names)
@@ -207,12 +213,14 @@ class PaperIndex:
     # --- lookups --------------------------------------------------------------------------------
 
     def where(
-        self, years=None, topics=None, venues=None, category=None, level: str | None = None, added_since=None
+        self, years=None, topics=None, venues=None, category=None, level: str | None = None, added_since=None,
+        conditions=(),
     ) -> np.ndarray | None:
         """The papers that pass every filter given, as a boolean mask over rows (None when none is
         given), for the ``within`` argument of :meth:`similar` and :meth:`search`: see
-        :class:`paperscope.index.search.filters.Filters`."""
-        wanted = filters.Filters(years, topics, venues, category, level, added_since)
+        :class:`paperscope.index.search.filters.Filters`; ``conditions`` on any of :meth:`columns`,
+        such as ``["decision = Accept", "citations >= 10", "tags contains graphs"]``."""
+        wanted = filters.Filters(years, topics, venues, category, level, added_since, tuple(conditions))
         return filters.where(self._papers, wanted, filters.moment(self.manifest.created))
 
     def filter_choices(self) -> dict:

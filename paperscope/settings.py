@@ -295,7 +295,8 @@ class BuildSettings:
     ``address``; ``model_path`` a local sentence-transformers folder (None: the bundled MiniLM);
     ``use_cache`` reuses vectors of texts embedded before; ``seeds``: topics named in advance
     (None: those of the index being rebuilt, if any; ``TopicSeeds()``: none); ``topics``: how the
-    topic map is laid out, clustered and named (:class:`TopicSettings`)."""
+    topic map is laid out, clustered and named (:class:`TopicSettings`); ``where``: conditions on the
+    corpus's columns a record must meet to be read ("categories contains cs.LG": ``embed.conditions``)."""
 
     preset: PresetName | None = None
     long_text: LongText | None = None
@@ -310,6 +311,7 @@ class BuildSettings:
     use_cache: bool = True
     seeds: TopicSeeds | None = None
     topics: TopicSettings = field(default_factory=TopicSettings)
+    where: tuple[str, ...] = ()
 
     def __post_init__(self):
         check_choice(self.engine, ENGINES, "engine")
@@ -359,6 +361,7 @@ class BuildSettings:
             topics = tuple(SeedTopic(**topic) for topic in seeds.get("topics", ()))
             stored["seeds"] = TopicSeeds(topics, seeds.get("similarity", SEED_SIMILARITY), seeds.get("source", ""))
         stored["topics"] = TopicSettings.from_manifest(stored.get("topics"))
+        stored["where"] = tuple(stored.get("where") or ())
         return cls(**{name: value for name, value in stored.items() if name in _BUILD_FIELDS})
 
 

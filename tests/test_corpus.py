@@ -226,7 +226,7 @@ def test_column_names_match_whatever_their_case_spacing_or_notes(tmp_path, caplo
     said = [record.getMessage() for record in caplog.records]
     assert (  # one line names the columns used
         "iclr.csv: fields id ← 'Paper ID#', title ← 'Paper Title (final)', text ← 'Abstract Text', "
-        "categories ← 'Primary Area'" in said
+        "categories ← 'Primary Area'; its own columns kept: Primary Area (text)" in said
     )
     assert (
         "untitled.csv: fields text ← 'paper_abstract'; no title column: titles are derived from the abstracts" in said

@@ -17,7 +17,7 @@ import pandas as pd
 
 from paperscope import locations
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
-from paperscope.embed.corpus import Admission, admitted_papers, embedding_texts
+from paperscope.embed.corpus import Admission, Reading, admitted_papers, embedding_texts
 from paperscope.index.build import shards
 from paperscope.progress import PROGRESS_STEP, duration
 from paperscope.settings import FAST_P_AT_10, FAST_SPEEDUP, PRESETS
@@ -91,7 +91,7 @@ class LocalEngine:
         """Embed ``job`` into Parquet shards in ``work`` (see the module docstring)."""
         job.on_stage("read")
         begin = time.perf_counter()
-        admission = Admission()
+        admission = Admission(Reading(where=job.settings.where))
         total = sum(Path(path).stat().st_size for path in job.inputs if Path(path).is_file()) or 1
         parts, embedded, count, embedding = [], 0, 0, 0.0  # embedding: seconds spent embedding
         pending = 0.0  # bytes read whose papers are not embedded yet
@@ -135,6 +135,9 @@ class LocalEngine:
             progress.close()
         admission.check_found(job.inputs)
         logger.info("read %d papers from %d file(s)", count, len(job.inputs))
+        if admission.reading.where:
+            conditions = " and ".join(f"'{condition}'" for condition in admission.reading.where)
+            logger.info("%s records left out by %s", f"{admission.reading.left_out:,}", conditions)
         for line in admission.report.lines():
             logger.warning("%s", line)
         seconds = {"read": round(time.perf_counter() - begin - embedding, 3), "embed": round(embedding, 3)}

@@ -23,6 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from paperscope.embed.columns import values_array
 from paperscope.embed.corpus import OPTIONAL_FIELDS, ReadReport, abstract_key, embedding_texts, filled_fields
 from paperscope.files import reserved_array
 from paperscope.settings import AUTO_FAST_PAPERS, FAST_SPEEDUP, BuildSettings, LongText
@@ -49,7 +50,8 @@ def _schema(dimension: int) -> pa.Schema:
 
 
 def write_shard(path: Path, papers: pd.DataFrame, vectors: np.ndarray) -> Path:
-    """Write papers (``PAPER_COLUMNS``; missing optional fields become nulls) and their vectors."""
+    """Write papers (``PAPER_COLUMNS``; missing optional fields become nulls), the corpus's own
+    columns (from each paper's ``extra`` dict, when there is one) and their vectors."""
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     frame = papers.reindex(columns=PAPER_COLUMNS)
     for name in STRING_COLUMNS:
@@ -58,6 +60,9 @@ def write_shard(path: Path, papers: pd.DataFrame, vectors: np.ndarray) -> Path:
     frame = frame.astype({"title_derived": bool, "tokens": np.int64})  # Ray hands over Arrow-backed dtypes
     schema = _schema(vectors.shape[1])
     table = pa.Table.from_pandas(frame, schema=schema.remove(schema.get_field_index("vector")), preserve_index=False)
+    extras = papers["extra"].tolist() if "extra" in papers else []
+    for name in dict.fromkeys(name for extra in extras for name in extra):
+        table = table.append_column(name, values_array([extra.get(name) for extra in extras]))
     table = table.append_column(
         "vector", pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1])
     )
@@ -83,11 +88,22 @@ def vector_array(column: pa.ChunkedArray) -> np.ndarray:
     return column.values.to_numpy(zero_copy_only=False).reshape(len(column), column.type.list_size)
 
 
+def own_schema(shards: list[Path]) -> pa.Schema:
+    """The corpus's own columns of all shards (those not paperscope's), each of one type: a
+    column some shards lack, or have only nulls in, takes the others' type (text when none has
+    one); whole numbers in one shard and fractions in another are all float64."""
+    schemas = [pq.read_schema(path) for path in shards]
+    own = [pa.schema([item for item in schema if item.name not in PAPER_COLUMNS + ["vector"]]) for schema in schemas]
+    merged = pa.unify_schemas(own, promote_options="permissive")
+    return pa.schema([item.with_type(pa.string()) if pa.types.is_null(item.type) else item for item in merged])
+
+
 def paper_tables(shards: list[Path], keep: list[str], extra: pd.DataFrame):
     """Each shard's papers as an Arrow table (with pandas metadata, so a nullable year stays an
     integer) of the ``keep`` columns, with the matching rows of ``extra`` (per-paper columns
-    computed later, one row per paper of all shards) appended."""
-    start = 0
+    computed later, one row per paper of all shards) appended, then the corpus's own columns
+    (:func:`own_schema`; nulls where a shard lacks one)."""
+    start, own = 0, own_schema(shards)
     for path in shards:
         table = pq.read_table(path, columns=keep)
         frame = pd.concat(
@@ -95,7 +111,20 @@ def paper_tables(shards: list[Path], keep: list[str], extra: pd.DataFrame):
         )
         schema = pa.schema(list(table.schema) + list(pa.Schema.from_pandas(extra, preserve_index=False)))
         start += table.num_rows
-        yield pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+        papers = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+        present = [name for name in own.names if name in pq.read_schema(path).names]
+        yield with_columns(papers, pq.read_table(path, columns=present), own)
+
+
+def with_columns(papers: pa.Table, columns: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``papers`` with the columns of ``schema`` appended, taken from ``columns`` (cast to their
+    type) or, where it lacks one, nulls."""
+    for item in schema:
+        if item.name in columns.column_names:
+            papers = papers.append_column(item, columns.column(item.name).cast(item.type))
+        else:
+            papers = papers.append_column(item, pa.nulls(papers.num_rows, item.type))
+    return papers
 
 
 def _no_stage(name: str) -> None:

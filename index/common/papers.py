@@ -15,6 +15,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paperscope.embed.columns import RESERVED, kind_of
+from paperscope.embed.corpus import OPTIONAL_FIELDS
 from paperscope.errors import UnknownPaper, UserError, shown
 
 CLOSE_IDS_UP_TO = 100_000  # papers; above this an unknown id is not compared with every id
@@ -103,6 +105,18 @@ class PaperTable:
     def has(self, name: str) -> bool:
         """Whether the papers have the field ``name``."""
         return name in self.table.column_names
+
+    def corpus_columns(self) -> dict[str, str]:
+        """The corpus's metadata columns, name → kind ("text", "number", "date" or "list": see
+        ``embed.columns``), in the table's order: the optional fields the corpus fills (year,
+        authors, venue…) and the corpus's own columns; never the index's (x, cluster…)."""
+        kinds = {}
+        for item in self.table.schema:
+            if item.name in OPTIONAL_FIELDS or item.name not in RESERVED:
+                kind = kind_of(item.type)
+                if kind:
+                    kinds[item.name] = kind
+        return kinds
 
     def column(self, name: str) -> pa.ChunkedArray:
         """One field of every paper (Arrow, memory-mapped); a UserError when the papers lack it."""

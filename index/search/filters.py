@@ -14,6 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paperscope.embed.columns import stored_name
+from paperscope.embed.conditions import Condition, parse
 from paperscope.errors import NotFound, UserError, shown
 from paperscope.index.common.papers import PaperTable
 from paperscope.settings import LEVELS, check_choice
@@ -60,7 +62,9 @@ class Filters:
     inclusive, either end None for an open range;
     ``topics`` names of topics of ``level`` ("coarse" or "fine"; None: of either); ``venues`` venue
     names; ``category`` text the paper's categories contain, in any case; ``added_since`` a time
-    (Unix milliseconds, a datetime, or ISO-8601 text) from which the paper came into the index."""
+    (Unix milliseconds, a datetime, or ISO-8601 text) from which the paper came into the index;
+    ``conditions`` on any of the corpus's columns, as text ("decision = Accept", "citations >= 10",
+    "tags contains graphs", "date >= 2024-01-01": ``embed.conditions``)."""
 
     years: int | tuple[int | None, int | None] | None = None
     topics: list[str] | None = None
@@ -68,6 +72,7 @@ class Filters:
     category: str | None = None
     level: str | None = None
     added_since: object = None
+    conditions: tuple = ()  # texts or Conditions on the corpus's columns: "citations >= 10" (embed.conditions)
 
 
 def year_range(years) -> tuple[int, int]:
@@ -121,12 +126,46 @@ def where(papers: PaperTable, wanted: Filters, created: int):
         since = moment(wanted.added_since)
         added = papers.column("added") if papers.has("added") else pa.array(np.full(len(papers), created))
         conditions.append(pc.greater_equal(added, since))
+    if isinstance(wanted.conditions, (str, Condition)):
+        raise UserError(f"conditions must be a list, such as ['{wanted.conditions}']")
+    conditions += [condition_mask(papers, parse(condition)) for condition in wanted.conditions]
     if not conditions:
         return None
     mask = np.ones(len(papers), dtype=bool)
     for condition in conditions:
         mask &= condition.fill_null(False).to_numpy(zero_copy_only=False)
     return mask
+
+
+_ORDERED = {"<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal, "=": pc.equal}
+
+
+def condition_mask(papers: PaperTable, condition: Condition) -> pa.Array:
+    """Which papers pass one condition on a column of the corpus (``embed.conditions``: text in any
+    case, a member of a list, numbers and dates by value; an empty value passes only ``!=``), as
+    a boolean Arrow array; a column the corpus lacks is a UserError listing those it has."""
+    kinds = papers.corpus_columns()
+    name = condition.column if condition.column in kinds else stored_name(condition.column)
+    if name not in kinds:
+        known = ", ".join(kinds) or "none"
+        raise NotFound(f"the papers of {papers.folder} have no column '{shown(condition.column)}' for "
+                       f"'{shown(str(condition))}'; the columns are: {known}")  # fmt: skip
+    kind, column = kinds[name], papers.column(name)
+    bound, negated = condition.bound(kind), condition.operator == "!="
+    if kind == "list":
+        column = column.combine_chunks()
+        hits = pc.equal(pc.utf8_lower(pc.list_flatten(column)), bound).fill_null(False).to_numpy(zero_copy_only=False)
+        member = np.zeros(len(column), dtype=bool)
+        member[pc.list_parent_indices(column).to_numpy()[hits]] = True
+        return pa.array(member != negated)
+    if kind == "text" and condition.operator == "contains":
+        return pc.match_substring(column, condition.value, ignore_case=True).fill_null(False)
+    if kind == "text":
+        column = pc.utf8_lower(column)
+    elif kind == "date":
+        column, bound = column.cast(pa.date32()), pa.scalar(bound, pa.date32())
+    found = _ORDERED["=" if negated else condition.operator](column, bound)
+    return pc.invert(found).fill_null(True) if negated else found.fill_null(False)
 
 
 def choices(papers: PaperTable) -> dict:

@@ -1,0 +1,192 @@
+"""The corpus's own columns, kept as the file has them, typed: text, number, date or list of text.
+
+A column of a corpus file that is not one of the fields paperscope reads for itself (its id, title
+and abstract, and the optional fields under their own names) is kept whole, under its own name.
+Its kind is told from the first records of the file that has it (``settle``) and every later value
+is converted to that kind (``convert``); a value that is not of it (a word in a column of numbers)
+is a one-line error naming the file, the line and the column. A column named like one the index
+keeps for itself (``x``, ``cluster``…) is kept as ``corpus_<name>``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+
+import pyarrow as pa
+
+from paperscope.embed.text import normalise_text
+from paperscope.errors import UserError, shown
+
+KINDS = ("text", "number", "date", "list")
+KIND_NAMES = {"text": "text", "number": "numbers", "date": "dates", "list": "lists of text"}
+# Names the index keeps for itself: the papers' fields, the map's columns and a result's scores.
+RESERVED = frozenset(
+    "id title title_derived abstract year authors venue url categories doi arxiv_id source tokens vector "
+    "x y cluster coarse_cluster cluster_name coarse_name map_trust placed outlying added "
+    "rank score cosine keyword_score".split()
+)
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+_WHOLE = re.compile(r"[+-]?\d+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?")
+
+
+def stored_name(column: str) -> str:
+    """The name a corpus column is kept under: its own, or ``corpus_<name>`` when the index uses
+    that name itself."""
+    return f"corpus_{column}" if column in RESERVED else column
+
+
+def as_text(value) -> str:
+    """A field value (string, number, list of names, {'name': …} dicts) flattened into one string."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, dict):
+        value = value.get("name") or " ".join(str(v) for v in value.values() if isinstance(v, str))
+    if isinstance(value, (list, tuple)):
+        return "; ".join(filter(None, (as_text(item) for item in value)))
+    return normalise_text(str(value))
+
+
+def _is_number(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    return isinstance(value, str) and _NUMBER.fullmatch(value.strip()) is not None
+
+
+def _is_date(value) -> bool:
+    if isinstance(value, datetime.date):
+        return True
+    return isinstance(value, str) and _DATE.fullmatch(value.strip()) is not None and _date(value) is not None
+
+
+def _date(text: str) -> datetime.date | None:
+    try:
+        return datetime.date.fromisoformat(text.strip()[:10])
+    except ValueError:
+        return None
+
+
+def _empty(value) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    return isinstance(value, str) and not value.strip()
+
+
+def infer_kind(values: list) -> str:
+    """The kind of a column from some of its values (nulls and empty text left out): lists → "list",
+    numbers (or text that reads as one) → "number", ISO dates → "date", anything else "text"."""
+    values = [value for value in values if not _empty(value)]
+    if not values:
+        return "text"
+    if all(isinstance(value, (list, tuple)) for value in values):
+        return "list"
+    if all(_is_number(value) for value in values):
+        return "number"
+    if all(_is_date(value) for value in values):
+        return "date"
+    return "text"
+
+
+def convert(value, kind: str):
+    """``value`` as a value of ``kind`` (None when empty): text as one normalised string, a number
+    as an int or float, a date as a ``datetime.date``, a list as a list of non-empty strings.
+    A value not of the kind raises ValueError saying why."""
+    if _empty(value):
+        return None
+    if kind == "text":
+        return as_text(value) or None
+    if kind == "number":
+        if not _is_number(value) or (isinstance(value, float) and math.isinf(value)):
+            raise ValueError(f"{shown(repr(value))[:60]} is not a number")
+        if isinstance(value, str):
+            text = value.strip()
+            return int(text) if _WHOLE.fullmatch(text) else float(text)
+        return value
+    if kind == "date":
+        if isinstance(value, datetime.datetime):
+            return value.date()
+        if isinstance(value, datetime.date):
+            return value
+        found = _date(value) if isinstance(value, str) and _DATE.fullmatch(value.strip()) else None
+        if found is None:
+            raise ValueError(f"{shown(repr(value))[:60]} is not a date (YYYY-MM-DD)")
+        return found
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [text for text in (as_text(item) for item in items) if text] or None
+
+
+ARROW_TYPES = {"text": pa.string(), "number": pa.float64(), "date": pa.date32(), "list": pa.list_(pa.string())}
+
+
+def kind_of(arrow_type: pa.DataType) -> str | None:
+    """The kind of a stored column's Arrow type (None for types no corpus column has)."""
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return "text"
+    if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type):
+        return "number"
+    if pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type):
+        return "date"
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return "list"
+    return None
+
+
+def arrow_array(values: list, kind: str) -> pa.Array:
+    """A column's values (converted) as Arrow: whole numbers as int64, else float64."""
+    if kind == "number" and all(value is None or isinstance(value, int) for value in values):
+        return pa.array(values, pa.int64())
+    return pa.array(values, ARROW_TYPES[kind])
+
+
+def _kind_of_value(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return "list"
+    if isinstance(value, datetime.date):
+        return "date"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "number"
+    return "text"
+
+
+def values_array(values: list) -> pa.Array:
+    """A column's converted values as Arrow, their kind told by their Python type (a
+    column of nothing but nulls: Arrow's null type, for the kind other shards give it)."""
+    first = next((value for value in values if value is not None), None)
+    if first is None:
+        return pa.nulls(len(values))
+    return arrow_array(values, _kind_of_value(first))
+
+
+class CorpusColumns:
+    """The kinds of the corpus's own columns in one build (or one ``add``), by stored name: each
+    column's kind is told by the first file that has it, and holds for every later file."""
+
+    def __init__(self, known: dict[str, str] | None = None, origin: str = "the index"):
+        self.kinds: dict[str, str] = dict(known or {})
+        self.origins: dict[str, str] = dict.fromkeys(self.kinds, origin)
+
+    def settle(self, path, head: list[dict], columns: dict[str, str]) -> None:
+        """Tell the kinds of ``columns`` (the file's column → stored name) that no earlier file had,
+        from the values in ``head`` (the file's first records)."""
+        for column, name in columns.items():
+            if name not in self.kinds:
+                self.kinds[name] = infer_kind([record.get(column) for record in head])
+                self.origins[name] = str(path)
+
+    def value(self, where: str, name: str, value):
+        """``value`` converted to the kind of column ``name``; one not of it is a UserError naming
+        ``where`` (file:line) and the column."""
+        kind = self.kinds[name]
+        try:
+            return convert(value, kind)
+        except ValueError as exc:
+            told = "" if self.origins[name] == where.rsplit(":", 1)[0] else f" (as {self.origins[name]} has it)"
+            raise UserError(
+                f"{where}: column '{shown(name)}': {exc}, but the column holds {KIND_NAMES[kind]}{told}"
+            ) from None
