@@ -23,9 +23,11 @@ KINDS = ("text", "number", "date", "list")
 KIND_NAMES = {"text": "text", "number": "numbers", "date": "dates", "list": "lists of text"}
 # Names the index keeps for itself: the papers' fields, the map's columns and a result's scores.
 RESERVED = frozenset(
-    "id title title_derived abstract year authors venue url categories doi arxiv_id source tokens vector "
-    "x y cluster coarse_cluster cluster_name coarse_name map_trust placed outlying added "
-    "rank score cosine keyword_score".split()
+    {
+        *("id", "title", "title_derived", "abstract", "year", "authors", "venue", "url", "categories", "doi"),
+        *("arxiv_id", "source", "tokens", "vector", "x", "y", "cluster", "coarse_cluster", "cluster_name"),
+        *("coarse_name", "map_trust", "placed", "outlying", "added", "rank", "score", "cosine", "keyword_score"),
+    }
 )
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _WHOLE = re.compile(r"[+-]?\d+")

@@ -564,7 +564,8 @@ def _mapped_records(
         if link:
             record["url"] = link
         record["source"] = f"{path.name}:{line}"
-        record["extra"] = {name: reading.columns.value(f"{path}:{line}", name, raw.get(column)) for column, name in extras.items()}
+        where = f"{path}:{line}"
+        record["extra"] = {name: reading.columns.value(where, name, raw.get(column)) for column, name in extras.items()}
         yield record
 
 

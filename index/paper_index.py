@@ -213,7 +213,13 @@ class PaperIndex:
     # --- lookups --------------------------------------------------------------------------------
 
     def where(
-        self, years=None, topics=None, venues=None, category=None, level: str | None = None, added_since=None,
+        self,
+        years=None,
+        topics=None,
+        venues=None,
+        category=None,
+        level: str | None = None,
+        added_since=None,
         conditions=(),
     ) -> np.ndarray | None:
         """The papers that pass every filter given, as a boolean mask over rows (None when none is

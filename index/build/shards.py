@@ -93,7 +93,7 @@ def own_schema(shards: list[Path]) -> pa.Schema:
     column some shards lack, or have only nulls in, takes the others' type (text when none has
     one); whole numbers in one shard and fractions in another are all float64."""
     schemas = [pq.read_schema(path) for path in shards]
-    own = [pa.schema([item for item in schema if item.name not in PAPER_COLUMNS + ["vector"]]) for schema in schemas]
+    own = [pa.schema([item for item in schema if item.name not in [*PAPER_COLUMNS, "vector"]]) for schema in schemas]
     merged = pa.unify_schemas(own, promote_options="permissive")
     return pa.schema([item.with_type(pa.string()) if pa.types.is_null(item.type) else item for item in merged])
 
