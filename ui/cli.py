@@ -83,6 +83,7 @@ def cmd_build(args) -> None:
         model_path=args.model,
         use_cache=not args.no_cache,
         seeds=_seeds(args.topics_from, args.seed_similarity),
+        where=tuple(args.where),
     )
     output = Path(args.output) if args.output else locations.default_index_dir()
     build_index(args.inputs or locations.bundled_corpus(), output, settings)
@@ -421,6 +422,16 @@ def _build_options(build) -> None:
         f"(default: {Smoothing.k}:{Smoothing.weight})",
     )
     _with_fields(build, "embed everything again, ignoring the embedding cache")
+    build.add_argument(
+        "--where",
+        "--filter",
+        metavar="CONDITION",
+        action="append",
+        default=[],
+        help="read only the records meeting CONDITION, on any column of the files: 'categories contains cs.LG', "
+        "'update_date >= 2023-01-01', 'decision = Accept' (operators =, !=, <, <=, >, >=, contains; "
+        "repeat for several, all met)",
+    )
     build.add_argument(
         "--quantize",
         choices=QUANTIZE_CHOICES,
