@@ -41,6 +41,7 @@ from paperscope.ui.collections_view import (
     collections_panel,
     plain,
 )
+from paperscope.ui.columns_view import colour_select, column_colours, column_filter, column_values_html, filters_mask
 from paperscope.ui.map_component import topic_map
 from paperscope.ui.mapplot import MAX_STARRED, cluster_colours, map_focus, map_payload
 from paperscope.ui.topics_view import topics_panel
@@ -167,9 +168,10 @@ def _why_html(why: dict, query_label: str) -> str:
     return "".join(parts)
 
 
-def _result_header(row, colour: str, score: str = "score") -> str:
+def _result_header(row, colour: str, score: str = "score", values: str = "") -> str:
     """A result card's first lines: rank, title, its ``score`` column as a bar, topic, id, and the
-    paper's link (an http(s) one only) to open in a new tab."""
+    paper's link (an http(s) one only) to open in a new tab; ``values``: a line of the columns
+    filtered or coloured by (HTML, escaped by ``column_values_html``)."""
     value = float(getattr(row, score))
     width = max(0.0, min(value, 1.0)) * 90
     link = paper_link([getattr(row, "url", None)])
@@ -179,7 +181,8 @@ def _result_header(row, colour: str, score: str = "score") -> str:
         f"<span class='ps-bar' style='width:{width:.0f}px'></span> <b>{value:.3f}</b> "
         f"<span class='ps-meta'><span class='ps-dot' style='background:{colour}'></span>"
         f"{html.escape(_topic_path(row))} · <span title='{html.escape(str(row.id), quote=True)}'>"
-        f"{html.escape(short_id(str(row.id)))}</span>{opened}</span></div>"
+        f"{html.escape(short_id(str(row.id)))}</span>{opened}</span>"
+        f"{f'<br><span class=ps-meta>{values}</span>' if values else ''}</div>"
     )
 
 
@@ -199,9 +202,9 @@ def _topic_path(row) -> str:
 
 
 def _sidebar(
-    index: PaperIndex, offered: dict, choices: dict[str, str], current_label: str
+    index: PaperIndex, source: tuple[str, str], choices: dict[str, str], current_label: str
 ) -> tuple[str, int, dict, str, bool]:
-    sidebar = st.sidebar
+    sidebar, offered = st.sidebar, filter_choices(*source)
     label = sidebar.selectbox("Index", list(choices), index=list(choices).index(current_label))
     manifest = index.manifest
     sidebar.caption(
@@ -213,6 +216,7 @@ def _sidebar(
     k = sidebar.slider("Results (k)", 1, most, key="k")
     level = sidebar.radio("Topic level", LEVELS, horizontal=True, key="topic_level",
                           help="coarse: merged clusters, a few per field; fine: the clusters themselves")  # fmt: skip
+    colour_select(index)
     # The arguments of PaperIndex.where: only those a user narrowed (None: no filter)
     filters = {"topics": sidebar.multiselect("Topics", offered[level]) or None, "level": level}
     if offered["years"] and offered["years"][0] < offered["years"][1]:
@@ -223,6 +227,7 @@ def _sidebar(
         filters["venues"] = sidebar.multiselect("Venues", offered["venues"]) or None
     if offered["categories"]:
         filters["category"] = sidebar.text_input("Category contains", "").strip() or None
+    filters |= column_filter(index, source)  # the corpus's own columns: conditions of PaperIndex.where
     modes = list(MODES)
     mode = sidebar.radio(
         "Ranking",
@@ -409,12 +414,18 @@ def _search_inputs(index: PaperIndex) -> None:
 
 
 def _results_list(
-    source: tuple[str, str], results: pd.DataFrame, level: str, explain_with: dict | None, score: str = "score"
+    source: tuple[str, str],
+    results: pd.DataFrame,
+    level: str,
+    explain_with: dict | None,
+    score: str = "score",
+    columns: tuple[str, ...] = (),
 ) -> None:
     """Result cards (dots in the colour of their topic at ``level``, a bar for their ``score``
     column, a button adding the paper to a collection) with exports; ``explain_with`` (other_id
     or query) fills in why each is similar, from the index of ``source`` (folder, generation),
-    when its card is opened (explaining ten results costs ~0.6 s a page; ten people at once, 6 s)."""
+    when its card is opened (explaining ten results costs ~0.6 s a page; ten people at once, 6 s);
+    ``columns``: the corpus's columns whose values each card shows (those filtered or coloured by)."""
     index = load_index(*source)
     exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
     download_csv, download_json = st.columns(2)
@@ -432,9 +443,10 @@ def _results_list(
     placeholders = []
     colours = cluster_colours(results["coarse_cluster" if level == "coarse" else "cluster"])
     with st.container(key="results"):
-        for row, colour in zip(results.itertuples(), colours, strict=True):
+        values = column_values_html(results, list(columns))
+        for row, colour, shown_values in zip(results.itertuples(), colours, values, strict=True):
             header, add = st.columns([12, 1], vertical_alignment="center", gap="small")
-            header.html(_result_header(row, colour, score))
+            header.html(_result_header(row, colour, score, shown_values))
             with add:
                 add_popover(index, [row.id], f"add-card-{row.id}")
             card = st.expander(
@@ -481,7 +493,7 @@ def _look_up(
     query = st.session_state.get("query", "").strip()
     results, query_xy = None, None
     try:
-        within = index.where(**filters)
+        within = filters_mask(index, filters)
         if collection and not chosen and not query:
             st.query_params.from_dict({"collection": collection, "k": k})
             results = index.collections.recommend(collection, k=k, within=within).to_pandas()
@@ -544,7 +556,7 @@ def main() -> None:
     label, folder, generation, index = _open_index(choices)
     _read_url_state(index)
     _take_map_events(index)
-    chosen_label, k, filters, mode, explain = _sidebar(index, filter_choices(folder, generation), choices, label)
+    chosen_label, k, filters, mode, explain = _sidebar(index, (folder, generation), choices, label)
     if chosen_label != label:
         _switch(index_label=chosen_label, **_view())
 
@@ -581,6 +593,9 @@ def main() -> None:
     )
     if shown:  # its members ringed (a map selection's papers instead while there is one)
         focus = collection_focus(index, shown, results, level, lasso_rows)
+    colour_by = st.session_state.get("colour_by")
+    colour_by = colour_by if colour_by in index.columns() else None
+    focus["colour"] = column_colours(index, (folder, generation), colour_by) if colour_by else {}
     with side:  # before the map: at a million papers the map's points take seconds to send
         _lasso_panel(index, "coarse_name" if level == "coarse" else "cluster_name")
         if shown:
@@ -590,8 +605,9 @@ def main() -> None:
         if results is not None:
             query = None if chosen else st.session_state.get("query", "").strip()
             explain_with = {"other_id": chosen[0] if chosen else None, "query": query}
+            columns = (st.session_state.get("filter_column"), colour_by)  # their values shown on each card
             _results_list((folder, generation), results, level, explain_with if explain and not shown else None,
-                          "cosine" if shown else "score")  # fmt: skip
+                          "cosine" if shown else "score", columns)  # fmt: skip
     with map_column:
         _map_panel(index, (folder, generation), focus, level, filters["topics"] or [])
 

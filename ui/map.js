@@ -233,6 +233,11 @@ class PaperscopeMap {
       const ends = psElement("div", "ps-scale-ends", this.legend);
       psElement("span", "", ends).textContent = legend.low;
       psElement("span", "", ends).textContent = legend.high;
+      if (legend.missing) {
+        const row = psElement("div", "ps-legend-item", this.legend);
+        psElement("span", "ps-swatch", row).style.background = PS_UNCLUSTERED;
+        psElement("span", "", row).textContent = legend.missing;
+      }
     } else {
       for (const item of legend.items) {
         const row = psElement("div", "ps-legend-item", this.legend);
@@ -648,6 +653,11 @@ class PaperscopeMap {
       psElement("b", "", this.tip).textContent = names.titles ? names.titles[row] : "Click to see this paper";
       psElement("div", "ps-tip-meta", this.tip).textContent =
         `${coarse && coarse !== fine ? `${coarse} › ` : ""}${fine} · map trust ${this.trust[row]}%`;
+      const custom = names.colour && names.colour.names ? names.colour : null;
+      if (custom) {
+        const code = this.customColour[row];
+        psElement("div", "ps-tip-meta", this.tip).textContent = `${custom.title}: ${code < 0 ? "no value" : custom.names[code]}`;
+      }
       this.tip.style.display = "block";
       const left = Math.min(x + 14, this.width - this.tip.offsetWidth - 4);
       const top = y + 14 + this.tip.offsetHeight > this.height ? y - this.tip.offsetHeight - 10 : y + 14;

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import datetime
 import html
 import io
 import json
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from paperscope.embed.library import paper_link
-from paperscope.errors import UserError
+from paperscope.errors import UserError, shown
 from paperscope.files import atomic_path
 from paperscope.settings import UNCLUSTERED_NAME
 
@@ -135,11 +136,30 @@ SCALE = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec
 SCALE_STEPS = 32  # colour by a column of numbers: its range in this many colours
 
 
+LEGEND_CHARS = 60  # a legend's value is cut here (the legend is 16rem wide)
+
+
+def _is_list(value) -> bool:
+    return isinstance(value, list | tuple | np.ndarray)
+
+
 def _as_text(value) -> str | None:
     """A value of a column as the legend names it: a list's items joined, None when missing."""
-    if isinstance(value, list | tuple | np.ndarray):
+    if _is_list(value):
         return "; ".join(str(item) for item in value) or None
     return None if pd.isna(value) else str(value)
+
+
+def _most_common_member(series: pd.Series) -> pd.Series:
+    """Each paper's most common member of a list column (over the whole column; the first in
+    alphabetical order on a tie; a value not a list is its own member), None for a paper with an
+    empty list or none."""
+    members = series.map(
+        lambda value: [str(item) for item in value] if _is_list(value) else [] if pd.isna(value) else [str(value)]
+    )
+    counts = members.explode().dropna().value_counts()
+    rank = {member: (-count, member) for member, count in counts.items()}
+    return members.map(lambda items: min(items, key=rank.__getitem__) if items else None)
 
 
 def _ramp(count: int) -> list[str]:
@@ -150,33 +170,72 @@ def _ramp(count: int) -> list[str]:
     return ["#" + "".join(f"{round(value):02x}" for value in rgb) for rgb in zip(*channels, strict=True)]
 
 
-def map_colours(values, title: str) -> dict:
-    """The payload's ``colour`` (``map.js`` draws it in place of the topics' colours, with a
-    legend): ``values`` has one value per paper, in row order. Numbers (not booleans) are a scale
-    from the lowest to the highest; anything else is categories: the ``COLOUR_CATEGORIES`` most
-    common values in colours, the rest "other", missing values grey."""
-    series = pd.Series(values).reset_index(drop=True)
-    codes = np.full(len(series), -1, dtype=np.int16)
+def _kind_of(series: pd.Series) -> str:
+    """A column's kind as ``map_colours`` colours it, told from its values: number, date, list or text."""
     if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        return "number"
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return "date"
+    known = series.dropna()
+    if len(known) and known.map(lambda value: isinstance(value, datetime.date)).all():
+        return "date"
+    if len(known) and known.map(_is_list).any():
+        return "list"
+    return "text"
+
+
+def _scale(series: pd.Series, title: str, kind: str) -> dict:
+    """Numbers or dates as a scale: the lowest value in the first colour, the highest in the last."""
+    codes = np.full(len(series), -1, dtype=np.int16)
+    if kind == "date":
+        days = pd.to_datetime(series, errors="coerce")
+        numbers = np.where(days.notna(), days.to_numpy(dtype="datetime64[D]").astype(np.int64), np.nan)
+    else:
         numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        known = np.isfinite(numbers)
-        low, high = (numbers[known].min(), numbers[known].max()) if known.any() else (0.0, 0.0)
-        codes[known] = np.round((numbers[known] - low) / ((high - low) or 1.0) * (SCALE_STEPS - 1))
-        legend = {"kind": "scale", "low": f"{low:g}", "high": f"{high:g}", "colours": SCALE}
-        return {"title": title, "values": _base64(codes, np.int16), "palette": _ramp(SCALE_STEPS), "legend": legend}
-    text = series.map(_as_text)
+    known = np.isfinite(numbers)
+    low, high = (numbers[known].min(), numbers[known].max()) if known.any() else (0.0, 0.0)
+    codes[known] = np.round((numbers[known] - low) / ((high - low) or 1.0) * (SCALE_STEPS - 1))
+    if kind == "date":
+        ends = [str(np.datetime64(int(end), "D")) for end in (low, high)] if known.any() else ["", ""]
+    else:
+        ends = [f"{low:g}", f"{high:g}"]
+    legend = {"kind": "scale", "low": ends[0], "high": ends[1], "colours": SCALE}
+    if (missing := int((~known).sum())) > 0:
+        legend["missing"] = f"no value ({missing:,})"
+    return {"title": title, "values": _base64(codes, np.int16), "palette": _ramp(SCALE_STEPS), "legend": legend}
+
+
+def map_colours(values, title: str, kind: str | None = None) -> dict:
+    """The payload's ``colour`` (``map.js`` draws it in place of the topics' colours, with a
+    legend): ``values`` has one value per paper, in row order; ``kind`` (as ``PaperIndex.columns``
+    names it; default: told from the values). Numbers (not booleans) and dates are a scale from the
+    lowest to the highest; a list colours each paper by its most common member; anything else is
+    categories: the ``COLOUR_CATEGORIES`` most common values in colours, the rest "other", missing
+    values grey. Values in the legend and the tooltip are on one line, unprintable characters
+    escaped (``\\x07``); ``map.js`` writes them as text, never as HTML."""
+    series = pd.Series(values).reset_index(drop=True)
+    kind = kind or _kind_of(series)
+    if kind in ("number", "date"):
+        return _scale(series, title, kind)
+    text = _most_common_member(series) if kind == "list" else series.map(_as_text)
     counts = text.value_counts()
     named = sorted(counts.index, key=lambda value: (-counts[value], value))[:COLOUR_CATEGORIES]
     number = {value: i for i, value in enumerate(named)}
-    codes[:] = text.map(number).fillna(len(named)).where(text.notna(), -1).to_numpy(dtype=np.int16)
+    codes = text.map(number).fillna(len(named)).where(text.notna(), -1).to_numpy(dtype=np.int16)
     palette = [*PALETTE[: len(named)], OTHER_COLOUR]
-    items = [{"text": f"{value} ({counts[value]:,})", "colour": PALETTE[i]} for i, value in enumerate(named)]
+    names = [shown(value, LEGEND_CHARS) for value in named]
+    items = [
+        {"text": f"{name} ({counts[value]:,})", "colour": PALETTE[i]}
+        for i, (name, value) in enumerate(zip(names, named, strict=True))
+    ]
     if (rest := int(counts.sum() - counts[named].sum())) > 0:
         items.append({"text": f"other ({rest:,})", "colour": OTHER_COLOUR})
     if (missing := int(text.isna().sum())) > 0:
         items.append({"text": f"no value ({missing:,})", "colour": UNCLUSTERED_COLOUR})
     legend = {"kind": "categories", "items": items}
-    return {"title": title, "values": _base64(codes, np.int16), "palette": palette, "legend": legend}
+    title = f"{title} (most common member)" if kind == "list" else title
+    colour = {"title": title, "values": _base64(codes, np.int16), "palette": palette, "legend": legend}
+    return colour | {"names": [*names, "other"]}
 
 
 def map_script() -> tuple[str, str]:
