@@ -42,12 +42,14 @@ def stored_name(column: str) -> str:
 
 def as_text(value) -> str:
     """A field value (string, number, list of names, {'name': …} dicts) flattened into one string."""
+    if type(value) is str:  # most values: first, one test
+        return normalise_text(value)
     if value is None or (isinstance(value, float) and value != value):
         return ""
     if isinstance(value, dict):
-        value = value.get("name") or " ".join(str(v) for v in value.values() if isinstance(v, str))
+        value = value.get("name") or " ".join([v for v in value.values() if isinstance(v, str)])
     if isinstance(value, (list, tuple)):
-        return "; ".join(filter(None, (as_text(item) for item in value)))
+        return "; ".join([text for text in map(as_text, value) if text])
     return normalise_text(str(value))
 
 
@@ -99,10 +101,10 @@ def convert(value, kind: str):
     """``value`` as a value of ``kind`` (None when empty): text as one normalised string, a number
     as an int or float, a date as a ``datetime.date``, a list as a list of non-empty strings.
     A value not of the kind raises ValueError saying why."""
+    if kind == "text":
+        return as_text(value) or None  # "" for None, NaN and white space
     if _empty(value):
         return None
-    if kind == "text":
-        return as_text(value) or None
     if kind == "number":
         if not _is_number(value) or (isinstance(value, float) and math.isinf(value)):
             raise ValueError(f"{shown(repr(value))[:60]} is not a number")
@@ -120,7 +122,7 @@ def convert(value, kind: str):
             raise ValueError(f"{shown(repr(value))[:60]} is not a date (YYYY-MM-DD)")
         return found
     items = value if isinstance(value, (list, tuple)) else [value]
-    return [text for text in (as_text(item) for item in items) if text] or None
+    return [text for text in map(as_text, items) if text] or None
 
 
 ARROW_TYPES = {"text": pa.string(), "number": pa.float64(), "date": pa.date32(), "list": pa.list_(pa.string())}
@@ -181,14 +183,15 @@ class CorpusColumns:
                 self.kinds[name] = infer_kind([record.get(column) for record in head])
                 self.origins[name] = str(path)
 
-    def value(self, where: str, name: str, value):
-        """``value`` converted to the kind of column ``name``; one not of it is a UserError naming
-        ``where`` (file:line) and the column."""
+    def value(self, where: str, column: str, value):
+        """``value`` of the file's ``column`` converted to the kind of the column it is kept as;
+        one not of it is a UserError naming ``where`` (file:line) and the column."""
+        name = stored_name(column)
         kind = self.kinds[name]
         try:
             return convert(value, kind)
         except ValueError as exc:
             told = "" if self.origins[name] == where.rsplit(":", 1)[0] else f" (as {self.origins[name]} has it)"
             raise UserError(
-                f"{where}: column '{shown(name)}': {exc}, but the column holds {KIND_NAMES[kind]}{told}"
+                f"{where}: column '{shown(column)}': {exc}, but the column holds {KIND_NAMES[kind]}{told}"
             ) from None

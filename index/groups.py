@@ -129,18 +129,20 @@ class TopicsGroup:
 
         return column_values(self._index, column)
 
-    def by(self, column: str, level: str = "coarse") -> pd.DataFrame:
+    def by(self, column: str, level: str = "coarse", bins=None) -> pd.DataFrame:
         """Each topic of ``level``'s share of the papers of each value of ``column`` (year, venue,
-        categories…; for years, also each topic's change): see
+        categories, any column of the corpus; over time, also each topic's change); numbers and
+        dates grouped by ``bins`` (a count of groups, or their edges such as ``[0, 5, 10]``): see
         :func:`paperscope.index.analysis.topics.topics_by`."""
         from paperscope.index.analysis.topics import topics_by
 
-        return topics_by(self._index, column, level)
+        return topics_by(self._index, column, level, bins)
 
-    def compare(self, a: tuple[str, object], b: tuple[str, object], level: str = "coarse") -> pd.DataFrame:
+    def compare(self, a, b, level: str = "coarse") -> pd.DataFrame:
         """The topics of ``level`` over-represented in one group of papers against another, each
-        group a (column, value) such as ("venue", "ICML") or ("year", 2024), with their papers in
-        each: see :func:`paperscope.index.analysis.topics.topics_compare`."""
+        group a (column, value) such as ("venue", "ICML") or ("year", 2024), or a condition such
+        as "review_score >= 6", with their papers in each: see
+        :func:`paperscope.index.analysis.topics.topics_compare`."""
         from paperscope.index.analysis.topics import topics_compare
 
         return topics_compare(self._index, a, b, level)

@@ -145,8 +145,9 @@ class PaperIndex:
     # --- what the index is -------------------------------------------------------------------
 
     def info(self) -> dict:
-        """The manifest as JSON (counts, model, settings, recipe, versions, files) and the folder."""
-        return {**self.manifest.to_json(), "folder": str(self.folder)}
+        """The manifest as JSON (counts, model, settings, recipe, versions, files), the folder and
+        the corpus's columns with their kinds (:meth:`columns`)."""
+        return {**self.manifest.to_json(), "folder": str(self.folder), "columns": self.columns()}
 
     @property
     def vectors(self) -> np.ndarray:

@@ -124,13 +124,19 @@ def cmd_add(args) -> None:
 
 
 def cmd_similar(args) -> None:
-    """Print the papers most similar to one or several paper ids (and least like --not ids)."""
-    print_results(load(args).similar(args.paper_ids, k=args.k, mode=args.mode, negative=args.negative), args.json)
+    """Print the papers most similar to one or several paper ids (and least like --not ids),
+    among those meeting the --where conditions."""
+    index = load(args)
+    within = index.where(conditions=args.where) if args.where else None
+    found = index.similar(args.paper_ids, k=args.k, mode=args.mode, negative=args.negative, within=within)
+    print_results(found, args.json, args.show)
 
 
 def cmd_search(args) -> None:
-    """Print the papers most similar to free text."""
-    print_results(load(args).search(args.text, k=args.k, mode=args.mode), args.json)
+    """Print the papers most similar to free text, among those meeting the --where conditions."""
+    index = load(args)
+    within = index.where(conditions=args.where) if args.where else None
+    print_results(index.search(args.text, k=args.k, mode=args.mode, within=within), args.json, args.show)
 
 
 def _described_settings(settings: BuildSettings) -> str:
@@ -176,6 +182,7 @@ def cmd_info(args) -> None:
         ("text embedded", manifest.text_recipe),
         ("search", f"FAISS {search.faiss}, recall@10 {search.recall_at_10:.3f}; default ranking {search.search_mode}"),
         *topic_rows,
+        ("columns", ", ".join(f"{name} ({kind})" for name, kind in index.columns().items()) or "none"),
         ("sources", ", ".join(manifest.corpus.sources)),
         ("built", manifest.created),
     ]
@@ -231,8 +238,10 @@ def cmd_topics(args) -> None:
     index = load(args)
     curation_commands.report(index)
     if args.by:
-        _print_topics_by(index.topics.by(args.by, args.level), args.json)
+        _print_topics_by(index.topics.by(args.by, args.level, args.bins), args.json)
         return
+    if args.bins is not None:
+        raise UserError("--bins goes with --by COLUMN")
     if args.compare:
         _print_compared(index.topics.compare(*args.compare, level=args.level), args.json)
         return
@@ -251,12 +260,13 @@ def cmd_topics(args) -> None:
 
 def _print_topics_by(shares, as_json: bool) -> None:
     column, values, papers = shares.attrs["column"], shares.attrs["values"], shares.attrs["papers"]
+    over_time = shares.attrs["over_time"]
     if as_json:
         records = [
             {
                 "cluster": int(row["cluster"]),
                 "name": row["name"],
-                **({"change": float(row["change"])} if column == "year" else {}),
+                **({"change": float(row["change"])} if over_time else {}),
                 "shares": {str(value): float(row[value]) for value in values},
                 "papers": {str(value): round(row[value] * papers[value]) for value in values},
             }
@@ -267,21 +277,23 @@ def _print_topics_by(shares, as_json: bool) -> None:
     labels = {value: str(value) if len(str(value)) <= BY_LABEL_CHARS else str(value)[: BY_LABEL_CHARS - 1] + "…"
               for value in values}  # fmt: skip
     width = {value: max(7, len(labels[value]) + 2) for value in values}
-    change = "   change" if column == "year" else ""
-    if column != "year":
-        print(f"each topic's share of the papers with each value of {column} (most common first)")
+    change = "   change" if over_time else ""
+    if not over_time:
+        print(f"each topic's share of the papers with each value of {column}")
     print("  #  " + "".join(f"{labels[value]:>{width[value]}}" for value in values) + change + "  topic")
     print("     " + "".join(f"{papers[value]:>{width[value]}}" for value in values) + "  papers")
     for _, row in shares.iterrows():
         cells = "".join(f"{row[value]:{width[value]}.1%}" for value in values)
-        moved = f"  {row['change'] * 100:+6.1f} " if column == "year" else ""
+        moved = f"  {row['change'] * 100:+6.1f} " if over_time else ""
         print(f"{row['cluster']:>3}  {cells}{moved}  {row['name']}")
-    if column != "year":
+    if not over_time:
         return
     if len(values) == 1:
-        print(f"\nonly one year in this corpus ({values[0]}): no change over time to show")
+        print(f"\nonly one year in this corpus's {column} ({values[0]}): no change over time to show")
         return
     topics = shares[shares["cluster"] >= 0]
+    if topics.empty:
+        return
     grew, shrank = topics.iloc[0], topics.iloc[-1]
     print(f"\ngrew most: {grew['name']} ({grew['change'] * 100:+.1f} points, {values[0]}-{values[-1]})")
     print(f"shrank most: {shrank['name']} ({shrank['change'] * 100:+.1f} points)")
@@ -374,6 +386,18 @@ def _with_lookup(sub) -> None:
         choices=MODES,
         help="dense (meaning), keyword (exact words, TF-IDF) or hybrid (default: the index's, "
         "hybrid unless rebuilt otherwise; acronym queries put papers using them first)",
+    )
+    sub.add_argument(
+        "--where",
+        metavar="CONDITION",
+        action="append",
+        default=[],
+        help="only papers meeting CONDITION, on any column of the corpus (paperscope info lists them): "
+        "'decision = Accept', 'review_score >= 6', 'published >= 2024-01-01', 'tags contains graphs' "
+        "(operators =, !=, <, <=, >, >=, contains; repeat for several, all met)",
+    )
+    sub.add_argument(
+        "--show", metavar="COLUMN", action="append", default=[], help="print this column's value after each title"
     )
     _with_model(sub)
 
@@ -560,20 +584,39 @@ def _topics_options(topics) -> None:
         "--compare",
         nargs=2,
         type=_group,
-        metavar=("COLUMN=A", "COLUMN=B"),
+        metavar=("GROUP_A", "GROUP_B"),
         help="the topics over- and under-represented in one group of papers against another, with their "
-        "papers in each, e.g. --compare venue=ICML venue=NeurIPS or year=2021 year=2024",
+        "papers in each; a group is COLUMN=VALUE or a condition on any column: --compare venue=ICML "
+        "venue=NeurIPS, year=2021 year=2024, 'review_score >= 6' 'review_score < 4'",
+    )
+    topics.add_argument(
+        "--bins",
+        type=_bins,
+        metavar="N|EDGES",
+        help="with --by a number or date column: N groups of about as many papers, or the edges between "
+        "groups, such as 0,5,10 or 2020-01-01,2023-01-01 (default: each value, or quartiles past "
+        f"{BY_VALUES} values; dates by year)",
     )
     with_json(topics, "a JSON list of topics")
     curation_commands.add_actions(topics, _Parser)
 
 
-def _group(text: str) -> tuple[str, str]:
-    """--compare COLUMN=VALUE."""
-    column, equals, value = text.partition("=")
-    if not equals or not column.strip() or not value.strip():
-        raise argparse.ArgumentTypeError(f"'{text}' is not COLUMN=VALUE (e.g. venue=ICML or year=2024)")
-    return column.strip(), value.strip()
+def _group(text: str):
+    """--compare GROUP: COLUMN=VALUE or a condition ('review_score >= 6')."""
+    from paperscope.embed.conditions import parse
+
+    try:
+        return parse(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (e.g. venue=ICML, year=2024 or 'review_score >= 6')") from None
+
+
+def _bins(text: str):
+    """--bins N or EDGES (comma-separated)."""
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    return [edge for edge in (part.strip() for part in text.split(",")) if edge]
 
 
 def _bridges_options(bridges) -> None:

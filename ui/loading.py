@@ -6,6 +6,8 @@ import json
 import logging
 from pathlib import Path
 
+from paperscope.errors import UserError, shown
+
 
 def index_folder(args) -> Path:
     """The --index folder, or the default sample index, built on first use."""
@@ -26,16 +28,28 @@ def print_json(value) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-def print_results(results, as_json: bool) -> None:
-    """Print ranked papers (:class:`~paperscope.index.search.results.Results`): a line each, or a
-    JSON list of records; when there are none, why (on stderr)."""
+def print_results(results, as_json: bool, show: list[str] = ()) -> None:
+    """Print ranked papers (:class:`~paperscope.index.search.results.Results`): a line each, with
+    the values of the ``show`` columns after the title, or a JSON list of records; when there are
+    none, why (on stderr)."""
     if not len(results) and results.note:
         logging.getLogger("paperscope").info("%s", results.note)
     if as_json:
         print_json(results.to_records())
         return
-    for row in results.to_pandas().itertuples():
-        print(f"{row.rank:>3}  {row.score:6.3f}  {row.id:<14}  {row.title}")
+    records = results.to_records()
+    for name in show:
+        if records and name not in records[0]:
+            raise UserError(f"no column '{shown(name)}' to show; the columns are: {', '.join(records[0])}")
+    for row in records:
+        values = "".join(f"  [{name}: {_shown_value(row[name])}]" for name in show)
+        print(f"{row['rank']:>3}  {row['score']:6.3f}  {row['id']:<14}  {row['title']}{values}")
+
+
+def _shown_value(value) -> str:
+    if isinstance(value, list):
+        return "; ".join(map(str, value))
+    return "" if value is None else shown(str(value))
 
 
 def with_index(command) -> None:

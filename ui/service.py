@@ -69,6 +69,13 @@ class Filters(BaseModel):
     topics: list[str] | None = Field(None, description="names of coarse topics or fine clusters (GET /topics)")
     venues: list[str] | None = None
     category: str | None = Field(None, description="text the paper's categories contain, in any case")
+    conditions: list[str] | None = Field(
+        None,
+        max_length=20,
+        description="conditions on any column of the corpus (GET /healthz lists them with their kinds), all met: "
+        "COLUMN OPERATOR VALUE with =, !=, <, <=, >, >= or contains; text in any case, a list contains a member",
+        examples=[["decision = Accept", "review_score >= 6", "published >= 2024-01-01", "tags contains graphs"]],
+    )
 
 
 class SearchRequest(BaseModel):
@@ -342,7 +349,9 @@ def _add_routes(app: FastAPI, live: LiveIndex) -> None:
         health = {"status": "ok", "papers": len(served.index), "generation": served.generation}
 
         def described(index: PaperIndex) -> dict:
-            return health | {"model": index.manifest.model.name, "built": index.manifest.created}
+            return health | {
+                "model": index.manifest.model.name, "built": index.manifest.created, "columns": index.columns(),
+            }  # fmt: skip
 
         return _answer(served, described)
 

@@ -4,12 +4,15 @@ are computed at build time (:mod:`paperscope.index.topics`)."""
 
 from __future__ import annotations
 
+import datetime
+import itertools
 import re
 
 import numpy as np
 import pandas as pd
 
-from paperscope.embed.corpus import OPTIONAL_FIELDS
+from paperscope.embed.columns import stored_name
+from paperscope.embed.conditions import Condition, parse
 from paperscope.embed.terms import singular, words
 from paperscope.errors import NotFound, UserError, shown
 from paperscope.index.search.filters import check_level
@@ -96,6 +99,7 @@ def find_topic(index, topic, level: str = "coarse") -> int:
 
 
 MAX_VALUES = 12  # values of a column shown apart (the most common); the rest are summed as "other"
+DEFAULT_BINS = 4  # a number column of more than MAX_VALUES values is split at its quartiles
 LIST_FIELDS = ("authors", "categories")  # fields the readers store as lists joined by "; "
 ARXIV_CODES = re.compile(r"[a-z-]+(\.[A-Za-z-]+)?(\s+[a-z-]+(\.[A-Za-z-]+)?)*")  # "cs.LG stat.ML"
 SMOOTHING = 0.5  # papers added to each topic's count in both groups before their shares are divided
@@ -103,13 +107,17 @@ SHOWN_VALUES = 8  # values listed when a group matches no paper
 
 
 def group_columns(index) -> list[str]:
-    """The papers' metadata columns topics can be split by (year, venue, categories…: the corpus
-    fields it has values for; never the index's own, such as x, y or cluster), in reading order."""
-    return [name for name in OPTIONAL_FIELDS if _has_values(index.papers, name)]
+    """The papers' metadata columns topics can be split by (year, venue, categories… and the
+    corpus's own columns: those it has values in; never the index's own, such as x, y or
+    cluster), in the table's order."""
+    return [name for name in index.columns() if _has_values(index.papers[name])]
 
 
-def _has_values(papers: pd.DataFrame, name: str) -> bool:
-    return name in papers and (papers[name].dropna().astype(str).str.strip() != "").any()
+def _has_values(values: pd.Series) -> bool:
+    values = values.dropna()
+    if values.dtype == object and len(values) and not isinstance(values.iloc[0], str):
+        return bool(values.map(len).any()) if hasattr(values.iloc[0], "__len__") else True
+    return bool(len(values)) and (values.astype(str).str.strip() != "").any()
 
 
 def _split(column: str, text: str) -> list[str]:
@@ -123,32 +131,98 @@ def _split(column: str, text: str) -> list[str]:
     return [part for part in parts if part]
 
 
+def _column(index, column: str) -> tuple[str, str]:
+    """The stored name and kind of the corpus column ``column`` (one named like the index's own
+    is kept as corpus_<name>); one the corpus lacks, or has no value in, is a NotFound listing
+    those it has."""
+    kinds = index.columns()
+    name = column if column in kinds else stored_name(column)
+    if name in kinds and _has_values(index.papers[name]):
+        return name, kinds[name]
+    present = group_columns(index)
+    known = ", ".join(present) if present else "none"
+    if column == "year":
+        raise NotFound(
+            f"this corpus has no years (no 'year' field in its files): topics over time need one; "
+            f"the columns it has are: {known}"
+        )
+    missing = "no value in its column" if name in kinds else "no column"
+    raise NotFound(f"this corpus has {missing} '{shown(column)}' to split topics by; the columns it has are: {known}")
+
+
 def column_values(index, column: str) -> pd.Series:
     """The values of ``column``, one entry per paper and value, indexed by the paper's row: a
-    paper without a value has none, one of a list field (authors, categories) one per value.
-    Years are whole numbers; other values text. A column the corpus lacks, or has no value in,
-    is a UserError listing those it has."""
-    papers = index.papers
-    if column not in OPTIONAL_FIELDS or not _has_values(papers, column):
-        present = group_columns(index)
-        known = ", ".join(present) if present else "none"
-        if column == "year":
-            raise NotFound(
-                f"this corpus has no years (no 'year' field in its files): topics over time need one; "
-                f"the columns it has are: {known}"
-            )
-        missing = "no value in its column" if column in OPTIONAL_FIELDS and column in papers else "no column"
-        raise NotFound(
-            f"this corpus has {missing} '{shown(column)}' to split topics by; the columns it has are: {known}"
-        )
-    values = papers[column].reset_index(drop=True).dropna()
-    if column == "year":
-        return values.astype(np.int64)
+    paper without a value has none, one of a list (a list column, authors, categories) one per
+    member. Whole numbers (years among them) are integers, other numbers floats, dates
+    ``datetime.date``, other values text. A column the corpus lacks, or has no value in, is a
+    UserError listing those it has."""
+    name, kind = _column(index, column)
+    values = index.papers[name].reset_index(drop=True).dropna()
+    if kind == "number":
+        whole = (values.astype(np.float64) % 1 == 0).all()
+        return values.astype(np.int64) if whole else values.astype(np.float64)
+    if kind == "date":
+        return values
+    if kind == "list":
+        return values.map(list).explode().dropna().astype(str)
     values = values.astype(str).str.strip()
     values = values[values != ""]
-    if column in LIST_FIELDS:
-        values = values.map(lambda text: _split(column, text)).explode().dropna()
+    if name in LIST_FIELDS:
+        values = values.map(lambda text: _split(name, text)).explode().dropna()
     return values
+
+
+def _number(value: float) -> str:
+    return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:.3g}"
+
+
+def _edges(numbers: np.ndarray, bins, parse) -> np.ndarray:
+    """The edges of ``bins``: a count (that many groups of about as many papers: quantiles) or
+    the edges themselves (``parse`` reads each given as text); at least two, distinct."""
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        if not 2 <= bins <= MAX_VALUES:
+            raise UserError(f"bins: a number of groups from 2 to {MAX_VALUES}, or the edges between them; got {bins}")
+        return np.unique(np.quantile(numbers, np.linspace(0, 1, bins + 1)))
+    edges = np.unique([parse(str(edge).strip()) for edge in bins])
+    if len(edges) < 2:
+        raise UserError(f"bins: give at least two different edges, such as 0,5,10; got {', '.join(map(str, bins))}")
+    return edges
+
+
+def binned(values: pd.Series, kind: str, bins) -> tuple[pd.Series, list[str]]:
+    """Numbers or dates in groups between edges (:func:`_edges`): each value as its group's label
+    ("3–5", the last group closed: "5–10"; beyond the edges given "< 0" and "> 10"), and the
+    labels in order."""
+    if kind == "date":
+        numbers = np.array([value.toordinal() for value in values], dtype=np.float64)
+        edges = _edges(numbers, bins, lambda text: _date_bound(text).toordinal())
+        show = lambda edge: datetime.date.fromordinal(int(edge)).isoformat()  # noqa: E731
+    else:
+        numbers = values.to_numpy(dtype=np.float64)
+        edges = _edges(numbers, bins, _number_bound)
+        show = _number
+    if len(edges) < 2:  # every value the same
+        return values.map(lambda value: show(edges[0])), [show(edges[0])]
+    group = np.searchsorted(edges, numbers, side="right")
+    group[numbers == edges[-1]] = len(edges) - 1
+    labels = [f"< {show(edges[0])}"] + [f"{show(low)}–{show(high)}" for low, high in itertools.pairwise(edges)]
+    labels.append(f"> {show(edges[-1])}")
+    present = sorted(set(group.tolist()))
+    return pd.Series([labels[g] for g in group], index=values.index), [labels[g] for g in present]
+
+
+def _number_bound(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise UserError(f"bins: '{shown(text)}' is not a number") from None
+
+
+def _date_bound(text: str) -> datetime.date:
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise UserError(f"bins: '{shown(text)}' is not a date (YYYY-MM-DD)") from None
 
 
 def _rows(index, number_column: str, counted: np.ndarray) -> pd.DataFrame:
@@ -161,22 +235,37 @@ def _rows(index, number_column: str, counted: np.ndarray) -> pd.DataFrame:
     return rows.reset_index(drop=True)
 
 
-def topics_by(index, column: str, level: str = "coarse") -> pd.DataFrame:
-    """Each topic's share of the papers of each value of ``column`` (year, venue, categories…:
-    see :func:`group_columns`); a paper of several values (authors, categories) counts in each.
+def topics_by(index, column: str, level: str = "coarse", bins=None) -> pd.DataFrame:
+    """Each topic's share of the papers of each value of ``column`` (year, venue, categories, or
+    any column of the corpus: see :func:`group_columns`); a paper of several values (authors,
+    categories, a list column) counts in each.
 
-    One row per topic (cluster, name), then one column per value, then for years ``change``,
-    the share's change from the first year to the last. Years are every year, in order, topics
-    sorted by change (grew most first); other values are the ``MAX_VALUES`` most common, most
-    common first, the rest summed as "other", topics largest first. Papers in no topic are the
-    last row, "unclustered" (cluster -1): each value's shares sum to 1.
-    ``attrs``: column, values (the value columns) and papers (each value's number of papers).
+    One row per topic (cluster, name), then one column per value, then over time (years, dates)
+    ``change``, the share's change from the first value to the last. Years are every year, dates
+    grouped by year, in order, topics sorted by change (grew most first); numbers are grouped by
+    ``bins`` (a count of groups split at quantiles, or the edges: :func:`binned`; None: each value
+    when there are at most ``MAX_VALUES``, else ``DEFAULT_BINS`` quantile groups), as are dates
+    when ``bins`` is given, in order; other values are the ``MAX_VALUES`` most common, most common
+    first, the rest summed as "other"; topics largest first. Papers in no topic are the last row,
+    "unclustered" (cluster -1): each value's shares sum to 1.
+    ``attrs``: column, values (the value columns), papers (each value's number of papers) and
+    over_time (whether ``change`` is there).
     """
     number_column, _ = _topic_columns(level)
+    name, kind = _column(index, column)
     values = column_values(index, column)
     topic = index.papers[number_column].to_numpy()[values.index.to_numpy()]
-    if column == "year":
-        order = [int(year) for year in sorted(values.unique())]
+    over_time = name == "year" or (kind == "date" and bins is None)
+    if bins is not None and kind not in ("number", "date"):
+        raise UserError(f"bins group numbers and dates; '{shown(column)}' holds {kind}")
+    if kind == "date" and bins is None:
+        values = values.map(lambda day: day.year)
+    if over_time:
+        order = [int(value) for value in sorted(values.unique())]
+    elif kind in ("number", "date") and (bins is not None or values.nunique() > MAX_VALUES):
+        values, order = binned(values, kind, DEFAULT_BINS if bins is None else bins)
+    elif kind == "number":
+        order = sorted(values.unique().tolist())
     else:
         counts = values.value_counts()
         common = sorted(counts.index, key=lambda value: (-counts[value], value))
@@ -192,7 +281,7 @@ def topics_by(index, column: str, level: str = "coarse") -> pd.DataFrame:
     result = rows.copy()
     for value in order:
         result[value] = (counts[value] / papers[value]).to_numpy()
-    if column == "year":
+    if over_time:
         result["change"] = result[order[-1]] - result[order[0]]
         key = result["change"]
     else:
@@ -200,37 +289,51 @@ def topics_by(index, column: str, level: str = "coarse") -> pd.DataFrame:
     clustered = result["cluster"] >= 0
     ranked = key.where(clustered, -np.inf).to_numpy()
     result = result.iloc[np.lexsort((result["cluster"].to_numpy(), -ranked))].reset_index(drop=True)
-    result.attrs = {"column": column, "values": order, "papers": {value: int(papers[value]) for value in order}}
+    result.attrs = {
+        "column": column, "values": order, "papers": {value: int(papers[value]) for value in order},
+        "over_time": over_time,
+    }  # fmt: skip
     return result
 
 
-def _group_rows(index, group: tuple[str, object]) -> tuple[str, np.ndarray]:
-    """The label ("column=value") and rows of the papers of one group, (column, value): a year
-    as a number, other values in any case; one matching no paper is a UserError listing some."""
-    column, value = group
+def as_group(group) -> Condition:
+    """A group of papers as a condition: (column, value) (the papers with that value), a
+    condition's text ("review_score >= 6", "venue=ICML") or a ``Condition``."""
+    if isinstance(group, (tuple, list)) and len(group) == 2:
+        return Condition(str(group[0]).strip(), "=", str(group[1]).strip())
+    return parse(group)
+
+
+def _group_rows(index, group) -> tuple[str, np.ndarray]:
+    """The label ("column=value", or the condition) and rows of the papers of one group
+    (:func:`as_group`): a value matched as its column holds it (a number, a date, a member of a
+    list, text in any case); one matching no paper is a UserError listing some values."""
+    condition = as_group(group)
+    column, value = condition.column, condition.value
+    label = f"{column}={value}" if condition.operator == "=" else str(condition)
     values = column_values(index, column)
-    label = f"{column}={value}"
-    if column == "year":
-        text = str(value).strip()
-        if not text.lstrip("-").isdigit():
-            raise UserError(f"'{shown(label)}': a year is a whole number, such as {values.iloc[0]}")
-        matched = values == int(text)
+    _, kind = _column(index, column)
+    if condition.operator != "=":
+        mask = index.where(conditions=[condition])
+        matched = pd.Series(mask[values.index.to_numpy()], index=values.index)
+    elif kind in ("number", "date"):
+        matched = values == condition.bound(kind)
     else:
-        matched = values.str.casefold() == str(value).strip().casefold()
+        matched = values.str.casefold() == value.casefold()
     if not matched.any():
         counts = values.value_counts()
         common = sorted(counts.index, key=lambda v: (-counts[v], str(v)))
         listed = ", ".join(shown(str(v)) for v in common[:SHOWN_VALUES])
         more = f" and {len(common) - SHOWN_VALUES} more" if len(common) > SHOWN_VALUES else ""
-        raise NotFound(f"no paper has {column} '{shown(str(value))}'; its values include {listed}{more}")
+        wanted = f"has {column} '{shown(value)}'" if condition.operator == "=" else f"meets '{shown(label)}'"
+        raise NotFound(f"no paper {wanted}; its values include {listed}{more}")
     return label, np.unique(values.index.to_numpy()[matched.to_numpy()])
 
 
-def topics_compare(
-    index, group_a: tuple[str, object], group_b: tuple[str, object], level: str = "coarse"
-) -> pd.DataFrame:
+def topics_compare(index, group_a, group_b, level: str = "coarse") -> pd.DataFrame:
     """The topics over-represented in one group of papers against another; a group is (column,
-    value), such as ("venue", "ICML") or ("year", 2024) (see :func:`column_values`).
+    value), such as ("venue", "ICML") or ("year", 2024), or a condition on any column, such as
+    "review_score >= 6" or "tags contains graphs" (:func:`as_group`).
 
     One row per topic: cluster, name, papers_a and papers_b (its papers in each group), share_a
     and share_b (of the group's papers), ratio (share in A over share in B, each count plus

@@ -25,9 +25,11 @@ import pyarrow as pa
 
 from paperscope import locations
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
-from paperscope.embed.corpus import Admission, abstract_key, admitted_papers, embedding_texts
+from paperscope.embed.columns import RESERVED, CorpusColumns, kind_of, values_array
+from paperscope.embed.corpus import Admission, Reading, abstract_key, admitted_papers, embedding_texts
 from paperscope.embed.text import counted
 from paperscope.errors import UserError, write_error
+from paperscope.index.build.shards import with_columns
 from paperscope.index.build.smoothing import smooth
 from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.search.placement import TRUST_K, place_by_neighbours
@@ -89,8 +91,9 @@ def _column(table: pa.Table, name: str) -> np.ndarray:
 
 def _new_papers(old: generations.Generation, inputs, fields: Fields) -> tuple[pd.DataFrame, int]:
     """The papers of ``inputs`` the index does not hold yet (by id or abstract), and how many were skipped."""
-    admission = Admission()
     table = old.papers
+    own = {item.name: kind_of(item.type) for item in table.schema if item.name not in RESERVED}
+    admission = Admission(Reading(CorpusColumns({name: kind for name, kind in own.items() if kind})))
     for paper_id, abstract in zip(*(table.column(name).to_pylist() for name in ("id", "abstract")), strict=True):
         admission.know(paper_id, abstract_key(abstract))
     new = pd.DataFrame(list(admitted_papers(inputs, fields.overrides(), admission)))
@@ -183,6 +186,30 @@ def _fits_topic(old: generations.Generation, vectors: np.ndarray, fine: np.ndarr
     return fits
 
 
+def _with_new_columns(table: pa.Table, new: pd.DataFrame) -> tuple[pa.Table, pa.Table]:
+    """The index's papers and the new ones as tables of one schema: the columns either has (the
+    corpus's own, and optional fields the index lacked), nulls where the other lacks them; a
+    column of whole numbers in one and fractions in the other becomes float64."""
+    core_names = [name for name in table.column_names if name in RESERVED]
+    extras = new["extra"].tolist() if "extra" in new else [{} for _ in range(len(new))]
+    own_new = {name: values_array([extra.get(name) for extra in extras]) for extra in extras for name in extra}
+    for name in new.columns:  # an optional field (venue, doi…) the index lacked
+        if name in RESERVED and name not in core_names and new[name].notna().any():
+            values = pa.array(new[name], from_pandas=True)
+            own_new[name] = values.cast(pa.int64()) if name == "year" else values
+    own_old = table.drop_columns(core_names)
+    merged = pa.unify_schemas([own_old.schema, pa.table(own_new).schema], promote_options="permissive")
+    merged = pa.schema([item.with_type(pa.string()) if pa.types.is_null(item.type) else item for item in merged])
+    added = [name for name in merged.names if name not in own_old.column_names]
+    if added:
+        logger.info("columns the index did not have, empty for its papers: %s", ", ".join(added))
+    old_table = with_columns(table.select(core_names), own_old, merged)
+    core = table.select(core_names).schema
+    new_core = pa.Table.from_pandas(new.reindex(columns=core_names), schema=core, preserve_index=False)
+    new_table = with_columns(new_core, pa.table(own_new), merged).cast(old_table.schema)
+    return old_table, new_table
+
+
 def _grown(
     old: generations.Generation, new: pd.DataFrame, vectors: np.ndarray, texts: list[str], inputs
 ) -> generations.Generation:
@@ -191,11 +218,7 @@ def _grown(
     if "added" not in table.column_names:  # an index built before papers kept when they came: its build's time
         created = int(old.manifest.created_at.timestamp() * 1000)
         table = table.append_column("added", pa.array(np.full(table.num_rows, created, dtype=np.int64)))
-    schema = table.schema
-    dropped = sorted(name for name in set(new.columns) - set(schema.names) if new[name].notna().any())
-    if dropped:
-        logger.info("fields the index does not have are left out: %s", ", ".join(dropped))
-    new_table = pa.Table.from_pandas(new.reindex(columns=schema.names), schema=schema, preserve_index=False)
+    table, new_table = _with_new_columns(table, new)
     smoothed = None
     settings = old.manifest.settings
     if old.smoothed is not None:  # the new papers' from their neighbours; the others' stay as built

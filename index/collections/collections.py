@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from paperscope.embed.corpus import OPTIONAL_FIELDS
 from paperscope.errors import UnknownCollection, UserError
 from paperscope.index.collections import database
 from paperscope.index.collections.database import MEMBER_FIELDS, Database
@@ -71,6 +72,10 @@ def _vector(text: str | None, size: int) -> bytes | None:
 def empty_note(name: str) -> str:
     """What an empty collection means, said the same way by the CLI, the service and the app."""
     return f"the collection '{name}' has no members in this index yet; add papers to it"
+
+
+def _is_list(value) -> bool:
+    return isinstance(value, (list, tuple, np.ndarray))
 
 
 @dataclass(frozen=True)
@@ -217,25 +222,31 @@ class Collections:
         members["year"] = pd.to_numeric(members["year"], errors="coerce").astype("Int64")  # 2025, not 2025.0
         return members.rename(columns={"paper_id": "id"})[MEMBER_COLUMNS]
 
+    def _own_columns(self) -> list[str]:
+        """The corpus's own columns (beyond paperscope's fields), exported with each paper."""
+        return [name for name in self.parts.papers.corpus_columns() if name not in OPTIONAL_FIELDS]
+
     def _known(self, rows: list[dict]) -> pd.DataFrame:
-        """The index's metadata (``EXPORTED``, categories) of the members of ``rows`` it holds, by id."""
+        """The index's metadata (``EXPORTED``, categories, the corpus's own columns) of the members
+        of ``rows`` it holds, by id."""
         present = self.parts.papers.known([row["paper_id"] for row in rows if row["paper_id"]])
-        wanted = [field for field in [*EXPORTED, "categories"] if field in self.parts.papers.table.column_names]
+        wanted = [*EXPORTED, "categories", *self._own_columns()]
+        wanted = [field for field in wanted if field in self.parts.papers.table.column_names]
         return self.parts.papers.take(self.parts.papers.rows(present), wanted).to_pandas().set_index("id")
 
     def papers(self, name: str) -> pd.DataFrame:
         """The members of ``name`` with what is known of each: the index's metadata for a paper in
         it, the entry's own fields for the others (id, title, year, authors, venue, doi, arxiv_id,
-        url, abstract, matched_by, in_index)."""
-        rows = self._rows(name)
+        url, abstract, the corpus's own columns, matched_by, in_index)."""
+        rows, own = self._rows(name), self._own_columns()
         from_index = self._known(rows)
         papers = []
         for member in rows:
             known = from_index.loc[member["paper_id"]].to_dict() if member["paper_id"] in from_index.index else {}
             paper = {field: known.get(field, member.get(field)) for field in EXPORTED if field != "id"}
-            papers.append({"id": member["paper_id"] or member["key"], **paper, "matched_by": member["matched_by"],
-                           "in_index": bool(known)})  # fmt: skip
-        frame = pd.DataFrame(papers, columns=[*EXPORTED, "matched_by", "in_index"])
+            papers.append({"id": member["paper_id"] or member["key"], **paper, **{n: known.get(n) for n in own},
+                           "matched_by": member["matched_by"], "in_index": bool(known)})  # fmt: skip
+        frame = pd.DataFrame(papers, columns=[*EXPORTED, *own, "matched_by", "in_index"])
         frame["year"] = pd.to_numeric(frame["year"], errors="coerce").astype("Int64")  # 2025, not 2025.0
         return frame
 
@@ -244,13 +255,17 @@ class Collections:
         imported entry back with its own key, type and fields (the corpus fills what it lacks;
         ``prefer="corpus"``: the corpus's values replace the entry's), "csv" a row per member."""
         if fmt == "csv":
-            return self.papers(name).to_csv(index=False)
-        rows = self._rows(name)
+            papers = self.papers(name)
+            for column in self._own_columns():  # lists as "a; b", dates as 2024-05-01
+                papers[column] = papers[column].map(lambda value: "; ".join(value) if _is_list(value) else value)
+            return papers.to_csv(index=False)
+        rows, own = self._rows(name), self._own_columns()
         from_index = self._known(rows)
         members = []
         for row in rows:
             in_index = row["paper_id"] in from_index.index
             paper = from_index.loc[row["paper_id"]].to_dict() if in_index else {**row, "categories": None}
+            paper["extra"] = {column: paper.pop(column) for column in own if column in paper}
             members.append(Member(json.loads(row["entry"]) if row["entry"] else None, paper, in_index))
         return as_text(members, fmt, prefer)
 

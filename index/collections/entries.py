@@ -101,7 +101,33 @@ def from_paper(paper: dict) -> dict:
         "venue": venue, "doi": flat_text(paper.get("doi")), "url": flat_text(paper.get("url")),
         "abstract": flat_text(paper.get("abstract")), "keywords": keywords, "arxiv_id": arxiv,
     }  # fmt: skip
+    own = {name: _own_value(value) for name, value in (paper.get("extra") or {}).items()}
+    pivot["extra"] = {name: value for name, value in own.items() if value not in (None, "", [])}
     return {name: value for name, value in pivot.items() if value}
+
+
+def _own_value(value):
+    """A value of one of the corpus's own columns as exported: text, a whole number as an int, a
+    date as ISO text, a list as a list of text; None when empty."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        value = value.tolist()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, (list, tuple)):
+        return [str(item) for item in value]
+    return value if isinstance(value, (str, int, float)) else str(value)
+
+
+def _own_text(value) -> str:
+    return ", ".join(value) if isinstance(value, list) else str(value)
+
+
+def field_name(column: str) -> str:
+    """A column's name as a BibTeX field: lower case, other characters than letters, digits, - and
+    _ as one _ ("Review Score" → review_score)."""
+    return re.sub(r"[^a-z0-9_-]+", "_", column.lower()).strip("_") or "field"
 
 
 def key_and_type(entry: dict) -> tuple[str, str]:
@@ -202,6 +228,8 @@ def to_bib(pivot: dict) -> dict:
             fields.update(eprint=value, archiveprefix="arXiv")
         elif concept in HOLDERS["bib"]:
             fields[HOLDERS["bib"][concept][0]] = value if concept in ("url", "doi") else _bibtex_text(value)
+    for column, value in pivot.get("extra", {}).items():  # the corpus's own columns, as fields of their names
+        fields.setdefault(field_name(column), _bibtex_text(_own_text(value)))
     return {"format": "bib", "type": kind, "key": pivot.get("key", ""), "fields": fields}
 
 
@@ -226,6 +254,8 @@ def to_ris(pivot: dict) -> dict:
             fields.setdefault("notes", []).append(f"arXiv:{value}")
         elif concept in HOLDERS["ris"]:
             fields[HOLDERS["ris"][concept][0]] = value
+    for column, value in pivot.get("extra", {}).items():  # RIS has no fields of one's own: notes
+        fields.setdefault("notes", []).append(f"{column}: {_own_text(value)}")
     return {"format": "ris", "fields": fields}
 
 
@@ -246,6 +276,8 @@ def to_csl(pivot: dict) -> dict:
             item["citation-key"] = value
         elif concept in HOLDERS["csl"] and concept != "type":
             item[HOLDERS["csl"][concept][0]] = value
+    if pivot.get("extra"):  # CSL-JSON's place for fields of one's own
+        item["custom"] = dict(pivot["extra"])
     return {"format": "csl", "item": item}
 
 
@@ -285,7 +317,23 @@ def merged(member: Member, fmt: str, prefer: str = "entry") -> dict:
             fields[name] = value
             if name == "eprint":
                 fields["archiveprefix"] = "arXiv"
+    _fill_own(fields, fmt, corpus.get("extra", {}))
     return entry
+
+
+def _fill_own(fields: dict, fmt: str, own: dict) -> None:
+    """An imported entry's ``fields`` given the corpus's own columns it lacks (as ``to_bib``,
+    ``to_ris`` and ``to_csl`` write them); what the entry has stays."""
+    if fmt == "bib":
+        present = {name.lower() for name in fields}
+        for column, value in own.items():
+            if field_name(column) not in present:
+                fields[field_name(column)] = _bibtex_text(_own_text(value))
+    elif fmt == "ris":
+        notes = fields.setdefault("notes", []) if own else []
+        notes += [note for note in (f"{c}: {_own_text(v)}" for c, v in own.items()) if note not in notes]
+    elif own:
+        fields["custom"] = {**own, **(fields.get("custom") or {})}
 
 
 def readable_key(pivot: dict, taken: set[str]) -> str:
