@@ -74,6 +74,9 @@ def _date(text: str) -> datetime.date | None:
         return None
 
 
+NO_VALUE = frozenset({"", "n/a", "na", "nan", "null", "none", "-"})  # what a number or date column writes for none
+
+
 def _empty(value) -> bool:
     if value is None:
         return True
@@ -82,14 +85,21 @@ def _empty(value) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
+def _no_value(value) -> bool:
+    """Empty, or a word that stands for no value ("n/a", "null"…) in a column of numbers or dates."""
+    return _empty(value) or (isinstance(value, str) and value.strip().lower() in NO_VALUE)
+
+
 def infer_kind(values: list) -> str:
     """The kind of a column from some of its values (nulls and empty text left out): lists → "list",
-    numbers (or text that reads as one) → "number", ISO dates → "date", anything else "text"."""
+    numbers (or text that reads as one) → "number", ISO dates → "date", anything else "text";
+    words for no value ("n/a", "null"…) count for none of them."""
     values = [value for value in values if not _empty(value)]
     if not values:
         return "text"
     if all(isinstance(value, (list, tuple)) for value in values):
         return "list"
+    values = [value for value in values if not _no_value(value)] or ["n/a"]
     if all(_is_number(value) for value in values):
         return "number"
     if all(_is_date(value) for value in values):
@@ -98,12 +108,15 @@ def infer_kind(values: list) -> str:
 
 
 def convert(value, kind: str):
-    """``value`` as a value of ``kind`` (None when empty): text as one normalised string, a number
+    """``value`` as a value of ``kind`` (None when empty, or for a number or date a word for none
+    such as "n/a"): text as one normalised string, a number
     as an int or float, a date as a ``datetime.date``, a list as a list of non-empty strings.
     A value not of the kind raises ValueError saying why."""
     if kind == "text":
         return as_text(value) or None  # "" for None, NaN and white space
     if _empty(value):
+        return None
+    if kind in ("number", "date") and _no_value(value):
         return None
     if kind == "number":
         if not _is_number(value) or (isinstance(value, float) and math.isinf(value)):
