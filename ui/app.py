@@ -41,7 +41,14 @@ from paperscope.ui.collections_view import (
     collections_panel,
     plain,
 )
-from paperscope.ui.columns_view import colour_select, column_colours, column_filter, column_values_html, filters_mask
+from paperscope.ui.columns_view import (
+    colour_select,
+    column_colours,
+    column_filter,
+    column_values_html,
+    filters_mask,
+    paper_colours,
+)
 from paperscope.ui.map_component import topic_map
 from paperscope.ui.mapplot import MAX_STARRED, cluster_colours, map_focus, map_payload
 from paperscope.ui.topics_view import topics_panel
@@ -420,12 +427,14 @@ def _results_list(
     explain_with: dict | None,
     score: str = "score",
     columns: tuple[str, ...] = (),
+    colour: dict | None = None,
 ) -> None:
     """Result cards (dots in the colour of their topic at ``level``, a bar for their ``score``
     column, a button adding the paper to a collection) with exports; ``explain_with`` (other_id
     or query) fills in why each is similar, from the index of ``source`` (folder, generation),
     when its card is opened (explaining ten results costs ~0.6 s a page; ten people at once, 6 s);
-    ``columns``: the corpus's columns whose values each card shows (those filtered or coloured by)."""
+    ``columns``: the corpus's columns whose values each card shows (those filtered or coloured by);
+    ``colour``: the map's colours by a column (``column_colours``), the dots' colours then."""
     index = load_index(*source)
     exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
     download_csv, download_json = st.columns(2)
@@ -441,7 +450,11 @@ def _results_list(
     elif results.empty:
         st.warning("No paper passes the filters.")
     placeholders = []
-    colours = cluster_colours(results["coarse_cluster" if level == "coarse" else "cluster"])
+    colours = (
+        paper_colours(colour, index.rows(results["id"].tolist()))
+        if colour
+        else cluster_colours(results["coarse_cluster" if level == "coarse" else "cluster"])
+    )
     with st.container(key="results"):
         values = column_values_html(results, list(columns))
         for row, colour, shown_values in zip(results.itertuples(), colours, values, strict=True):
@@ -607,7 +620,7 @@ def main() -> None:
             explain_with = {"other_id": chosen[0] if chosen else None, "query": query}
             columns = (st.session_state.get("filter_column"), colour_by)  # their values shown on each card
             _results_list((folder, generation), results, level, explain_with if explain and not shown else None,
-                          "cosine" if shown else "score", columns)  # fmt: skip
+                          "cosine" if shown else "score", columns, focus["colour"])  # fmt: skip
     with map_column:
         _map_panel(index, (folder, generation), focus, level, filters["topics"] or [])
 

@@ -9,6 +9,7 @@ user picks it, once per index generation.
 
 from __future__ import annotations
 
+import base64
 import html
 import math
 
@@ -19,7 +20,7 @@ import streamlit as st
 from paperscope.embed.conditions import parse
 from paperscope.errors import UserError, shown
 from paperscope.index.paper_index import PaperIndex
-from paperscope.ui.mapplot import map_colours
+from paperscope.ui.mapplot import UNCLUSTERED_COLOUR, map_colours
 
 COLUMN_CHOICES = 100  # a text column with more distinct values (a list with more members) is filtered by typing
 SIDEBAR_COLUMNS = ("year", "venue", "categories")  # the sidebar's own controls filter these
@@ -168,6 +169,14 @@ def column_colours(_index: PaperIndex, source: tuple[str, str], name: str) -> di
     once per generation."""
     values = _index.table(columns=[name]).column(name).to_pandas()
     return map_colours(values, name, _index.columns().get(name))
+
+
+def paper_colours(colour: dict, rows) -> list[str]:
+    """The colours the map gives the papers at ``rows`` when coloured by a column (``colour``, from
+    :func:`column_colours`): a result card's dot matches its point."""
+    codes = np.frombuffer(base64.b64decode(colour["values"]), dtype=np.int16)[np.asarray(rows, dtype=np.int64)]
+    palette = colour["palette"]
+    return [UNCLUSTERED_COLOUR if code < 0 else palette[code % len(palette)] for code in codes]
 
 
 def value_text(value) -> str:

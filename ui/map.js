@@ -241,6 +241,7 @@ class PaperscopeMap {
     } else {
       for (const item of legend.items) {
         const row = psElement("div", "ps-legend-item", this.legend);
+        row.title = item.text; // the whole value on hover, when the legend cuts it
         psElement("span", "ps-swatch", row).style.background = item.colour;
         psElement("span", "", row).textContent = item.text;
       }

@@ -5,9 +5,10 @@ query's star joined to its results) and is inlined into the widget's module with
 nothing is fetched from a CDN, nothing leaves the notebook's server. A selection made in the map
 (box, lasso, a click) comes back to Python as ``selected`` (ids) and ``selection`` (their papers);
 setting ``selected`` draws it; ``query`` stars a text and its nearest papers; ``colour_by``
-colours the papers by a column (categories with a legend, numbers with a scale) or by their
-collection. The widget state holds the points once (``_points``) and what changes apart:
-``_colour``, ``_focus`` (selection, star) and ``_rows`` (what the map selected, as rows).
+colours the papers by a column (text as categories with a legend, a list by each paper's most
+common member, numbers and dates with a scale) or by their collection. The widget state holds
+the points once (``_points``) and what changes apart: ``_colour``, ``_focus`` (selection, star)
+and ``_rows`` (what the map selected, as rows).
 
 anywidget is imported here, and this module only by ``ix.map.widget()``: importing
 paperscope stays light.
@@ -23,7 +24,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from paperscope.errors import UserError
+from paperscope.errors import UserError, shown
 from paperscope.ui.mapplot import map_colours, map_focus, map_payload, map_script
 
 log = logging.getLogger(__name__)
@@ -205,8 +206,12 @@ class MapWidget(anywidget.AnyWidget):
     def _check_colour_by(self, proposal) -> str | None:
         name = proposal["value"]
         if name not in (None, COLLECTION) and name not in self.index.fields():
-            fields = ", ".join(self.index.fields())
-            raise UserError(f"the papers have no column {name!r}: colour by one of {fields}, or {COLLECTION!r}")
+            columns = list(self.index.columns())
+            fields = ", ".join(field for field in self.index.fields() if field not in columns)
+            raise UserError(
+                f"the papers have no column '{shown(name)}': colour by one of the corpus's columns "
+                f"({', '.join(columns) or 'none'}), {COLLECTION!r} or another field ({fields})"
+            )
         return name
 
     @traitlets.observe("colour_by")
@@ -223,7 +228,8 @@ class MapWidget(anywidget.AnyWidget):
             return {}
         if name == COLLECTION:
             return map_colours(self._collection_of(), "collection")
-        return map_colours(self.index.table(columns=[name]).column(name).to_pandas(), name)
+        values = self.index.table(columns=[name]).column(name).to_pandas()
+        return map_colours(values, name, self.index.columns().get(name))
 
     def _collection_of(self) -> np.ndarray:
         """Each paper's collection (the first by name when in several), None when in none."""
