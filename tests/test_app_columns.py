@@ -167,6 +167,29 @@ def test_a_date_range_and_two_members_of_a_list_filter_the_results(columns_index
     assert "tags: " in bodies  # the filtered column's values on each card
 
 
+@pytest.mark.slow
+def test_the_topics_panel_splits_and_compares_by_the_corpus_columns_and_shows_values_as_text(
+    columns_index_dir, columns_index, monkeypatch
+):
+    app = _app(columns_index_dir, monkeypatch, q=QUERY).run()
+    app.session_state["topics"] = True  # the panel opened
+    app.run()
+    assert not app.exception
+    assert app.selectbox(key="topics_by").options == list(columns_index.columns())
+    app.selectbox(key="topics_by").set_value("note").run()
+    headers = app.dataframe[1].value.columns.tolist()
+    assert f"{SHOWN_HOSTILE} ({(columns_index.papers['note'] == HOSTILE).sum()})" in headers  # on one line
+    app.selectbox(key="compare_column").set_value("note").run()
+    assert not app.exception
+    groups = app.selectbox(key="compare_a_note")
+    assert groups.value == HOSTILE and groups.options[0] == SHOWN_HOSTILE  # the value itself, shown escaped
+    caption = next(caption.value for caption in app.caption if caption.value.startswith("A: note="))
+    assert caption.startswith("A: note=\\<img src=x onerror=alert\\(1\\)\\>\\\\x07bell (10 papers)")
+    for column in ("review_score", "published", "tags"):  # numbers, dates and lists compare without error
+        app.selectbox(key="compare_column").set_value(column).run()
+        assert not app.exception and not app.error, column
+
+
 # --- the real app in Chromium -----------------------------------------------------------------------
 
 

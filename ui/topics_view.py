@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from paperscope.errors import UserError
+from paperscope.errors import UserError, shown
+from paperscope.ui.collections_view import plain
 
 MAX_GROUP_CHOICES = 500  # values a group can be picked from (the most common)
 
@@ -33,14 +34,17 @@ def _over_time(shares, selected: list[str]) -> None:
 def _by_value(shares) -> None:
     """The table of the topics' shares of each value's papers (a column other than year)."""
     column, values, papers = shares.attrs["column"], shares.attrs["values"], shares.attrs["papers"]
-    headers = {value: f"{value} ({papers[value]})" for value in values}
+    headers = {
+        value: f"{shown(value)} ({papers[value]})" for value in values
+    }  # on one line, control characters escaped
     st.dataframe(
         shares[["name", *values]].rename(columns={"name": "topic", **headers}),
         hide_index=True,
         column_config={header: st.column_config.NumberColumn(format="percent") for header in headers.values()},
     )
     st.caption(
-        f"Each topic's share of the papers with each value of {column} (their number in brackets), most common first."
+        f"Each topic's share of the papers with each value of {plain(shown(column))} (their number in brackets), "
+        "most common first."
     )
 
 
@@ -50,7 +54,7 @@ def _by_column(index, level: str, selected: list[str], columns: list[str]) -> No
         "Topics by", columns, index=columns.index("year") if "year" in columns else 0, key="topics_by"
     )
     shares = index.topics.by(column, level)
-    if column == "year":
+    if column == "year" or shares.attrs.get("over_time"):  # years, or a column of dates by year
         _over_time(shares, selected)
     else:
         _by_value(shares)
@@ -65,10 +69,13 @@ def _compared(index, level: str, columns: list[str]) -> None:
     values = sorted(counts.index) if column == "year" else counts.index.tolist()  # by count, most common first
     values = values[:MAX_GROUP_CHOICES] if column != "year" else values
     if len(values) < 2:
-        st.caption(f"The papers have one {column} only ({values[0]}): pick a column with two values or more.")
+        st.caption(
+            f"The papers have one {plain(shown(column))} only ({plain(shown(values[0]))}): "
+            "pick a column with two values or more."
+        )
         return
-    first = a_box.selectbox("Group A", values, index=0, key=f"compare_a_{column}")
-    second = b_box.selectbox("Group B", values, index=1, key=f"compare_b_{column}")
+    first = a_box.selectbox("Group A", values, index=0, format_func=shown, key=f"compare_a_{column}")
+    second = b_box.selectbox("Group B", values, index=1, format_func=shown, key=f"compare_b_{column}")
     if first == second:
         st.caption("Pick two different values.")
         return
@@ -92,7 +99,8 @@ def _compared(index, level: str, columns: list[str]) -> None:
         },
     )
     st.caption(
-        f"A: {column}={first} ({in_a} papers); B: {column}={second} ({in_b} papers). Ratio: share of A over "
+        f"A: {plain(shown(column))}={plain(shown(first))} ({in_a} papers); "
+        f"B: {plain(shown(column))}={plain(shown(second))} ({in_b} papers). Ratio: share of A over "
         "share of B; most over-represented in A first, in B last."
     )
 
