@@ -74,6 +74,8 @@ def _clean(name: str, value) -> str:
 
 def flat_text(value) -> str:
     """A field value (string, number, list, {'name': …}) as one normalised string; lists joined by '; '."""
+    if type(value) is str:
+        return normalise_text(value)
     if value is None or isinstance(value, bool) or (isinstance(value, float) and value != value):
         return ""
     if isinstance(value, dict):
@@ -94,13 +96,19 @@ def _year(value) -> int | None:
 # Matching keys
 
 
+_DOI_ESCAPE = re.compile(r"\\([_%&#$])")
+_DOI = re.compile(r"10\.\d{4,9}/\S+")
+
+
 def normalise_doi(value) -> str:
     """A DOI as matched: lower case, from "10." on (no https://doi.org/, dx.doi.org, doi: or BibTeX
     escapes), URL-decoded, trailing punctuation dropped; "" when there is no DOI in ``value``."""
-    text = re.sub(r"\\([_%&#$])", r"\1", flat_text(value))
+    text = flat_text(value)
+    if "\\" in text:
+        text = _DOI_ESCAPE.sub(r"\1", text)
     if "%2f" in text.lower():
         text = unquote(text)
-    match = re.search(r"10\.\d{4,9}/\S+", text)
+    match = _DOI.search(text)
     return match.group(0).rstrip(".,;").lower() if match else ""
 
 

@@ -12,8 +12,20 @@ _ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "etc.", "vs.", "cf.", "Fig.", "Eq.",
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$\\*])|(?<=\w[.!?])(?=[A-Z][a-z])")
 
 
+_ASCII_SPACES = "\t\r\x0b\x0c\x1c\x1d\x1e\x1f"  # str.split()'s white space in ASCII, besides space and \n
+
+
 def normalise_text(text: str) -> str:
     """Unicode NFC, every whitespace run (line breaks, tabs, no-break spaces) to one space."""
+    if len(text) > 100 and text.isascii():  # an abstract: 4x as fast as split and join (NFC leaves ASCII alone)
+        text = text.replace("\n", " ")
+        for space in _ASCII_SPACES:
+            if space in text:
+                text = text.replace(space, " ")
+        text = text.strip()
+        while "  " in text:
+            text = text.replace("  ", " ")
+        return text
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 

@@ -4,13 +4,16 @@ import gzip
 import json
 import logging
 import re
+import unicodedata
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from paperscope import UserError, locations
-from paperscope.embed.corpus import text_id
-from paperscope.embed.text import split_sentences
+from paperscope.embed.corpus import read_records, text_id
+from paperscope.embed.text import normalise_text, split_sentences
 from paperscope.embed.titles import derive_title
 from tests.corpora import read_corpus
 
@@ -500,3 +503,30 @@ def test_a_file_over_two_gigabytes_is_read_whole_in_bounded_memory(tmp_path):
     path.unlink()
     assert said[str(path)]["count"] == 15_000, said
     assert said["peak_mb"] < PEAK_MB["text"], said
+
+
+@given(st.text(alphabet=" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1fab.\xa0\u2028é", max_size=300))
+def test_long_ascii_text_is_normalised_as_split_and_join_does(text):
+    """normalise_text's fast path for long ASCII text (abstracts) gives what split and join give."""
+    for value in (text, text * 4, "x" * 101 + text):
+        assert normalise_text(value) == " ".join(unicodedata.normalize("NFC", value).split())
+
+
+def test_json_lines_read_by_orjson_as_json_reads_them(tmp_path):
+    """Lines orjson reads otherwise than json (a whole number past 64 bits, NaN, a lone surrogate) are
+    read by json; a line break inside a line (U+2028) numbers the lines as before, and its error names them."""
+    rows = [
+        {"abstract": ABSTRACT_A, "big": 123456789012345678901234567890, "nested": [[-(2**64)]]},
+        {"abstract": ABSTRACT_B, "rating": float("nan")},
+    ]
+    lines = [json.dumps(row) for row in rows] + ['{"abstract": "Lone \\ud800 surrogates are read as json reads them."}']
+    path = tmp_path / "exact.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    records = read_records(path)
+    assert records[0]["extra"]["big"] == 123456789012345678901234567890
+    assert records[0]["extra"]["nested"] == [str(-(2**64))]
+    assert records[1]["extra"]["rating"] is None
+    assert [record["source"] for record in records] == ["exact.jsonl:1", "exact.jsonl:2", "exact.jsonl:3"]
+    path.write_text(lines[0] + "\n" + '{"abstract": "split\u2028here"}\n' + lines[1] + "\n")
+    with pytest.raises(UserError, match=r"exact.jsonl:2: broken JSON line"):
+        read_records(path)
