@@ -227,7 +227,7 @@ class PaperIndex:
         given), for the ``within`` argument of :meth:`similar` and :meth:`search`: see
         :class:`paperscope.index.search.filters.Filters`; ``conditions`` on any of :meth:`columns`,
         such as ``["decision = Accept", "citations >= 10", "tags contains graphs"]``."""
-        wanted = filters.Filters(years, topics, venues, category, level, added_since, tuple(conditions))
+        wanted = filters.Filters(years, topics, venues, category, level, added_since, conditions or ())
         return filters.where(self._papers, wanted, filters.moment(self.manifest.created))
 
     def filter_choices(self) -> dict:

@@ -607,8 +607,10 @@ def _group(text: str):
 
     try:
         return parse(text)
-    except UserError as exc:
-        raise argparse.ArgumentTypeError(f"{exc} (e.g. venue=ICML, year=2024 or 'review_score >= 6')") from None
+    except UserError:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not a group: give COLUMN=VALUE or a condition (venue=ICML, year=2024, 'review_score >= 6')"
+        ) from None
 
 
 def _bins(text: str):
