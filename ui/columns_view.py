@@ -112,8 +112,10 @@ def column_filter(index: PaperIndex, source: tuple[str, str]) -> dict:
             list(columns),
             index=None,
             placeholder="choose a column",
-            format_func=lambda column: f"{shown(column)} ({columns[column]})",
+            format_func=shown,
             key="filter_column",
+            help="Numbers and dates: a range; text: any of its values (or the text it contains, when it has many); "
+            "a list: papers with any of the members picked.",
         )
         if name is None:
             return {}
