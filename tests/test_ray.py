@@ -93,3 +93,41 @@ def test_ray_engine_reports_bad_input_in_one_line_and_writes_nothing(tmp_path):
     )
     with pytest.raises(UserError, match="go with --engine ray"):
         build_index(locations.bundled_corpus(), tmp_path / "index", BuildSettings(workers=2))
+
+
+def test_ray_engine_keeps_the_corpus_columns_and_reads_only_where(tmp_path):
+    """Own columns (a date, a list of text, a number) reach the index through Ray typed as the local
+    engine keeps them, and --where leaves out the records that do not meet it."""
+    import datetime
+    import json
+
+    first, _ = locations.bundled_corpus()
+    abstracts = [block for block in first.read_text().split("\n\n")[1:] if block.strip()][:12]
+    path = tmp_path / "columns.jsonl"
+    rows = [
+        {
+            "id": f"p{i}",
+            "abstract": abstract,
+            "update_date": f"20{20 + i % 5}-03-0{1 + i % 9}",
+            "versions": [{"version": "v1", "created": "Mon, 2 Apr 2007 19:18:42 GMT"}] * (1 + i % 2),
+            "citations": i * 3,
+        }
+        for i, abstract in enumerate(abstracts)
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    settings = BuildSettings(engine="ray", workers=2, where=("update_date >= 2022-01-01",))
+    build_index([path], tmp_path / "index", settings)
+    index = PaperIndex.load(tmp_path / "index")
+    columns = index.columns()
+    assert {name: columns[name] for name in ("update_date", "versions", "citations")} == {
+        "update_date": "date",
+        "versions": "list",
+        "citations": "number",
+    }
+    kept = [row for row in rows if row["update_date"] >= "2022-01-01"]
+    assert index.papers["id"].tolist() == [row["id"] for row in kept]
+    papers = index.papers
+    assert papers["update_date"].tolist() == [datetime.date.fromisoformat(row["update_date"]) for row in kept]
+    assert [list(value) for value in papers["versions"]] == [
+        ["v1 Mon, 2 Apr 2007 19:18:42 GMT"] * len(row["versions"]) for row in kept
+    ]

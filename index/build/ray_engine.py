@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from paperscope.embed.corpus import Admission, abstract_key, embedding_texts, paper_row, read_records
+from paperscope.embed.corpus import Admission, Reading, abstract_key, embedding_texts, iter_records, paper_row
 from paperscope.errors import UserError
 from paperscope.index.build import shards
 
@@ -32,14 +33,30 @@ logger = logging.getLogger(__name__)
 EMBED_BATCH = 256  # texts per actor call: large enough to sort by length and keep batches full
 
 
-def _read_file(batch: pd.DataFrame, fields: dict | None) -> pd.DataFrame:
-    """One input file's records as paper rows, with their position in the corpus and duplicate keys.
+def _read_file(batch: pd.DataFrame, fields: dict | None, where: tuple = ()) -> pd.DataFrame:
+    """One input file's records (those meeting ``where``) as paper rows, read a record at a time, with
+    their position in the corpus and duplicate keys; each row's own columns (``extra``: dates, lists)
+    pickled, for Ray would make a column of dicts an Arrow struct (unpickled in ``_write_part``).
     A file the readers refuse becomes one row holding the error (exceptions lose their type in Ray)."""
     rows = []
     for file_number, path in zip(batch["file"], batch["path"], strict=True):
+        start = len(rows)
         try:
-            records = read_records(path, fields)
+            for record_number, record in enumerate(iter_records(path, fields, reading=Reading(where=where))):
+                row = paper_row(record)
+                rows.append(
+                    {
+                        **row,
+                        "extra": pickle.dumps(row["extra"]),
+                        "file": file_number,
+                        "record": record_number,
+                        "text_key": abstract_key(row["abstract"]),
+                        "chars": len(row["abstract"]),
+                        "error": None,
+                    }
+                )
         except UserError as exc:
+            del rows[start:]
             rows.append(
                 {
                     "file": file_number,
@@ -49,19 +66,6 @@ def _read_file(batch: pd.DataFrame, fields: dict | None) -> pd.DataFrame:
                     "text_key": "",
                     "chars": 0,
                     "error": str(exc),
-                }
-            )
-            continue
-        for record_number, record in enumerate(records):
-            row = paper_row(record)
-            rows.append(
-                {
-                    **row,
-                    "file": file_number,
-                    "record": record_number,
-                    "text_key": abstract_key(row["abstract"]),
-                    "chars": len(row["abstract"]),
-                    "error": None,
                 }
             )
     return pd.DataFrame(rows)
@@ -153,7 +157,7 @@ def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, worke
         context.execution_options.preserve_order = True  # papers come back in corpus order
         context.enable_progress_bars = False
         begin = time.perf_counter()
-        records, keys = _read(inputs, fields)
+        records, keys = _read(inputs, fields, job.settings.where)
         admission, admitted = _admit(keys, inputs)
         count = int(admitted.sum())
         seconds["read"] = round(time.perf_counter() - begin, 3)
@@ -200,13 +204,15 @@ def _check_inputs(inputs) -> None:
             )
 
 
-def _read(inputs, fields: dict | None):
+def _read(inputs, fields: dict | None, where: tuple = ()):
     """Read the files, one Ray task each: the records (a materialized dataset) and their small
     columns (position, source, id, text key, length, error) in corpus order on the driver."""
     import ray
 
     files = ray.data.from_items([{"file": i, "path": str(Path(p).resolve())} for i, p in enumerate(inputs)])
-    records = files.map_batches(_read_file, fn_kwargs={"fields": fields}, batch_size=1, batch_format="pandas")
+    records = files.map_batches(
+        _read_file, fn_kwargs={"fields": fields, "where": tuple(where)}, batch_size=1, batch_format="pandas"
+    )
     records = records.materialize()
     keys = pd.concat(
         records.select_columns(["file", "record", "source", "id", "text_key", "chars", "error"]).iter_batches(
@@ -256,4 +262,5 @@ def _write_in_order(embedded, work: Path, count: int, on_progress) -> list[Path]
 
 def _write_part(work: Path, number: int, batches: list[pd.DataFrame]) -> Path:
     frame = pd.concat(batches, ignore_index=True)
+    frame["extra"] = [pickle.loads(extra) for extra in frame["extra"]]  # pickled by _read_file
     return shards.write_shard(work / f"part-{number:05d}.parquet", frame, np.stack(frame["vector"].to_numpy()))
