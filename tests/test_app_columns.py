@@ -355,3 +355,56 @@ def test_a_hostile_value_is_shown_as_text_in_the_legend_the_tooltip_and_the_card
     assert page.dialogs == []
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "app-columns-hostile.png"))
+
+
+# --- the widget in JupyterLab, in Chromium --------------------------------------------------------
+
+WIDGET_MAP = "document.querySelector('.ps-map').parentElement.__paperscopeMap"
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@needs_chromium
+def test_the_widget_in_jupyterlab_colours_by_a_date_and_a_list_and_shows_a_hostile_value_as_text(
+    browser, columns_index, columns_index_dir, tmp_path
+):
+    import nbformat
+
+    from tests.servers import Kernel, jupyter_server, open_notebook, run_cells
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    notebook = nbformat.v4.new_notebook()
+    code = (
+        f"from paperscope import PaperIndex\nix = PaperIndex.load({str(columns_index_dir)!r})\nw = ix.map.widget()\nw"
+    )
+    notebook.cells = [nbformat.v4.new_code_cell(code)]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, folder / "columns.ipynb")
+    papers = columns_index.papers
+    with jupyter_server(folder, tmp_path / "jupyter", "lab") as (url, runtime):
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        dialogs = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        kernel = Kernel(runtime / f"kernel-{open_notebook(page, url, 'lab', 'columns.ipynb')}.json")
+        try:
+            run_cells(page)
+            page.wait_for_selector(".ps-map[data-ready='1']", timeout=120_000)
+            kernel.run("w.colour_by = 'published'")
+            page.wait_for_function(f"() => {WIDGET_MAP}.legend?.textContent.startsWith('published')", timeout=30_000)
+            ends = page.locator(".ps-map .ps-scale-ends span").all_inner_texts()
+            assert ends == [str(papers["published"].min()), str(papers["published"].max())]
+            kernel.run("w.colour_by = 'tags'")
+            page.wait_for_function(f"() => {WIDGET_MAP}.legend?.textContent.startsWith('tags')", timeout=30_000)
+            items = page.locator(".ps-map .ps-legend-item").all_inner_texts()
+            assert [item.rsplit(" (", 1)[0] for item in items] == kernel.value("w._colour['names'][:-1]")
+            kernel.run("w.colour_by = 'note'")
+            page.wait_for_function(f"() => {WIDGET_MAP}.legend?.textContent.startsWith('note')", timeout=30_000)
+            hostile = int((papers["note"] == HOSTILE).sum())
+            assert f"{SHOWN_HOSTILE} ({hostile})" in page.locator(".ps-map .ps-legend-item").all_inner_texts()
+            assert page.evaluate("() => document.querySelectorAll('img[src=\"x\"], img[onerror]').length") == 0
+            assert dialogs == []
+            page.locator(".ps-map").screenshot(path=str(ARTIFACTS / "widget-columns.png"))
+        finally:
+            kernel.close()
+            page.close()
