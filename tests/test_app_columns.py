@@ -13,6 +13,7 @@ import base64
 import datetime
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -408,3 +409,59 @@ def test_the_widget_in_jupyterlab_colours_by_a_date_and_a_list_and_shows_a_hosti
         finally:
             kernel.close()
             page.close()
+
+
+# --- the static and standalone maps coloured by a column ------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_png_map_coloured_by_a_column_has_its_legend_beside_the_map(columns_index, tmp_path):
+    import matplotlib.colors
+
+    from paperscope.ui.mapplot import map_colours, point_colours, save_png
+
+    papers, fine = columns_index.papers, columns_index.topics.table("fine")
+    tags = map_colours(papers["tags"], "tags", "list")
+    figure = save_png(papers, fine, tmp_path / "tags.png", "tags", tags)
+    legend = figure.axes[0].get_legend()
+    assert [text.get_text() for text in legend.get_texts()] == [item["text"] for item in tags["legend"]["items"]]
+    assert legend.get_title().get_text() == "tags (most common member)"
+    # The points in the legend's colours, each paper in its own.
+    scatter = next(found for found in figure.axes[0].collections if len(found.get_offsets()) == len(papers))
+    drawn = Counter(matplotlib.colors.to_hex(colour) for colour in scatter.get_facecolors())
+    assert drawn == Counter(point_colours(tags))
+    scores = map_colours(papers["review_score"], "review_score", "number")
+    figure = save_png(papers, fine, tmp_path / "scores.png", "scores", scores)
+    [scale] = figure.axes[0].child_axes
+    assert [label.get_text() for label in scale.get_xticklabels()] == ["1", "10"]
+    assert (tmp_path / "scores.png").stat().st_size > 10_000
+    dollars = map_colours(["$x^2$ costs", "$x^2$ costs", None], "price", "text")  # no mathtext: drawn as written
+    assert r"\$x^2\$ costs (2)" in [item.get_text() for item in _legend_texts(papers.head(3), fine, dollars, tmp_path)]
+
+
+def _legend_texts(papers, fine, colour, tmp_path):
+    from paperscope.ui.mapplot import save_png
+
+    return save_png(papers, fine, tmp_path / "legend.png", "", colour).axes[0].get_legend().get_texts()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@needs_chromium
+def test_the_html_map_coloured_by_a_column_shows_its_legend_as_text(columns_index, browser, tmp_path):
+    from paperscope.ui.mapplot import export_map, map_colours
+
+    papers = columns_index.papers
+    note = map_colours(papers["note"], "note", "text")
+    path = export_map(papers, columns_index.topics.table("fine"), columns_index.topics.table("coarse"),
+                      tmp_path / "map.html", "notes", colour=note)  # fmt: skip
+    page = browser.new_page(viewport={"width": 1200, "height": 800})
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(path.as_uri())
+    page.wait_for_selector(".ps-map[data-ready='1']", timeout=30_000)
+    items = page.locator(".ps-map .ps-legend-item").all_inner_texts()
+    assert items == [item["text"] for item in note["legend"]["items"]] and any(SHOWN_HOSTILE in item for item in items)
+    assert page.evaluate("() => document.querySelectorAll('img[src=\"x\"], img[onerror]').length") == 0
+    assert dialogs == []
+    page.close()

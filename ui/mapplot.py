@@ -290,12 +290,50 @@ def _touching_labels(figure) -> int:
     return sum(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
 
 
-def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, path: Path, title: str):
+def point_colours(colour: dict) -> list[str]:
+    """Each paper's colour in ``colour`` (from :func:`map_colours`), in row order: grey for no value."""
+    palette = colour["palette"]
+    codes = np.frombuffer(base64.b64decode(colour["values"]), dtype=np.int16)
+    return [UNCLUSTERED_COLOUR if code < 0 else palette[code % len(palette)] for code in codes]
+
+
+def _as_matplotlib_text(text: str) -> str:
+    """Text matplotlib draws as written: a "$" would start its mathtext."""
+    return text.replace("$", r"\$")
+
+
+def _png_legend(figure, colour: dict) -> None:
+    """The legend of a map coloured by a column, right of the map (never over a label): a swatch
+    per category, or the scale from its lowest value to its highest."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.lines import Line2D
+
+    axes, legend = figure.axes[0], colour["legend"]
+    title = _as_matplotlib_text(colour["title"])
+    if legend["kind"] == "scale":
+        scale = axes.inset_axes([1.02, 0.95, 0.22, 0.02])
+        scale.imshow(np.linspace(0, 1, 256)[None, :], aspect="auto", cmap=ListedColormap(colour["palette"]))
+        scale.set_yticks([])
+        scale.set_xticks([0, 255], [_as_matplotlib_text(legend["low"]), _as_matplotlib_text(legend["high"])])
+        scale.tick_params(labelsize=10)
+        scale.set_title(title, fontsize=11, loc="left")
+        return
+    handles = [
+        Line2D([], [], marker="o", linestyle="", color=item["colour"], label=_as_matplotlib_text(item["text"]))
+        for item in legend["items"]
+    ]
+    axes.legend(handles=handles, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10,
+                title_fontsize=11, frameon=False)  # fmt: skip
+
+
+def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, path: Path, title: str, colour: dict | None = None):
     """A labelled static map drawn by datamapplot: each topic named over its own papers (no long
     lines to follow), sized by topic, in a dark shade of its colour (the colours of the app's map).
     datamapplot's placement can let two labels touch; the map is drawn again with wider margins
     until none does. Points are named by the papers' own topic columns: fine topics when there are
-    few enough to read, else coarse. Returns the matplotlib figure (for measuring the labels)."""
+    few enough to read, else coarse. ``colour`` (from :func:`map_colours`): the points in a
+    column's colours instead, with its legend beside the map (the labels keep their topics' shades).
+    Returns the matplotlib figure (for measuring the labels)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -330,10 +368,13 @@ def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, path: Path, title:
                 label_over_points=True,
                 pylabeladjust_margin_percentage=margin,
                 use_system_fonts=True,  # never download fonts
+                **({"marker_color_array": point_colours(colour)} if colour else {}),
             )
         plt.close(figure)
         if not _touching_labels(figure):
             break
+    if colour:
+        _png_legend(figure, colour)
     figure.savefig(path, bbox_inches="tight")
     return figure
 
@@ -345,9 +386,11 @@ def export_map(
     path: str | Path,
     title: str = "",
     knn: np.ndarray | None = None,
+    colour: dict | None = None,
 ) -> Path:
     """Write the map as ``.png`` (static, labelled) or ``.html`` (interactive, self-contained,
-    offline); ``knn`` (papers × k rows, nearest first) lets a click in the HTML show neighbours."""
+    offline); ``knn`` (papers × k rows, nearest first) lets a click in the HTML show neighbours;
+    ``colour`` (``map_colours`` of a column's values): the points in its colours, with a legend."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".png", ".html"):
@@ -356,8 +399,8 @@ def export_map(
         raise UserError(f"{path.parent}: no such folder")
     with atomic_path(path) as temporary:
         if suffix == ".png":
-            save_png(papers, fine_topics, temporary, title)
+            save_png(papers, fine_topics, temporary, title, colour)
         else:
             payload = map_payload(papers, fine_topics, coarse_topics, key=title, knn=knn)
-            save_html(payload | {"search": True}, temporary, title)
+            save_html(payload | {"search": True} | ({"colour": colour} if colour else {}), temporary, title)
     return path
