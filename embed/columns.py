@@ -49,7 +49,8 @@ def as_text(value) -> str:
     if isinstance(value, dict):
         value = value.get("name") or " ".join([v for v in value.values() if isinstance(v, str)])
     if isinstance(value, (list, tuple)):
-        return "; ".join([text for text in map(as_text, value) if text])
+        texts = (normalise_text(item) if type(item) is str else as_text(item) for item in value)
+        return "; ".join([text for text in texts if text])
     return normalise_text(str(value))
 
 
@@ -114,6 +115,11 @@ def convert(value, kind: str):
     A value not of the kind raises ValueError saying why."""
     if kind == "text":
         return as_text(value) or None  # "" for None, NaN and white space
+    if kind == "date" and type(value) is str and len(value) == 10 and value[4] == "-" == value[7]:
+        try:  # YYYY-MM-DD, the common form, read at once (fromisoformat takes ASCII digits only)
+            return datetime.date.fromisoformat(value)
+        except ValueError:
+            pass
     if _empty(value):
         return None
     if kind in ("number", "date") and _no_value(value):

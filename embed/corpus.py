@@ -528,11 +528,12 @@ def iter_records(
         else:
             records = _mapped_records(path, source, fmt, overrides or {}, (announce, keep_without_abstract), reading)
         reported = 0
-        for record in records:  # those meeting the conditions of ``reading``
+        for record in records:  # those meeting the conditions of ``reading`` (None for one left out)
             if on_bytes:
                 on_bytes(source.consumed() - reported)
                 reported = source.consumed()
-            yield record
+            if record is not None:
+                yield record
         if on_bytes:
             on_bytes(max(path.stat().st_size - reported, 0))
 
@@ -548,8 +549,9 @@ def own_columns(columns: list[str], mapping: dict[str, str]) -> dict[str, str]:
 
 def _mapped_records(
     path: Path, source: streams.Source, fmt: str, overrides: dict, flags: tuple[bool, bool], reading: Reading
-) -> Iterator[dict]:
-    """The records of a corpus format, their fields mapped by the first ones' keys (``iter_records``)."""
+) -> Iterator[dict | None]:
+    """The records of a corpus format, their fields mapped by the first ones' keys (``iter_records``); None
+    for a record the conditions of ``reading`` leave out."""
     announce, keep_without_abstract = flags
     rows = _rows(path, source, fmt)
     head = []
@@ -604,6 +606,7 @@ def _mapped_records(
             if tests:  # a record left out is left before its other columns are converted
                 record["extra"] = {name: convert(raw.get(column), kind) for column, name, kind in first}
                 if not reading.passes(record, tests):
+                    yield None  # left out: its bytes counted in the reading's progress
                     continue
             record["extra"] = {name: convert(raw.get(column), kind) for column, name, kind in kinds}
         except ValueError:  # the first value not of its column's kind, named

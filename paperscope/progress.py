@@ -19,8 +19,9 @@ class ProgressLines:
     """``what``: a log line on ``logger`` every ``PROGRESS_STEP`` of ``total`` items done until the
     last, with the time left from the pace since the first step (on stderr, redirected or not)."""
 
-    def __init__(self, total: int, what: str, logger: logging.Logger, clock=time.monotonic):
+    def __init__(self, total: int, what: str, logger: logging.Logger, clock=time.monotonic, counts: bool = True):
         self.total, self.what, self.logger, self.clock = total, what, logger, clock
+        self.counts = counts  # False: the share alone ("reading: 5 % done"), for bytes
         self.done = 0
         self.first: tuple[float, int] | None = None
         self.next_line = PROGRESS_STEP
@@ -37,6 +38,9 @@ class ProgressLines:
             return  # (done: the caller says so)
         self.next_line = (int(fraction / PROGRESS_STEP + 1e-9) + 1) * PROGRESS_STEP
         left = (now - started) / (self.done - begun) * (self.total - self.done)
+        if not self.counts:
+            self.logger.info("%s: %d %% done, about %s left", self.what, int(fraction * 100), duration(left))
+            return
         self.logger.info(
             "%s: %d of %d (%d %%), about %s left", self.what, self.done, self.total, int(fraction * 100), duration(left)
         )

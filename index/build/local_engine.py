@@ -19,7 +19,7 @@ from paperscope import locations
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.corpus import Admission, Reading, admitted_papers, embedding_texts
 from paperscope.index.build import shards
-from paperscope.progress import PROGRESS_STEP, duration
+from paperscope.progress import PROGRESS_STEP, ProgressLines, duration
 from paperscope.settings import FAST_P_AT_10, FAST_SPEEDUP, PRESETS
 
 logger = logging.getLogger(__name__)
@@ -95,13 +95,18 @@ class LocalEngine:
         total = sum(Path(path).stat().st_size for path in job.inputs if Path(path).is_file()) or 1
         parts, embedded, count, embedding = [], 0, 0, 0.0  # embedding: seconds spent embedding
         pending = 0.0  # bytes read whose papers are not embedded yet
+        # until the first shard is read (with --where, much of a large file may be), lines on the reading
+        reading = ProgressLines(total, "reading", logger, counts=False)
 
         def read(share: float) -> None:
             nonlocal pending
             pending += share
+            if reading is not None:
+                reading.advance(share)
 
         rows = admitted_papers(job.inputs, job.settings.fields.overrides(), admission, on_bytes=read)
         chunk = list(islice(rows, shards.SHARD_ROWS))  # at least AUTO_FAST_PAPERS, or all papers
+        reading = None  # from here, the embedding's progress (in bytes of the files) says how far it is
         job.settle(len(chunk))
         job.on_stage("embed")  # reading goes on: each shard is read, then embedded
         progress = EmbeddingProgress(
