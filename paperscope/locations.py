@@ -4,7 +4,8 @@ The data folder is ``$PAPERSCOPE_HOME`` if set, else the user data folder of the
 (platformdirs: ``$XDG_DATA_HOME/paperscope`` or ``~/.local/share/paperscope`` on Linux,
 ``~/Library/Application Support/paperscope`` on macOS, ``%LOCALAPPDATA%\\paperscope`` on Windows).
 Inside it: ``indexes/`` (the default index of the bundled
-sample and indexes built from uploads), ``embedding-cache/`` and ``onnx/`` (exported models).
+sample and indexes built from uploads), ``embedding-cache/``, ``onnx/`` (exported models) and
+``audit.jsonl`` (every write of a server or the command line: who, what, when, its outcome).
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ def cache_dir() -> Path:
 def onnx_dir() -> Path:
     """Where models exported to ONNX are kept, one folder per model fingerprint and export recipe."""
     return data_home() / "onnx"
+
+
+def audit_file() -> Path:
+    """The audit log: a JSON line for each write (``paperscope audit`` prints it)."""
+    return data_home() / "audit.jsonl"
 
 
 def bundled_corpus() -> list[Path]:

@@ -400,3 +400,29 @@ class QuerySettings:
             check_choice(self.mode, MODES, "mode")
         if self.hybrid_weight is not None and not 0 <= self.hybrid_weight <= 1:
             raise UserError(f"the hybrid weight must be in [0, 1], got {self.hybrid_weight}")
+
+
+# Sharing a server with a group (docs/serving.md, "For a group"): the service's requests a minute per
+# token (per client address without tokens), in each worker process; the app's uploads.
+RATE_LIMIT_PER_MINUTE = 120  # two a second, sustained; a burst of 120 at once (a page of lookups)
+MAX_UPLOAD_MB = 50  # one upload to the app (Streamlit's server.maxUploadSize too)
+UPLOADS_PER_HOUR = 10  # builds from uploads per app server in any hour: each keeps both cores busy a while
+TOKEN_SCOPES = ("read", "write")  # a token file's scopes: read answers lookups, write also changes collections
+
+
+@dataclass(frozen=True)
+class AccessSettings:
+    """Who may do what on a server: ``read_only`` (every write refused), ``rate_limit`` (requests a
+    minute per client; 0: none), and for the app ``uploads_per_hour`` (0: none)."""
+
+    read_only: bool = False
+    rate_limit: int = RATE_LIMIT_PER_MINUTE
+    uploads_per_hour: int = UPLOADS_PER_HOUR
+
+    def __post_init__(self):
+        if isinstance(self.rate_limit, bool) or not isinstance(self.rate_limit, int) or self.rate_limit < 0:
+            raise UserError(
+                f"--rate-limit must be requests a minute, a whole number (0: none), got {shown(self.rate_limit)}"
+            )
+        if self.uploads_per_hour < 0:
+            raise UserError(f"--uploads-per-hour must be 0 (none) or more, got {self.uploads_per_hour}")

@@ -28,7 +28,10 @@ from paperscope.settings import (
     MODES,
     PRESETS,
     QUANTIZE_CHOICES,
+    RATE_LIMIT_PER_MINUTE,
     SEED_SIMILARITY,
+    UPLOADS_PER_HOUR,
+    AccessSettings,
     BuildSettings,
     Fields,
     Smoothing,
@@ -356,14 +359,41 @@ def cmd_app(args) -> None:
     """Start the Streamlit dashboard (the bundled sample when no index is given)."""
     from paperscope.ui.launch import run_app
 
-    raise SystemExit(run_app(args.port, args.index, headless=args.headless, host=args.host))
+    access = AccessSettings(read_only=args.read_only, uploads_per_hour=args.uploads_per_hour)
+    raise SystemExit(run_app(args.port, args.index, headless=args.headless, host=args.host, access=access))
 
 
 def cmd_serve(args) -> None:
     """Answer nearest-paper lookups as a JSON API (see paperscope.ui.service)."""
+    from paperscope.ui.access import token_file
     from paperscope.ui.service import serve
 
-    serve(index_folder(args), host=args.host, port=args.port, workers=args.workers, access_log=args.access_log)
+    access = AccessSettings(read_only=args.read_only, rate_limit=args.rate_limit)
+    serve(index_folder(args), host=args.host, port=args.port, workers=args.workers, access_log=args.access_log,
+          token_file=token_file(args.token_file), access=access)  # fmt: skip
+
+
+def cmd_audit(args) -> None:
+    """Print the audit log: every write of a server, the app or the command line, oldest first
+    (the last ``--limit``): time, who, through what, the action, its outcome and the index."""
+    from paperscope import locations
+    from paperscope.ui.audit import entries
+
+    found = entries(args.limit or None)
+    if args.json:
+        print(json.dumps(found, indent=2, ensure_ascii=False))
+        return
+    if not found:
+        logger.info("no write recorded yet in %s", locations.audit_file())
+        return
+    for line in found:
+        print(f"{line.get('time', '')}  {line.get('who', '')}  {line.get('via', '')}  {line.get('action', '')}"
+              f"  -> {line.get('outcome', '')}  {line.get('index', '')}")  # fmt: skip
+
+
+def _audit_options(audit) -> None:
+    audit.add_argument("--limit", type=int, metavar="N", default=50, help="the last N writes; 0: all (default 50)")
+    with_json(audit, "a JSON list of the log's lines")
 
 
 def _with_model(sub) -> None:
@@ -551,6 +581,18 @@ def _app_options(app) -> None:
     app.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
     app.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     app.add_argument("--headless", action="store_true", help="do not open a browser (the URL is printed)")
+    app.add_argument(
+        "--read-only",
+        action="store_true",
+        help="no renames, merges, collection changes or uploads: what opens the app to other machines",
+    )
+    app.add_argument(
+        "--uploads-per-hour",
+        type=int,
+        metavar="N",
+        default=UPLOADS_PER_HOUR,
+        help=f"corpora built from uploads an hour on this server, one at a time; 0: none (default {UPLOADS_PER_HOUR})",
+    )
 
 
 def _serve_options(serve) -> None:
@@ -563,6 +605,21 @@ def _serve_options(serve) -> None:
         "--workers", type=int, help="processes answering requests (default: one per core, at most 8; ~250 MB each)"
     )
     serve.add_argument("--access-log", action="store_true", help="log every request")
+    serve.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="tokens clients must send (Authorization: Bearer TOKEN), one a line: NAME TOKEN SCOPE, scope read or "
+        "write (default: $PAPERSCOPE_TOKEN_FILE; none: no token asked)",
+    )
+    serve.add_argument("--read-only", action="store_true", help="answer lookups, refuse every change (403)")
+    serve.add_argument(
+        "--rate-limit",
+        type=int,
+        metavar="N",
+        default=RATE_LIMIT_PER_MINUTE,
+        help=f"requests a minute per token, or per client address without tokens, in each worker; 0: none "
+        f"(default {RATE_LIMIT_PER_MINUTE})",
+    )
 
 
 def _topics_options(topics) -> None:
@@ -651,6 +708,7 @@ COMMANDS = (
     ("topics", "every topic: size, share, map trust, central papers; corrections", _topics_options, cmd_topics),
     ("bridges", "papers between two topics", _bridges_options, cmd_bridges),
     ("map", "draw the topic map to a .png or an interactive .html file", _map_options, cmd_map),
+    ("audit", "who changed what: every write of a server, the app or the command line", _audit_options, cmd_audit),
     *library_commands.COMMANDS,
 )
 

@@ -13,6 +13,7 @@ import webbrowser
 from pathlib import Path
 
 from paperscope.errors import UserError
+from paperscope.settings import MAX_UPLOAD_MB, AccessSettings
 
 APP = Path(__file__).with_name("app.py")
 LOCAL = "127.0.0.1"  # where servers listen unless told: this machine only
@@ -51,9 +52,12 @@ def check_free(host: str, port: int) -> None:
             ) from None
 
 
-def streamlit_command(port: int, index: str | None = None, host: str = LOCAL) -> list[str]:
+def streamlit_command(
+    port: int, index: str | None = None, host: str = LOCAL, access: AccessSettings | None = None
+) -> list[str]:
     """The command line that serves the dashboard on ``host``:``port`` (over the index folder
-    ``index``, if given). Always headless: otherwise Streamlit's first run stops at an e-mail prompt
+    ``index``, if given; ``access``: read-only, the uploads an hour: the app reads them from its
+    arguments, ``ui/app_access.py``). Always headless: otherwise Streamlit's first run stops at an e-mail prompt
     in the terminal; the browser is opened by :func:`run_app` instead, once the server answers. An
     address of its own: Streamlit then neither listens on every interface nor asks an outside
     service for this machine's external IP."""
@@ -61,7 +65,7 @@ def streamlit_command(port: int, index: str | None = None, host: str = LOCAL) ->
         "browser.gatherUsageStats": "false",
         "server.address": host,
         "server.port": str(port),
-        "server.maxUploadSize": "50",
+        "server.maxUploadSize": str(MAX_UPLOAD_MB),
         "client.toolbarMode": "minimal",
         "server.headless": "true",
         "theme.base": "light",
@@ -69,18 +73,28 @@ def streamlit_command(port: int, index: str | None = None, host: str = LOCAL) ->
     command = [sys.executable, "-m", "streamlit", "run", str(APP)]
     for name, value in settings.items():
         command += [f"--{name}", value]
+    access = access or AccessSettings()
+    arguments = ["--uploads-per-hour", str(access.uploads_per_hour)] + (["--read-only"] if access.read_only else [])
     if index:
         if not Path(index).is_dir():
             raise UserError(f"{index}: no such index folder; build one with: paperscope build -o {index}")
-        command += ["--", "--index", str(Path(index).resolve())]
-    return command
+        arguments += ["--index", str(Path(index).resolve())]
+    return [*command, "--", *arguments]
 
 
-def run_app(port: int, index: str | None = None, headless: bool = False, host: str = LOCAL) -> int:
+def run_app(
+    port: int, index: str | None = None, headless: bool = False, host: str = LOCAL, access: AccessSettings | None = None
+) -> int:
     """Serve the dashboard on ``host``:``port`` until the server stops or this process is stopped;
-    opens the browser once the server answers, unless ``headless``. Returns the server's exit status."""
+    opens the browser once the server answers, unless ``headless``; ``access``: read-only mode, the
+    uploads an hour (an address other machines reach needs read-only mode). Returns the server's
+    exit status."""
+    from paperscope.ui.access import check_exposure
+
+    access = access or AccessSettings()
+    check_exposure(host, "app", read_only=access.read_only)
     check_free(host, port)
-    server = subprocess.Popen(streamlit_command(port, index, host))
+    server = subprocess.Popen(streamlit_command(port, index, host, access))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` stops the server too
     url = f"http://{'localhost' if host in (LOCAL, '0.0.0.0', '::') else host}:{port}"
     try:

@@ -15,6 +15,7 @@ in a thread. Worker processes (one per core by default) share the cores.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -37,7 +38,8 @@ from starlette.exceptions import HTTPException
 from paperscope.errors import Contradiction, NotFound, UserError
 from paperscope.index.paper_index import PaperIndex, curations_stamp, current_generation_name, searchable
 from paperscope.records import jsonable, records
-from paperscope.settings import LEVELS, MAX_QUERY_CHARS, MAX_RESULTS, MODES
+from paperscope.settings import LEVELS, MAX_QUERY_CHARS, MAX_RESULTS, MODES, AccessSettings
+from paperscope.ui.access import TOKEN_FILE_VARIABLE, Guard, Token, read_tokens
 from paperscope.ui.logs import log_to_stderr
 from paperscope.ui.records import NOTE_HEADER, with_note
 from paperscope.ui.service_library import add_library_routes
@@ -48,6 +50,7 @@ MAX_BODY_BYTES = 256 * 1024  # a longest query (20,000 characters, each escaped 
 WATCH_SECONDS = 0.5  # how often the folder's CURRENT generation is checked
 GENERATION_HEADER = "X-Paperscope-Generation"
 INDEX_VARIABLE = "PAPERSCOPE_SERVE_INDEX"  # the index folder, for worker processes
+ACCESS_VARIABLE = "PAPERSCOPE_SERVE_ACCESS"  # the AccessSettings, as JSON, for worker processes
 # One worker a core by default (benchmarks/serve_load.py, IJCAI, 2 cores: one worker answered
 # 310 similar requests/s at most, two 624-666); each holds its own query model, ~250 MB.
 MAX_DEFAULT_WORKERS = 8
@@ -407,8 +410,54 @@ def _add_routes(app: FastAPI, live: LiveIndex) -> None:
         return _answer(served, lambda index: served.topics[level])
 
 
-def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
-    """The API over the index in ``folder``, loaded now (a UserError if it cannot be)."""
+def is_write(method: str, path: str) -> bool:
+    """Whether a request changes something: a PUT, PATCH or DELETE, or a POST to a collection
+    (``POST /similar``, ``/search`` and ``/recommend`` only read)."""
+    return method in ("PUT", "PATCH", "DELETE") or (method == "POST" and path.startswith("/collections/"))
+
+
+def _declare_access(app: FastAPI, tokens: tuple[Token, ...], access: AccessSettings) -> None:
+    """State in the OpenAPI schema what the Guard answers: the bearer scheme (no token for the
+    health check), 401 where a token is needed, 403 on writes it may refuse, 429 past the limit."""
+    plain = app.openapi
+
+    def schema() -> dict:
+        if app.openapi_schema:
+            return app.openapi_schema
+        described = plain()
+        error = {"application/json": {"schema": {"$ref": "#/components/schemas/ApiError"}}}
+        if tokens:
+            described["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+            described["security"] = [{"bearer": []}]
+        for path, operations in described["paths"].items():
+            for method, operation in operations.items():
+                if path == "/healthz":
+                    operation["security"] = []
+                    continue
+                answers = operation.setdefault("responses", {})
+                if tokens:
+                    answers["401"] = {"description": "no token, or not one of this server's", "content": error}
+                if is_write(method.upper(), path) and (tokens or access.read_only):
+                    answers["403"] = {"description": "a read-only server, or a read token", "content": error}
+                if access.rate_limit:
+                    after = {"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}}
+                    answers["429"] = {"description": "over the rate limit", "content": error, "headers": after}
+        app.openapi_schema = described
+        return described
+
+    app.openapi = schema
+
+
+def create_app(
+    folder: str | Path,
+    model_path: str | None = None,
+    tokens: tuple[Token, ...] = (),
+    access: AccessSettings | None = None,
+) -> FastAPI:
+    """The API over the index in ``folder``, loaded now (a UserError if it cannot be); with
+    ``tokens``, each request but the health check needs one; ``access``: read-only mode and the
+    rate limit (``ui/access.py``)."""
+    access = access or AccessSettings()
     live = LiveIndex(Path(folder), model_path)
 
     @asynccontextmanager
@@ -425,10 +474,12 @@ def create_app(folder: str | Path, model_path: str | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
+    app.add_middleware(Guard, tokens=tokens, settings=access, is_write=is_write, index=str(Path(folder).resolve()))
     app.state.live = live
     _handle_errors(app)
     _add_routes(app, live)
     add_library_routes(app, live, _answer, ERRORS, LINKED_RESULTS)
+    _declare_access(app, tokens, access)
     return app
 
 
@@ -447,7 +498,9 @@ def app_from_environment() -> FastAPI:
     worker processes calls."""
     log_to_stderr()
     _one_thread_each()
-    return create_app(os.environ[INDEX_VARIABLE])
+    tokens = read_tokens(os.environ[TOKEN_FILE_VARIABLE]) if os.environ.get(TOKEN_FILE_VARIABLE) else ()
+    access = AccessSettings(**json.loads(os.environ.get(ACCESS_VARIABLE, "{}")))
+    return create_app(os.environ[INDEX_VARIABLE], tokens=tokens, access=access)
 
 
 def default_workers() -> int:
@@ -456,22 +509,47 @@ def default_workers() -> int:
     return max(1, min(usable, MAX_DEFAULT_WORKERS))
 
 
-def serve(folder: Path, host: str, port: int, workers: int | None = None, access_log: bool = False) -> None:
+def _access_line(tokens: tuple[Token, ...], access: AccessSettings, workers: int) -> str:
+    """One line saying who may do what: tokens (how many write), read-only mode, the rate limit."""
+    writers = sum(token.scope == "write" for token in tokens)
+    who = f"{len(tokens)} tokens ({writers} may write)" if tokens else "no tokens: anyone who reaches the port"
+    limit = f"{access.rate_limit} requests a minute per client" if access.rate_limit else "no rate limit"
+    per = f", in each of {workers} workers" if access.rate_limit and workers > 1 else ""
+    return f"access: {who}{', read-only' if access.read_only else ''}; {limit}{per}"
+
+
+def serve(
+    folder: Path,
+    host: str,
+    port: int,
+    workers: int | None = None,
+    access_log: bool = False,
+    *,
+    token_file: str | None = None,
+    access: AccessSettings | None = None,
+) -> None:
     """Load the index in ``folder`` and answer requests on ``host``:``port`` until stopped, in
     ``workers`` processes (default: :func:`default_workers`; each loads the index, whose files
-    they share, memory-mapped, and its own query model, about 250 MB each)."""
+    they share, memory-mapped, and its own query model, about 250 MB each). ``token_file``: the
+    tokens asked of clients; ``access``: read-only mode and the rate limit (per worker). An address
+    other machines reach needs tokens or read-only mode."""
     import uvicorn
 
+    from paperscope.ui.access import check_exposure
     from paperscope.ui.launch import check_free
 
+    access = access or AccessSettings()
+    tokens = read_tokens(token_file) if token_file else ()
+    check_exposure(host, "serve", tokens=bool(tokens), read_only=access.read_only)
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise UserError(f"--workers must be at least 1, got {workers}")
     check_free(host, port)
     _one_thread_each()
     address = f"http://{host}:{port}"
+    logger.info("%s", _access_line(tokens, access, workers))
     if workers == 1:
-        app = create_app(folder)  # a user error stops here, in one line
+        app = create_app(folder, tokens=tokens, access=access)  # a user error stops here, in one line
         logger.info(
             "serving %s (%d papers) on %s; API docs at /docs", folder, len(app.state.live.current.index), address
         )
@@ -485,6 +563,11 @@ def serve(folder: Path, host: str, port: int, workers: int | None = None, access
     )
     del index
     os.environ[INDEX_VARIABLE] = str(Path(folder).resolve())
+    os.environ[ACCESS_VARIABLE] = json.dumps(dataclasses.asdict(access))
+    if token_file:  # each worker reads the tokens again: they never pass through the environment
+        os.environ[TOKEN_FILE_VARIABLE] = str(Path(token_file).resolve())
+    else:
+        os.environ.pop(TOKEN_FILE_VARIABLE, None)
     uvicorn.run(
         f"{__name__}:app_from_environment", factory=True, host=host, port=port, workers=workers, access_log=access_log
     )
