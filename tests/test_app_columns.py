@@ -169,6 +169,29 @@ def test_a_date_range_and_two_members_of_a_list_filter_the_results(columns_index
 
 
 @pytest.mark.slow
+def test_a_text_column_of_many_values_is_filtered_by_the_text_it_contains(
+    columns_index_dir, columns_index, monkeypatch
+):
+    from paperscope.ui import columns_view
+
+    monkeypatch.setattr(columns_view, "COLUMN_CHOICES", 3)  # decision's 3 values are listed, note's 4 are too many
+    columns_view.column_summary.clear()
+    app = _app(columns_index_dir, monkeypatch, q=QUERY, k="37").run()
+    app.sidebar.selectbox(key="filter_column").set_value("decision").run()
+    assert app.sidebar.multiselect(key="column_values_decision").options == [
+        "Accept (oral)",
+        "Accept (poster)",
+        "Reject",
+    ]
+    app.sidebar.selectbox(key="filter_column").set_value("note").run()
+    app.sidebar.text_input(key="column_text_note").input("<IMG src").run()  # any case
+    expected = _expected(columns_index, ['note contains "<img src"'])
+    assert not app.exception and len(expected) == (columns_index.papers["note"] == HOSTILE).sum()
+    assert _card_ids(app) == expected
+    columns_view.column_summary.clear()
+
+
+@pytest.mark.slow
 def test_the_topics_panel_splits_and_compares_by_the_corpus_columns_and_shows_values_as_text(
     columns_index_dir, columns_index, monkeypatch
 ):
