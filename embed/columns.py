@@ -42,15 +42,18 @@ def stored_name(column: str) -> str:
 
 def as_text(value) -> str:
     """A field value (string, number, list of names, {'name': …} dicts) flattened into one string."""
-    if type(value) is str:  # most values: first, one test
+    kind = type(value)
+    if kind is str:  # most values: first, one test
         return normalise_text(value)
+    if kind is list:  # of names, or of [last, first] lists (arXiv's authors_parsed)
+        texts = [normalise_text(item) if type(item) is str else as_text(item) for item in value]
+        return "; ".join([text for text in texts if text])
     if value is None or (isinstance(value, float) and value != value):
         return ""
     if isinstance(value, dict):
         value = value.get("name") or " ".join([v for v in value.values() if isinstance(v, str)])
     if isinstance(value, (list, tuple)):
-        texts = (normalise_text(item) if type(item) is str else as_text(item) for item in value)
-        return "; ".join([text for text in texts if text])
+        return "; ".join([text for text in map(as_text, value) if text])
     return normalise_text(str(value))
 
 
