@@ -2,6 +2,8 @@
 
 Its schema says what the server enforces (lengths, patterns, ranges, every status with the error
 model), 405 answers carry Allow, and examples and OpenAPI links give the fuzzer real paper ids.
+It runs with a write token: the schema declares the bearer scheme and its 401/403/429 answers, and
+schemathesis's ignored_auth check sends requests without it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from tests.conftest import copy_index
 from tests.servers import paperscope_server
 
 SCHEMATHESIS = Path(os.sys.executable).parent / "st"
+TOKEN = "contract-fuzzing-token-0123456789"
 
 
 @pytest.mark.slow
@@ -23,10 +26,13 @@ def test_schemathesis_finds_no_failure_in_any_endpoint(sample_index_dir, tmp_pat
     folder = tmp_path / "index"
     copy_index(sample_index_dir, folder)
     log = tmp_path / "server.log"
-    with open(log, "w") as output, paperscope_server("serve", folder, ("--workers", "1"), stderr=output) as (url, _):
+    (tmp_path / "tokens").write_text(f"fuzzer {TOKEN} write\n")  # with a token: the schema declares the bearer scheme
+    arguments = ("--workers", "1", "--token-file", str(tmp_path / "tokens"), "--rate-limit", "1000000")
+    with open(log, "w") as output, paperscope_server("serve", folder, arguments, stderr=output) as (url, _):
         done = subprocess.run(
             [str(SCHEMATHESIS), "run", f"{url}/openapi.json", "--checks", "all", "--seed", "20261201",
-             "--max-examples", "30", "--generation-database", "none", "--no-color"],
+             "--max-examples", "30", "--generation-database", "none", "--no-color",
+             "--header", f"Authorization: Bearer {TOKEN}"],
             capture_output=True, text=True, timeout=600, cwd=Path(__file__).parent.parent,
             env={**os.environ, "SCHEMATHESIS_HOOKS": "tests.schemathesis_hooks"},  # errors: one sentence each
         )  # fmt: skip
