@@ -266,6 +266,9 @@ def test_ids_are_stable_under_reordering_and_duplicates_are_reported(tmp_path):
     )
     papers_3, report_3 = read_corpus([tmp_path / "ids.jsonl"])
     assert len(papers_3) == 1 and "x at ids.jsonl:2 and ids.jsonl:1" in report_3.duplicate_ids
+    _, both = read_corpus([first, second])  # the sources kept as numbers are named again
+    assert both.duplicate_abstracts == ["two.txt:1 repeats one.txt:4", "two.txt:3 repeats one.txt:1",
+                                        "two.txt:6 repeats one.txt:1"]  # fmt: skip
 
 
 def test_unicode_latex_and_html_survive_normalisation(tmp_path):
