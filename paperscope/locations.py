@@ -5,7 +5,7 @@ The data folder is ``$PAPERSCOPE_HOME`` if set, else the user data folder of the
 ``~/Library/Application Support/paperscope`` on macOS, ``%LOCALAPPDATA%\\paperscope`` on Windows).
 Inside it: ``indexes/`` (the default index of the bundled
 sample and indexes built from uploads), ``embedding-cache/``, ``onnx/`` (exported models) and
-``audit.jsonl`` (every write of a server or the command line: who, what, when, its outcome).
+``audit.jsonl`` (every write through the service or the app: who, what, when, its outcome).
 """
 
 from __future__ import annotations

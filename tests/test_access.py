@@ -4,16 +4,22 @@ rate limit, the refusal to listen beyond this machine unprotected, and the audit
 
 from __future__ import annotations
 
+import http.client
 import json
+import shutil
+import ssl
 import subprocess
 import sys
+import time
+import urllib.parse
 from pathlib import Path
 
 import pytest
 
 from paperscope.ui.access import READ_ONLY
+from paperscope.ui.service import MAX_BODY_BYTES
 from tests.conftest import copy_index
-from tests.servers import paperscope_server
+from tests.servers import free_port, paperscope_server
 from tests.test_service import call
 
 PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
@@ -189,3 +195,75 @@ def test_a_burst_past_the_limit_is_answered_429_for_that_token_only(sample_index
         assert call(url, "GET", "/collections", headers=bearer(WRITER))[0] == 200  # another token: its own bucket
         statuses = [call(url, "GET", "/collections", headers=bearer("wrong-token-guessed-000"))[0] for _ in range(12)]
         assert statuses == [401] * 10 + [429] * 2  # guessing tokens is limited too, by address
+
+
+EXAMPLE = Path(__file__).parent.parent / "docs" / "examples" / "nginx-paperscope.conf"
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+def test_the_example_proxy_names_the_servers_defaults():
+    from paperscope.ui.cli import make_parser
+
+    text = EXAMPLE.read_text()
+    for command in ("serve", "app"):
+        port = make_parser().parse_args([command]).port
+        assert f"server 127.0.0.1:{port};" in text and f"paperscope {command} (--port {port})" in text
+    assert "proxy_set_header Upgrade $http_upgrade;" in text and "client_max_body_size 50m;" in text
+    assert f"client_max_body_size {MAX_BODY_BYTES // 1024}k;" in text and '"$request_method $uri"' in text
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path(NGINX).exists(), reason="needs Debian's nginx-light (.ci/setup --test installs it)")
+def test_the_example_proxy_serves_the_service_over_tls_and_logs_no_token(guarded, tmp_path):
+    """nginx on docs/examples/nginx-paperscope.conf (its certificate, ports and log moved into
+    tmp_path), in front of the guarded server: TLS, tokens passed on, no token in its log."""
+    url, _, _ = guarded
+    key, certificate = tmp_path / "privkey.pem", tmp_path / "fullchain.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                    "/CN=api.lab.example", "-keyout", key, "-out", certificate],
+                   check=True, capture_output=True)  # fmt: skip
+    port = free_port()
+    config = (
+        EXAMPLE.read_text()
+        .replace("/etc/ssl/lab/", f"{tmp_path}/")
+        .replace("/var/log/nginx/", f"{tmp_path}/")
+        .replace("listen 443 ssl;", f"listen 127.0.0.1:{port} ssl;")
+        .replace("127.0.0.1:8000", urllib.parse.urlsplit(url).netloc)
+    )
+    (tmp_path / "nginx.conf").write_text(config)
+    nginx = [NGINX, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")]
+    settings = f"pid {tmp_path}/nginx.pid; error_log {tmp_path}/error.log;"
+    checked = subprocess.run([*nginx, "-t", "-g", settings], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    proxy = subprocess.Popen([*nginx, "-g", f"daemon off; {settings}"])
+    context = ssl.create_default_context(cafile=str(certificate))
+    context.check_hostname = False
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                answers = [_tls(port, context, path, headers) for path, headers in [
+                    ("/healthz", {}), ("/collections", {}), ("/collections", bearer(READER)),
+                    (f"/collections?token={READER}", {}),
+                ]]  # fmt: skip
+                break
+            except OSError:
+                assert time.monotonic() < deadline and proxy.poll() is None, "nginx did not answer"
+                time.sleep(0.1)
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=30)
+    assert [status for status, _ in answers] == [200, 401, 200, 401]
+    assert "Authorization: Bearer" in answers[1][1]["error"]
+    logged = (tmp_path / "paperscope-access.log").read_text()
+    assert '"GET /collections" 401' in logged and READER not in logged
+
+
+def _tls(port: int, context, path: str, headers: dict) -> tuple[int, dict]:
+    connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=30)
+    try:
+        connection.request("GET", path, headers={"Host": "api.lab.example", **headers})
+        answer = connection.getresponse()
+        return answer.status, json.loads(answer.read())
+    finally:
+        connection.close()

@@ -33,6 +33,7 @@ from filelock import FileLock
 from filelock import Timeout as LockTimeout
 
 from paperscope import locations
+from paperscope.embed.text import counted
 from paperscope.errors import UserError, shown
 from paperscope.settings import TOKEN_SCOPES, AccessSettings
 from paperscope.ui import audit
@@ -289,7 +290,8 @@ def upload_build(uploads_per_hour: int):
         if uploads_per_hour and len(stamps) >= uploads_per_hour:
             minutes = math.ceil((HOUR - (now - min(stamps))) / 60)
             raise UserError(
-                f"this server has built {len(stamps)} uploads in the past hour, its limit; try again in {minutes} min"
+                f"this server has built {counted(len(stamps), 'upload')} in the past hour, its limit; "
+                f"try again in {minutes} min"
             )
         stamps_file.write_text(json.dumps([*stamps, now]))
         yield

@@ -33,7 +33,9 @@ from paperscope.index.paper_index import (
     is_current_format,
     is_index,
 )
-from paperscope.settings import LEVELS, MODES, UNCLUSTERED_NAME
+from paperscope.settings import LEVELS, MAX_UPLOAD_MB, MODES, UNCLUSTERED_NAME
+from paperscope.ui.access import upload_build
+from paperscope.ui.app_access import READ_ONLY_NOTE, audited, read_only, settings
 from paperscope.ui.collections_view import (
     add_popover,
     collection_focus,
@@ -53,7 +55,6 @@ from paperscope.ui.map_component import topic_map
 from paperscope.ui.mapplot import MAX_STARRED, cluster_colours, map_focus, map_payload
 from paperscope.ui.topics_view import topics_panel
 
-MAX_UPLOAD_MB = 50
 PICKER_LIMIT = 5_000  # above this many papers the pickers list the papers in view: 50,000 titles cost 3.6 s a rerun
 LASSO_LISTED = 25  # titles listed of a map selection; the CSV has them all
 MAP_TITLES_LIMIT = (
@@ -251,6 +252,12 @@ def _sidebar(
 
 
 def _upload_form() -> None:
+    """A corpus uploaded and built into an index of the data folder, then opened: at most
+    MAX_UPLOAD_MB, one build at a time and ``--uploads-per-hour`` an hour per server, audited;
+    none in a read-only app."""
+    if read_only():
+        st.caption(READ_ONLY_NOTE)
+        return
     upload = st.file_uploader(
         f"CSV, TSV, JSONL, JSON, TXT, Parquet, BibTeX or RIS (optionally .gz), up to {MAX_UPLOAD_MB} MB",
         type=list(UPLOAD_TYPES),
@@ -277,9 +284,14 @@ def _upload_form() -> None:
         try:
             from paperscope.index.build.pipeline import build_index  # build code: only when a user builds
 
-            build_with_progress(
-                lambda progress: build_index([saved], locations.indexes_dir() / name, on_progress=progress), name
-            )
+            def build() -> None:
+                with upload_build(settings().uploads_per_hour):  # a UserError when another builds, or past the hour's
+                    build_with_progress(
+                        lambda progress: build_index([saved], locations.indexes_dir() / name, on_progress=progress),
+                        name,
+                    )
+
+            audited(f"upload {upload.name}", locations.indexes_dir() / name, build)
         except UserError as exc:
             st.error(str(exc).replace(str(saved), upload.name))
             return

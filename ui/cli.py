@@ -374,7 +374,7 @@ def cmd_serve(args) -> None:
 
 
 def cmd_audit(args) -> None:
-    """Print the audit log: every write of a server, the app or the command line, oldest first
+    """Print the audit log: every write through the service or the app, oldest first
     (the last ``--limit``): time, who, through what, the action, its outcome and the index."""
     from paperscope import locations
     from paperscope.ui.audit import entries
@@ -708,7 +708,7 @@ COMMANDS = (
     ("topics", "every topic: size, share, map trust, central papers; corrections", _topics_options, cmd_topics),
     ("bridges", "papers between two topics", _bridges_options, cmd_bridges),
     ("map", "draw the topic map to a .png or an interactive .html file", _map_options, cmd_map),
-    ("audit", "who changed what: every write of a server, the app or the command line", _audit_options, cmd_audit),
+    ("audit", "who changed what: every write through the service or the app", _audit_options, cmd_audit),
     *library_commands.COMMANDS,
 )
 

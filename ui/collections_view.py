@@ -22,6 +22,7 @@ import streamlit as st
 
 from paperscope.embed.text import counted
 from paperscope.errors import UserError
+from paperscope.ui.app_access import READ_ONLY_NOTE, audited, read_only
 from paperscope.ui.mapplot import MAX_STARRED, map_focus
 
 NOTE = "collection_note"  # session state: what the last add, remove or delete said, shown on the next run
@@ -51,7 +52,8 @@ def _add(index, ids: list[str], name_key: str) -> None:
     try:
         if not name:
             raise UserError("choose a collection, or type the name of a new one")
-        index.collections.add(name, ids=ids, create=True)
+        audited(f"add {counted(len(ids), 'paper')} to collection {name}", index.folder,
+                lambda: index.collections.add(name, ids=ids, create=True))  # fmt: skip
     except UserError as exc:
         st.session_state[NOTE] = ("error", str(exc))
         return
@@ -62,7 +64,9 @@ def _add(index, ids: list[str], name_key: str) -> None:
 def add_popover(index, ids: list[str], key: str, label: str = "", help: str = "Add to a collection") -> None:
     """A small button opening a popover that adds ``ids`` to a collection chosen from the index's
     (the last one added to first) or created by typing a new name. Its widgets are drawn only
-    while it is open (a card each: ten closed popovers cost ten buttons)."""
+    while it is open (a card each: ten closed popovers cost ten buttons). None in a read-only app."""
+    if read_only():
+        return
     popover = st.popover(label, icon=":material/bookmark_add:", help=help, key=key, on_change="rerun")
     with popover:
         if not popover.open:
@@ -175,7 +179,8 @@ def _import(index) -> None:
         saved = Path(folder) / Path(upload.name).name
         saved.write_bytes(upload.getvalue())
         try:
-            matched = index.collections.add(name, files=[saved], create=True)
+            matched = audited(f"import {upload.name} into collection {name}", index.folder,
+                              lambda: index.collections.add(name, files=[saved], create=True))  # fmt: skip
         except UserError as exc:
             st.session_state[NOTE] = ("error", str(exc).replace(str(saved), upload.name))
             return
@@ -184,7 +189,11 @@ def _import(index) -> None:
 
 
 def _import_form(index, names: list[str]) -> None:
-    """A library file (BibTeX, RIS, CSL-JSON) imported into a new or existing collection."""
+    """A library file (BibTeX, RIS, CSL-JSON) imported into a new or existing collection (in a
+    read-only app: why not)."""
+    if read_only():
+        st.caption(READ_ONLY_NOTE)
+        return
     with st.popover("Import a library file", icon=":material/upload_file:", key="collection_import"):
         st.file_uploader("BibTeX, RIS or CSL-JSON (Zotero, Mendeley, JabRef …)", type=["bib", "ris", "json"],
                          key="collection_import_file")  # fmt: skip
@@ -198,7 +207,8 @@ def _import_form(index, names: list[str]) -> None:
 def _remove(index, name: str) -> None:
     keys = st.session_state.get("collection_remove") or []
     try:
-        removed = index.collections.remove(name, keys)
+        removed = audited(f"remove {counted(len(keys), 'member')} from collection {name}", index.folder,
+                          lambda: index.collections.remove(name, keys))  # fmt: skip
     except UserError as exc:
         st.session_state[NOTE] = ("error", str(exc))
         return
@@ -208,7 +218,7 @@ def _remove(index, name: str) -> None:
 
 def _delete(index, name: str) -> None:
     try:
-        index.collections.delete(name)
+        audited(f"delete collection {name}", index.folder, lambda: index.collections.delete(name))
     except UserError as exc:
         st.session_state[NOTE] = ("error", str(exc))
         return
@@ -217,7 +227,10 @@ def _delete(index, name: str) -> None:
 
 
 def _manage(index, name: str, titles: dict[str, str]) -> None:
-    """Removing members of the collection shown, and deleting it (once ticked)."""
+    """Removing members of the collection shown, and deleting it (once ticked); in a read-only app, why not."""
+    if read_only():
+        st.caption(READ_ONLY_NOTE)
+        return
     picked = st.multiselect("Remove members", list(titles), key="collection_remove", format_func=titles.get,
                             placeholder="pick members to remove")  # fmt: skip
     st.button(f"Remove {counted(len(picked), 'paper')}", key="collection_remove_go", disabled=not picked,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from paperscope.errors import UserError, shown
+from paperscope.ui.app_access import READ_ONLY_NOTE, audited, read_only
 from paperscope.ui.collections_view import plain
 
 MAX_GROUP_CHOICES = 500  # values a group can be picked from (the most common)
@@ -105,12 +106,13 @@ def _compared(index, level: str, columns: list[str]) -> None:
     )
 
 
-def _curate(change, message: str, then: dict) -> None:
-    """Run ``change`` (a correction of the index's topics, written beside it), then show
-    ``message`` and set the widgets ``then`` on the next run (the app's "pending" state; the new
-    curations give the index a new cache key, so the next run loads it anew); an error shows here."""
+def _curate(index, change, message: str, then: dict) -> None:
+    """Run ``change`` (a correction of the index's topics, written beside it; recorded in the audit
+    log), then show ``message`` and set the widgets ``then`` on the next run (the app's "pending"
+    state; the new curations give the index a new cache key, so the next run loads it anew); an
+    error shows here."""
     try:
-        change()
+        audited(message, index.folder, change)
     except UserError as exc:
         st.error(str(exc))
         return
@@ -128,12 +130,16 @@ def _corrections(index, overview, level: str) -> None:
     names = overview["name"].tolist()
     number = dict(zip(overview["name"], overview["cluster"], strict=True))
     st.markdown("**Correct the topics**")
+    if read_only():
+        st.caption(READ_ONLY_NOTE)
+        return
     topic_box, name_box, button_box = st.columns([4, 4, 2], vertical_alignment="bottom")
     topic = topic_box.selectbox("Topic", names, key=f"curate_topic_{level}")
     name = name_box.text_input("New name", key=f"curate_name_{level}", placeholder=topic)
     if button_box.button("Rename", key="curate_rename", disabled=not name.strip()):
         then = {f"curate_topic_{level}": " ".join(name.split()), f"curate_name_{level}": ""}
-        _curate(lambda: index.topics.rename(number[topic], name, level), f"Renamed '{topic}' to '{name}'.", then)
+        renamed = f"Renamed '{topic}' to '{name}'."
+        _curate(index, lambda: index.topics.rename(number[topic], name, level), renamed, then)
     if len(names) < 2:
         return
     merged_box, kept_box, button_box = st.columns([4, 4, 2], vertical_alignment="bottom")
@@ -141,7 +147,7 @@ def _corrections(index, overview, level: str) -> None:
     kept = kept_box.selectbox("into", names, index=0, key=f"curate_kept_{level}")
     if button_box.button("Merge", key="curate_merge", disabled=merged == kept):
         message = f"Merged '{merged}' into '{kept}'."
-        _curate(lambda: index.topics.merge(number[kept], number[merged], level=level), message, {})
+        _curate(index, lambda: index.topics.merge(number[kept], number[merged], level=level), message, {})
     st.caption("Corrections are kept beside the index (curations.json) and applied whenever it is loaded; "
                "`paperscope topics curations` lists them.")  # fmt: skip
 
