@@ -30,7 +30,8 @@ class CollectionsGroup(Collections):
 
     def recommend(self, name: str, avoid: str | None = None, k: int = 20, new: bool = False, since=None, within=None):
         """Papers like the collection ``name`` (its members excluded), and unlike the collection
-        ``avoid``, as :class:`~paperscope.index.search.results.Results`. ``new``: only papers that
+        ``avoid`` and the papers dismissed from its recommendations (:meth:`dismiss`; never
+        recommended again), as :class:`~paperscope.index.search.results.Results`. ``new``: only papers that
         came into the index since the collection was last marked shown; ``since``: since that time
         instead; ``within``: only the papers of this mask (``PaperIndex.where``). Nothing is marked
         shown (:meth:`mark_shown` does that)."""
@@ -46,6 +47,7 @@ class CollectionsGroup(Collections):
             nothing = Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)}, note=empty_note(name))
             return Results(nothing, self._index._papers)
         avoid_ids, avoid_vectors = self.steering(avoid) if avoid else ([], None)
+        avoid_ids = list(dict.fromkeys([*avoid_ids, *self.steering_away(name)]))  # its dismissed papers too
         if new or since is not None:
             fresh = self._index.where(added_since=since if since is not None else self.shown(name))
             within = fresh if within is None else within & fresh

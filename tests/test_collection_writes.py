@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from paperscope import PaperIndex
+from paperscope.index.collections.database import SCHEMA_VERSION
 from paperscope.index.collections_group import CollectionsGroup
 from tests.servers import paperscope_server
 
@@ -94,7 +95,7 @@ def test_a_file_of_the_first_release_upgrades_in_place_with_nothing_lost(index_c
     assert collections.names() == ["empty", "feed", "reading list"]
     assert (index_copy / "IDENTITY").read_text().strip() == collections.index_key  # written now
     with sqlite3.connect(home / "collections.sqlite") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         after = db.execute("SELECT key, matched_by, title, vector FROM members ORDER BY key").fetchall()
         assert {row[0] for row in db.execute("SELECT index_key FROM collections")} == {collections.index_key}
     assert after == before  # every member, its fields and its vector, as they were

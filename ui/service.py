@@ -307,13 +307,16 @@ def _ranked(served: Served, find, filters: Filters | None) -> Response:
 
 def _allowed(app: FastAPI, path: str) -> str:
     """The methods some route of ``app`` answers at ``path`` (a 405's Allow header: RFC 9110). The
-    papers of a collection are only the papers route's (see ``service_library``)."""
+    papers of a collection are only the papers route's, a paper dismissed from its recommendations
+    only the dismissed routes' (see ``service_library``)."""
     methods = set()
     for route in app.router.routes:
         if isinstance(route, APIRoute) and route.path_regex.match(path):
             suffix = "/" + path.rsplit("/", 1)[-1]
             if path.startswith("/collections/") and suffix in ("/papers", "/shown") and not route.path.endswith(suffix):
                 continue
+            if path.startswith("/collections/") and ("/dismissed/" in path) != ("/dismissed/" in route.path):
+                continue  # a paper dismissed from a collection's recommendations: only its routes
             methods |= route.methods
     return ", ".join(sorted(methods))
 

@@ -20,6 +20,7 @@ from paperscope.ui.records import with_note
 MAX_MEMBERS = 10_000  # ids in one request
 PAPERS = "/papers"  # the path of a collection's papers, after its name
 SHOWN = "/shown"  # the path that marks its new papers shown
+DISMISSED = "/dismissed/"  # the path of a paper dismissed from its recommendations, before the paper's id
 # What collections.check_name accepts: no control character, at least one other than spaces
 NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
 Name = Annotated[
@@ -29,6 +30,10 @@ Name = Annotated[
         description="a collection's name: up to 200 characters, no control characters (slashes and quotes are fine)",
     ),
 ]  # fmt: skip
+DismissedId = Annotated[
+    str,
+    Path(min_length=1, max_length=MAX_NAME_CHARS * 5, description="the id of a paper of the index (a recommendation)"),
+]
 
 
 class CollectionPapers(BaseModel):
@@ -93,16 +98,19 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
 
     A name may hold slashes, so ``/collections/NAME/papers`` could be a collection named
     "NAME/papers": it is always the papers of NAME (POST and DELETE only; other methods answer
-    405), and ``/collections/NAME/shown`` always marks NAME's feed shown (POST only)."""
+    405), ``/collections/NAME/shown`` always marks NAME's feed shown (POST only), and
+    ``/collections/NAME/dismissed/ID`` is always the paper ID dismissed from NAME's recommendations
+    (PUT and DELETE only)."""
 
     def not_allowed(request: Request):
         raise HTTPException(405, f"{request.method} is not one of the methods of {request.url.path}")
 
     def own(name: str) -> bool:
         """Whether ``name`` is a collection's, not the path of its papers or of marking it shown."""
-        return not name.endswith((PAPERS, SHOWN))
+        return not name.endswith((PAPERS, SHOWN)) and DISMISSED not in name
 
     _add_member_routes(app, live, answer, errors)  # first: DELETE …/papers before DELETE of a collection
+    _add_dismissed_routes(app, live, answer, errors)
 
     @app.get("/collections", summary="The index's collections, with their counts", responses=errors)
     def list_collections():
@@ -182,6 +190,30 @@ def _add_member_routes(app, live, answer, errors: dict) -> None:
             return {"name": marked, "shown": index.collections.shown(marked)}
 
         return answer(live.current, mark)
+
+
+def _add_dismissed_routes(app, live, answer, errors: dict) -> None:
+    """A paper dismissed from a collection's recommendations ("not interested"), and brought back."""
+
+    @app.put(
+        "/collections/{name:path}/dismissed/{paper_id:path}", responses=errors, operation_id="dismissFromCollection",
+        summary="Dismiss a paper from a collection's recommendations (not interested)",
+    )  # fmt: skip
+    def dismiss(name: Name, paper_id: DismissedId):
+        """The paper is kept with the collection as one to avoid: never recommended for it again,
+        and its recommendations steered away from it (a member of the collection is a 409)."""
+        return _collection(live, answer, name, lambda index: index.collections.dismiss(name, paper_id) and None)
+
+    @app.delete(
+        "/collections/{name:path}/dismissed/{paper_id:path}", responses=errors,
+        operation_id="undismissFromCollection",
+        summary="Bring a paper dismissed from a collection's recommendations back",
+    )  # fmt: skip
+    def undismiss(name: Name, paper_id: DismissedId):
+        """``undismissed``: 1, or 0 when the paper was not dismissed (not an error)."""
+        return _collection(
+            live, answer, name, lambda index: {"undismissed": index.collections.undismiss(name, paper_id)}
+        )
 
 
 def _add_recommend_route(app, live, answer, results: dict) -> None:

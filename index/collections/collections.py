@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from paperscope.embed.corpus import OPTIONAL_FIELDS
-from paperscope.errors import UnknownCollection, UserError
+from paperscope.errors import Contradiction, UnknownCollection, UserError
 from paperscope.index.collections import database
 from paperscope.index.collections.database import MEMBER_FIELDS, Database
 from paperscope.index.collections.entries import Member, as_text
@@ -284,7 +284,8 @@ class Collections:
         return path
 
     def show(self, name: str) -> dict:
-        """The collection ``name``: its members and how its entries matched corpus papers."""
+        """The collection ``name``: its members and how its entries matched corpus papers, and the
+        ids of the papers dismissed from its recommendations."""
         members = self.members(name)
         ways = members["matched_by"].value_counts()
         return {
@@ -295,6 +296,7 @@ class Collections:
             "missing": int(((~members["in_index"]) & members["id"].notna()).sum()),
             "matched_by": {way: int(ways.get(way, 0)) for way in ("id", "doi", "arxiv", "title", "outside")},
             "papers": members,
+            "dismissed": self.dismissed(name),
         }
 
     # --- writing ----------------------------------------------------------------------------
@@ -377,6 +379,58 @@ class Collections:
                 ).rowcount
         return removed
 
+    def dismiss(self, name: str, ids: str | list[str]) -> int:
+        """Keep the papers ``ids`` (one id or a list) as dismissed from the recommendations of
+        ``name`` ("not interested"): never recommended for it again, and steering its
+        recommendations away, until :meth:`undismiss`. One transaction; an unknown id, or a member
+        of the collection, changes nothing. Returns how many were not dismissed already."""
+        ids = list(dict.fromkeys(str(paper_id).strip() for paper_id in ([ids] if isinstance(ids, str) else ids)))
+        if not ids:
+            raise UserError("name at least one paper to dismiss")
+        self.parts.papers.rows(ids)  # an unknown id is a UserError suggesting close ones, before any write
+        with self.database.connect(write=True) as db:
+            collection = self._id(db, name)
+            marks = ", ".join("?" * len(ids))
+            members = [
+                row["key"]
+                for row in db.execute(
+                    f"SELECT key FROM members WHERE collection_id = ? AND key IN ({marks})", (collection, *ids)
+                )
+            ]
+            if members:
+                raise Contradiction(
+                    f"'{members[0]}' is a member of '{check_name(name)}', not one of its recommendations; "
+                    "remove it from the collection first"
+                )
+            held = db.execute(f"SELECT COUNT(*) FROM dismissed WHERE collection_id = ? AND paper_id IN ({marks})",
+                              (collection, *ids)).fetchone()[0]  # fmt: skip
+            db.executemany(
+                "INSERT OR IGNORE INTO dismissed (collection_id, paper_id, dismissed) VALUES (?, ?, ?)",
+                [(collection, paper_id, database.now()) for paper_id in ids],
+            )
+        return len(ids) - held
+
+    def undismiss(self, name: str, ids: str | list[str]) -> int:
+        """Bring papers dismissed from the recommendations of ``name`` back (one id or a list; one
+        transaction); how many were dismissed (ids that were not are counted out, not an error)."""
+        ids = dict.fromkeys(str(paper_id).strip() for paper_id in ([ids] if isinstance(ids, str) else ids))
+        with self.database.connect(write=True) as db:
+            collection = self._id(db, name)
+            return sum(
+                db.execute("DELETE FROM dismissed WHERE collection_id = ? AND paper_id = ?", (collection, i)).rowcount
+                for i in ids
+            )
+
+    def dismissed(self, name: str) -> list[str]:
+        """The ids of the papers dismissed from the recommendations of ``name``, in the order they
+        were dismissed (a paper gone from the index since is still listed)."""
+        with self.database.connect() as db:
+            rows = db.execute(
+                "SELECT paper_id FROM dismissed WHERE collection_id = ? ORDER BY dismissed, rowid",
+                (self._id(db, name),),
+            )
+            return [row["paper_id"] for row in rows]
+
     def delete(self, name: str) -> None:
         """Delete the collection ``name`` and its members (one transaction)."""
         with self.database.connect(write=True) as db:
@@ -414,6 +468,10 @@ class Collections:
         matched.present = [member for member in matched.members if member["key"] in held]
         matched.members = [member for member in matched.members if member["key"] not in held]
         added = database.now()
+        db.executemany(  # a paper dismissed from its recommendations and then added is a member, not dismissed
+            "DELETE FROM dismissed WHERE collection_id = ? AND paper_id = ?",
+            [(collection, member["paper_id"]) for member in matched.members if member["paper_id"]],
+        )
         db.executemany(
             INSERT_MEMBER,
             [
@@ -481,6 +539,11 @@ class Collections:
         dimension = self.parts.manifest.dimension
         return ids, np.stack(vectors) if vectors else np.zeros((0, dimension), np.float32)
 
+    def steering_away(self, name: str) -> list[str]:
+        """The papers dismissed from the recommendations of ``name`` that the index holds: they
+        steer its recommendations away and are never among them."""
+        return self.parts.papers.known(self.dismissed(name))
+
     def shown(self, name: str) -> str:
         """When the new papers of ``name`` were last marked shown (at first: when it was created)."""
         with self.database.connect() as db:
@@ -500,12 +563,17 @@ class Collections:
 
     def backup(self) -> dict:
         """Every collection of the data folder (of every index), as one JSON value: names, times,
-        members with their entries and vectors (base64 float32). :meth:`restore` reads it back."""
+        members with their entries and vectors (base64 float32), the papers dismissed from its
+        recommendations. :meth:`restore` reads it back."""
         with self.database.connect() as db:
             paths = {row["identity"]: row["path"] for row in db.execute("SELECT identity, path FROM indexes")}
             collections = [dict(row) for row in db.execute("SELECT * FROM collections ORDER BY index_key, name")]
             members = [dict(row) for row in db.execute("SELECT * FROM members ORDER BY added, rowid")]
+            dismissed = [dict(row) for row in db.execute("SELECT * FROM dismissed ORDER BY dismissed, rowid")]
         of: dict[int, list] = {}
+        away: dict[int, list] = {}
+        for row in dismissed:
+            away.setdefault(row.pop("collection_id"), []).append(row)
         for member in members:
             member["vector"] = base64.b64encode(member["vector"]).decode() if member["vector"] else None
             member["entry"] = json.loads(member["entry"]) if member["entry"] else None
@@ -514,7 +582,8 @@ class Collections:
             "format": BACKUP_FORMAT, "version": BACKUP_VERSION, "written": database.now(),
             "collections": [
                 {"index": row["index_key"], "index_path": paths.get(row["index_key"]), "name": row["name"],
-                 "created": row["created"], "shown": row["shown"], "members": of.get(row["id"], [])}
+                 "created": row["created"], "shown": row["shown"], "members": of.get(row["id"], []),
+                 "dismissed": away.get(row["id"], [])}
                 for row in collections
             ],
         }  # fmt: skip
@@ -546,7 +615,9 @@ class Collections:
                          json.dumps(member["entry"], ensure_ascii=False) if member.get("entry") else None)
                         for member in members
                     ]  # fmt: skip
-                except (KeyError, TypeError, ValueError) as exc:
+                    away = [(str(row["paper_id"]), row.get("dismissed") or database.now())
+                            for row in collection.get("dismissed") or []]  # fmt: skip
+                except (KeyError, TypeError, ValueError, AttributeError) as exc:
                     raise UserError(
                         f"{source}: collection {number} is incomplete ({type(exc).__name__}: {exc})"
                     ) from None
@@ -559,5 +630,9 @@ class Collections:
                     (key, name, collection.get("created") or database.now(), collection.get("shown")),
                 )
                 db.executemany(INSERT_MEMBER, [(cursor.lastrowid, *row) for row in rows])
+                db.executemany(
+                    "INSERT OR IGNORE INTO dismissed (collection_id, paper_id, dismissed) VALUES (?, ?, ?)",
+                    [(cursor.lastrowid, *row) for row in away],
+                )
                 restored.append(name)
         return restored

@@ -24,8 +24,9 @@ from paperscope.errors import UserError
 FILE_NAME = "collections.sqlite"
 BUSY_SECONDS = 5.0
 # 1: the first release (no user_version); 2: collections tied to the index's identity (the
-# indexes table), members keep their library entry as imported (members.entry)
-SCHEMA_VERSION = 2
+# indexes table), members keep their library entry as imported (members.entry); 3: papers dismissed
+# from a collection's recommendations ("not interested": the dismissed table)
+SCHEMA_VERSION = 3
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS collections (
     id INTEGER PRIMARY KEY,
@@ -53,9 +54,16 @@ CREATE TABLE IF NOT EXISTS indexes (
     path TEXT NOT NULL,               -- the folder it was last opened from
     seen TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS dismissed (
+    collection_id INTEGER NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
+    paper_id TEXT NOT NULL,           -- a paper of the index, never to be recommended for it again (until undone)
+    dismissed TEXT NOT NULL,          -- when
+    PRIMARY KEY (collection_id, paper_id)
+);
 """
 # What upgrades a file of each earlier version to the next, in one transaction
-UPGRADES = {1: ["ALTER TABLE members ADD COLUMN entry TEXT"]}
+# (a new table needs no statement: the schema's CREATE TABLE IF NOT EXISTS makes it after them)
+UPGRADES = {1: ["ALTER TABLE members ADD COLUMN entry TEXT"], 2: []}
 MEMBER_FIELDS = ("title", "abstract", "doi", "arxiv_id", "year", "authors", "venue", "url", "source")
 
 
