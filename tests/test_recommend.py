@@ -27,7 +27,8 @@ def test_members_are_excluded_and_k_is_kept(sample_index, topics):
     found = sample_index.recommend(members, negative=avoided, k=7).to_pandas()
     assert len(found) == 7 and found["rank"].tolist() == list(range(1, 8))
     assert not found["id"].isin(members + avoided).any()
-    assert list(found.columns) == list(sample_index.similar(members, k=7).to_pandas().columns)
+    columns = list(sample_index.similar(members, k=7).to_pandas().columns)
+    assert list(found.columns) == [*columns[:6], "because", *columns[6:]]  # similar's, and each one's reason
     assert found["score"].is_monotonic_decreasing
     everything = sample_index.recommend(members, k=1000).to_pandas()  # more than the index holds: every other paper
     assert len(everything) == len(sample_index) - 3
@@ -115,3 +116,46 @@ def test_the_numpy_svm_is_linear_svc(sample_index):
     dense_weights, term_weights, bias = fit_svm(dense, sparse, labels, weights)
     margins = dense @ dense_weights + sparse @ term_weights + bias
     assert np.allclose(margins, expected.decision_function(both), atol=2e-3)
+
+
+def test_one_score_scale_decreasing_with_rank(sample_index, topics):
+    """similar, search and recommend score on one scale (similar's hybrid similarity; recommend
+    moves it by at most 0.3 by its classifier; search adds 0.25 for the query's acronym), and the
+    score decreases with rank (it is what the papers are ranked by)."""
+    _, papers = topics
+    members = papers[next(iter(papers))][:4]
+    similar = sample_index.similar(members, k=30).to_pandas()
+    recommended = sample_index.recommend(members, k=30).to_pandas()
+    for found in (similar, recommended, sample_index.search("DiT diffusion transformers", k=20).to_pandas()):
+        assert found["score"].is_monotonic_decreasing and found["score"].between(-1, 1.25).all()
+    both = similar.merge(recommended, on="id", suffixes=("_similar", "_recommend"))
+    assert len(both) >= 10
+    assert (abs(both["score_recommend"] - both["score_similar"]) <= 0.3 + 1e-5).all()
+
+
+def test_each_recommendation_says_why(sample_index, topics):
+    _, papers = topics
+    members = papers[next(iter(papers))][:4]
+    found = sample_index.recommend(members, k=10)
+    vectors, member_rows = sample_index.vectors, sample_index.rows(members)
+    terms = read_generation(sample_index.folder).keyword
+    for row, because in zip(found.rows, found.to_pandas()["because"], strict=True):
+        named = [member["id"] for member in because["members"]]
+        cosines = vectors[member_rows] @ vectors[row]
+        assert named == [members[i] for i in np.argsort(-cosines, kind="stable")[:2]]  # the closest two
+        assert [member["similarity"] for member in because["members"]] == [
+            round(float(c), 3) for c in sorted(cosines)[::-1][:2]
+        ]
+        mine = set(terms.matrix[row].indices)
+        theirs = set(terms.matrix[member_rows].indices)
+        assert 0 < len(because["terms"]) <= 4
+        assert all(terms.terms.index(term) in mine & theirs for term in because["terms"])
+
+
+def test_a_collection_of_two_parts_is_served_from_both(sample_index, topics):
+    topic_of, papers = topics
+    first, second = list(papers)[:2]
+    collection = papers[first][:3] + papers[second][:3]
+    found = sample_index.recommend(collection, k=8).to_pandas()["id"]
+    shares = [sum(topic_of[paper] == topic for paper in found) for topic in (first, second)]
+    assert min(shares) >= 2, shares

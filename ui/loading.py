@@ -44,6 +44,15 @@ def print_results(results, as_json: bool, show: list[str] = ()) -> None:
     for row in records:
         values = "".join(f"  [{name}: {_shown_value(row[name])}]" for name in show)
         print(f"{row['rank']:>3}  {row['score']:6.3f}  {row['id']:<14}  {row['title']}{values}")
+        if row.get("because"):
+            print(f"{'':13}{reason_text(row['because'])}")
+
+
+def reason_text(because: dict) -> str:
+    """A recommendation's reason in words: "like p3 (0.71), p7 (0.65); shares federated learning, privacy"."""
+    members = ", ".join(f"{shown(member['id'])} ({member['similarity']:.2f})" for member in because["members"])
+    text = f"like {members}" if members else "from the collection's papers outside the index"
+    return text + (f"; shares {', '.join(shown(term) for term in because['terms'])}" if because["terms"] else "")
 
 
 def _shown_value(value) -> str:

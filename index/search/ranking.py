@@ -22,7 +22,7 @@ import numpy as np
 from paperscope.errors import UserError
 from paperscope.settings import Mode, QuerySettings
 
-FIRST_BONUS = 10.0  # added to the score of papers that go first (exact acronym matches): above any blend
+FIRST_BONUS = 0.25  # added to the score of a paper using the query's acronym (in the score shown: it ranks by it)
 
 
 def _no_rows() -> np.ndarray:
@@ -37,6 +37,7 @@ class Ranking:
     rows: np.ndarray
     scores: dict[str, np.ndarray]
     note: str | None = None  # why there are no results, when a query matched nothing
+    reasons: list[dict] | None = None  # recommendations: why each (``recommend.reasons``)
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,8 @@ class Ranker:
             used = (scores > 0) | np.isin(candidates, first)
             candidates, scores = candidates[used], scores[used]
             columns = {"keyword_score": scores}
+        scores = scores + FIRST_BONUS * np.isin(candidates, first)  # the score shown is the one ranked by
         order = scores.astype(np.float64)
-        order[np.isin(candidates, first)] += FIRST_BONUS
         order[np.isin(candidates, query.exclude)] = -np.inf
         top = np.argpartition(-order, k)[:k] if k < len(order) else np.arange(len(order))
         top = np.array([i for i in top[np.argsort(-order[top], kind="stable")] if np.isfinite(order[i])], np.int64)

@@ -29,7 +29,9 @@ import numpy as np
 import scipy.sparse
 
 from paperscope.errors import UserError
+from paperscope.index.common.kmeans import kmeans
 from paperscope.index.search.ranking import Ranking
+from paperscope.settings import QuerySettings
 
 C = 0.1  # LinearSVC's C, as arxiv-sanity-lite sets it
 SAMPLE = 1000  # other papers the classifier learns against (fixed: rows of a seeded sample)
@@ -37,6 +39,9 @@ PER_MEMBER = 20  # each member's nearest papers among the candidates
 KEYWORD_CANDIDATES = 200  # the papers of the members' heaviest terms among the candidates
 SCORE_ALL = 5000  # a filter keeping at most this many papers: all of them are scored
 CENTRAL = 50  # the nearest papers to the members' mean among the candidates (at least k, and the members)
+CLASSIFIER_SHARE = 0.3  # score = similarity to the collection + 0.3 x tanh(margin) (benchmarks/recommend.py)
+GROUP_BETWEEN = 0.45  # a collection whose 2-means halves' centroids are less alike than this is served from each
+GROUP_MIN = 2  # members of each half, at least
 NEWTON_STEPS = 2  # and CG_STEPS: 3 and 10 gave the same P@20 on IJCAI, 1.5x slower (docs/recommend.md)
 CG_STEPS = 8
 
@@ -164,6 +169,113 @@ def _classifier(ranker, positive, positive_vectors, negative, negative_vectors):
     return fit_svm(dense, terms, labels, weights)
 
 
+REASON_MEMBERS = 2  # the members named as a recommendation's closest
+REASON_TERMS = 4  # the terms named as shared with them
+
+
+def reasons(ranker, rows: np.ndarray, positive: np.ndarray) -> list[dict]:
+    """Why each of ``rows`` is recommended for a collection of ``positive`` rows: the members it is
+    closest to ("members": (row, cosine) pairs, closest first) and the terms it shares with the
+    collection ("terms": the heaviest in both its TF-IDF row and the members', first)."""
+    if not len(positive) or not len(rows):
+        return [{"members": [], "terms": []} for _ in rows]
+    cosines = np.asarray(ranker.vectors[rows]) @ np.asarray(ranker.vectors[positive]).T
+    closest = np.argsort(-cosines, axis=1, kind="stable")[:, :REASON_MEMBERS]
+    matrix = ranker.keyword.matrix
+    shared = matrix[rows].multiply(np.asarray(matrix[positive].sum(axis=0))).tocsr()
+    found = []
+    for i in range(len(rows)):
+        weights = shared.data[shared.indptr[i] : shared.indptr[i + 1]]
+        terms = shared.indices[shared.indptr[i] : shared.indptr[i + 1]][np.argsort(-weights, kind="stable")]
+        found.append({
+            "members": [(int(positive[j]), float(cosines[i, j])) for j in closest[i]],
+            "terms": [ranker.keyword.terms[term] for term in terms[:REASON_TERMS]],
+        })  # fmt: skip
+    return found
+
+
+def _groups(ranker, positive: np.ndarray, positive_vectors: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The collection as one group (rows, vectors of papers from outside), or as two when its
+    members form two clear parts: the 2-means halves of their vectors, each of at least
+    ``GROUP_MIN`` members, whose centroids' cosine is below ``GROUP_BETWEEN``."""
+    whole = [(positive, positive_vectors)]
+    count = len(positive) + len(positive_vectors)
+    if count < 2 * GROUP_MIN:
+        return whole
+    points = np.concatenate([np.asarray(ranker.vectors[positive], np.float32), positive_vectors])
+    part = kmeans(points, 2)
+    if np.bincount(part, minlength=2).min() < GROUP_MIN:
+        return whole
+    centres = np.stack([points[part == half].mean(axis=0) for half in (0, 1)])
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    if centres[0] @ centres[1] >= GROUP_BETWEEN:
+        return whole
+    in_index = part[: len(positive)]
+    return [(positive[in_index == half], positive_vectors[part[len(positive) :] == half]) for half in (0, 1)]
+
+
+def _similarity(ranker, candidates, members: tuple, avoided: tuple, query) -> np.ndarray:
+    """``similar(ids)``'s hybrid score of each candidate for a collection: the smoothed vectors'
+    cosine with the Rocchio query (the members' mean minus half the mean of the papers to avoid)
+    blended with the keyword cosine with the members' terms, by the index's hybrid weight."""
+    documents = ranker.documents
+    wanted = np.concatenate([np.asarray(documents[members[0]]), _as_documents(ranker, members[1])])
+    vector = wanted.mean(axis=0)
+    unwanted = np.concatenate([np.asarray(documents[avoided[0]]), _as_documents(ranker, avoided[1])])
+    if len(unwanted):
+        vector = vector - QuerySettings().negative * unwanted.mean(axis=0)
+    vector /= max(np.linalg.norm(vector), 1e-12)
+    weight = ranker.search_info.hybrid_weight
+    keyword = 0.0 if query is None else ranker.keyword.row_scores(candidates, query)
+    return weight * (np.asarray(documents[candidates]) @ vector) + (1 - weight) * keyword
+
+
+def _ranked_group(ranker, members: tuple, avoided: tuple, k: int, within) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best rows for one group of members (rows, vectors) and their scores (see
+    :func:`recommend`), the members and the papers to avoid excluded."""
+    positive, positive_vectors = members
+    negative, negative_vectors = avoided
+    dense_weights, term_weights, bias = _classifier(ranker, positive, positive_vectors, negative, negative_vectors)
+    keyword, excluded = ranker.keyword, np.union1d(positive, negative)
+    raw = np.concatenate([np.asarray(ranker.vectors[positive]), positive_vectors])
+    centre = raw.mean(axis=0)
+    centre /= max(np.linalg.norm(centre), 1e-12)
+    query = keyword.weighted_rows(positive.tolist(), [1 / len(positive)] * len(positive)) if len(positive) else None
+    if within is not None and np.count_nonzero(within) <= SCORE_ALL:
+        candidates = np.flatnonzero(within)  # a narrow filter (a feed of new papers): score them all
+    else:
+        near = ranker.faiss_search(raw, min(PER_MEMBER, len(ranker)), within)[1]
+        central = ranker.faiss_search(centre, min(max(CENTRAL, k) + len(excluded), len(ranker)), within)[1]
+        by_terms = np.zeros(0, np.int64) if query is None else keyword.candidates(query, KEYWORD_CANDIDATES)
+        by_terms = by_terms if within is None else by_terms[within[by_terms]]
+        candidates = np.union1d(np.union1d(near[near >= 0], central[central >= 0]), by_terms)
+    candidates = np.setdiff1d(candidates, excluded)
+    margin = np.asarray(ranker.documents[candidates]) @ dense_weights + keyword.matrix[candidates] @ term_weights
+    score = _similarity(ranker, candidates, members, avoided, query) + CLASSIFIER_SHARE * np.tanh(margin + bias)
+    top = np.argsort(-score, kind="stable")[:k]
+    return candidates[top], score[top]
+
+
+def _shared(lists: list[tuple[np.ndarray, np.ndarray]], sizes: list[int], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` rows of several groups' rankings, each group taking its share by its members'
+    count, best first within it; a row two groups found counts once, at its best score; the
+    chosen rows then ordered by score."""
+    quota = np.asarray(sizes, np.float64) / sum(sizes)
+    taken, position, chosen = np.zeros(len(lists)), [0] * len(lists), {}
+    while len(chosen) < k and any(position[g] < len(rows) for g, (rows, _) in enumerate(lists)):
+        open_groups = [position[g] < len(rows) for g, (rows, _) in enumerate(lists)]
+        group = int(np.argmin(np.where(open_groups, taken / quota, np.inf)))
+        row, score = lists[group][0][position[group]], lists[group][1][position[group]]
+        position[group] += 1
+        if row not in chosen:
+            taken[group] += 1
+        chosen[row] = max(score, chosen.get(row, -np.inf))
+    rows = np.array(list(chosen), np.int64)
+    scores = np.array(list(chosen.values()), np.float32)
+    order = np.argsort(-scores, kind="stable")
+    return rows[order], scores[order]
+
+
 def recommend(
     ranker,
     positive: np.ndarray,
@@ -178,9 +290,12 @@ def recommend(
     papers outside the index by their vectors ``positive_vectors``, (m, d), maybe empty) and
     least like the papers to avoid (``negative`` rows and ``negative_vectors``), members
     excluded, only among the rows of the mask ``within`` when given (see the module docstring).
-    Score columns: "score" (the classifier's margin: above 0 on the collection's side),
-    "cosine" (with the mean of the members' vectors) and "keyword_score" (TF-IDF cosine with
-    the members' terms)."""
+    A collection of two clear parts (:func:`_groups`) is served from each, by its share.
+    Score columns: "score" (what the papers are ranked by: their similarity to the collection as
+    ``similar(ids)`` scores it, plus ``CLASSIFIER_SHARE`` x tanh of the classifier's margin:
+    ±0.3 at most), "cosine" (with the mean of the members' vectors) and "keyword_score" (TF-IDF
+    cosine with the members' terms); ``reasons``: the members each is closest to and the terms
+    it shares with them."""
     dimension = ranker.vectors.shape[1]
     positive, negative = (np.asarray(rows, dtype=np.int64).reshape(-1) for rows in (positive, negative))
     positive_vectors, negative_vectors = (
@@ -190,27 +305,18 @@ def recommend(
         raise UserError("a recommendation needs at least one paper of the collection")
     if within is not None and (np.shape(within) != (len(ranker),) or np.asarray(within).dtype != bool):
         raise UserError(f"within must be a boolean mask of the index's {len(ranker)} papers (see where())")
-    dense_weights, term_weights, bias = _classifier(ranker, positive, positive_vectors, negative, negative_vectors)
-
-    keyword, members = ranker.keyword, np.union1d(positive, negative)
+    avoided, groups = (negative, negative_vectors), _groups(ranker, positive, positive_vectors)
+    if len(groups) == 1:
+        rows, score = _ranked_group(ranker, groups[0], avoided, k, within)
+    else:
+        lists = [_ranked_group(ranker, group, avoided, k, within) for group in groups]
+        rows, score = _shared(lists, [len(rows) + len(vectors) for rows, vectors in groups], k)
     raw = np.concatenate([np.asarray(ranker.vectors[positive]), positive_vectors])
     centre = raw.mean(axis=0)
     centre /= max(np.linalg.norm(centre), 1e-12)
+    keyword = ranker.keyword
     query = keyword.weighted_rows(positive.tolist(), [1 / len(positive)] * len(positive)) if len(positive) else None
-    if within is not None and np.count_nonzero(within) <= SCORE_ALL:
-        candidates = np.flatnonzero(within)  # a narrow filter (a feed of new papers): score them all
-    else:
-        near = ranker.faiss_search(raw, min(PER_MEMBER, len(ranker)), within)[1]
-        central = ranker.faiss_search(centre, min(max(CENTRAL, k) + len(members), len(ranker)), within)[1]
-        by_terms = np.zeros(0, np.int64) if query is None else keyword.candidates(query, KEYWORD_CANDIDATES)
-        by_terms = by_terms if within is None else by_terms[within[by_terms]]
-        candidates = np.union1d(np.union1d(near[near >= 0], central[central >= 0]), by_terms)
-    candidates = np.setdiff1d(candidates, members)
-
-    documents = ranker.documents
-    score = np.asarray(documents[candidates]) @ dense_weights + keyword.matrix[candidates] @ term_weights + bias
-    top = np.argsort(-score, kind="stable")[:k]
-    rows = candidates[top]
-    cosine = np.asarray(ranker.vectors[rows]) @ centre
     keyword_score = np.zeros(len(rows), np.float32) if query is None else keyword.row_scores(rows, query)
-    return Ranking(rows, {"score": score[top].astype(np.float32), "cosine": cosine, "keyword_score": keyword_score})
+    scores = {"score": score.astype(np.float32), "cosine": np.asarray(ranker.vectors[rows]) @ centre,
+              "keyword_score": keyword_score}  # fmt: skip
+    return Ranking(rows, scores, reasons=reasons(ranker, rows, positive))

@@ -33,8 +33,9 @@ class Results:
     ranking score, and in hybrid mode ``cosine`` and ``keyword_score``) and ``note`` (why there are
     none, when a query matched nothing). ``len()`` counts them; in a notebook they show as a table.
 
-    As a table each row has ``rank``, ``id``, ``title``, the score columns, then the paper's
-    metadata columns."""
+    As a table each row has ``rank``, ``id``, ``title``, the score columns, for recommendations
+    ``because`` (the members each is closest to, with their cosines, and the terms it shares with
+    them), then the paper's metadata columns."""
 
     def __init__(self, ranking: Ranking, papers: PaperTable):
         self.ranking = ranking
@@ -75,8 +76,21 @@ class Results:
             "title": papers.column("title"),
             **{name: pa.array(np.asarray(values, np.float32).clip(-1, 1)) for name, values in self.scores.items()},
         }
+        if self.ranking.reasons is not None:
+            columns["because"] = pa.array(self._because())
         metadata = papers.drop_columns(["id", "title"])
         return pa.table(columns | dict(zip(metadata.column_names, metadata.columns, strict=True)))
+
+    def _because(self) -> list[dict]:
+        """Each recommendation's reason with its members named by id: {"members": [{"id",
+        "similarity"}…], "terms": […]} (and "added", for new papers of a feed)."""
+        rows = sorted({row for reason in self.ranking.reasons for row, _ in reason["members"]})
+        id_of = dict(zip(rows, self._papers.take(rows, ["id"]).column("id").to_pylist(), strict=True))
+        return [
+            {**reason, "members": [{"id": id_of[row], "similarity": round(similarity, 3)}
+                                   for row, similarity in reason["members"]]}
+            for reason in self.ranking.reasons
+        ]  # fmt: skip
 
     def to_pandas(self) -> pd.DataFrame:
         """The papers as a DataFrame (the columns of :meth:`to_arrow`); ``frame.attrs["note"]``
