@@ -116,9 +116,19 @@ class Result(BaseModel):
     rank: int
     id: str
     title: str
-    score: float = Field(description="the ranking score: cosine (dense), keyword cosine, or their blend (hybrid)")
+    score: float = Field(
+        description="what the papers are ranked by, highest first, on one scale for every lookup: the cosine "
+        "(dense), the keyword cosine (keyword) or their blend (hybrid), plus 0.25 for a paper using the query's "
+        "acronym; a recommendation's is the blend with the collection, moved by at most 0.3 by the collection's "
+        "classifier (docs/usage.md#scores)"
+    )
     cosine: float | None = Field(None, description="hybrid mode: the cosine similarity of the vectors")
     keyword_score: float | None = Field(None, description="hybrid and keyword modes: the TF-IDF cosine")
+    because: dict | None = Field(
+        None,
+        description="recommendations: why this paper, {members: [{id, similarity}] (the collection's papers it is "
+        "closest to, by cosine), terms: [the terms it shares with them]}",
+    )
     abstract: str
 
 
