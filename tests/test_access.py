@@ -267,3 +267,25 @@ def _tls(port: int, context, path: str, headers: dict) -> tuple[int, dict]:
         return answer.status, json.loads(answer.read())
     finally:
         connection.close()
+
+
+def test_the_command_lines_writes_are_audited_with_their_outcome(sample_index_dir, tmp_path):
+    import getpass
+
+    from paperscope import PaperIndex
+
+    folder = copy_index(sample_index_dir, tmp_path / "index")
+    paper = PaperIndex.load(folder).ids()[0]
+
+    def run(*arguments):
+        return subprocess.run([PAPERSCOPE, *arguments, "--index", str(folder)], capture_output=True, text=True)
+
+    assert run("collection", "create", "audited", paper).returncode == 0
+    assert run("collection", "add", "audited", "nosuch").returncode == 2
+    assert run("collection", "list").returncode == 0  # no write: not recorded
+    log = json.loads(subprocess.run([PAPERSCOPE, "audit", "--json"], capture_output=True, text=True, check=True).stdout)
+    mine = [line for line in log if line["index"] == str(folder)]
+    user = getpass.getuser()
+    assert [(line["who"], line["via"], line["action"]) for line in mine] == [
+        (user, "cli", "collection create audited"), (user, "cli", "collection add audited")]  # fmt: skip
+    assert mine[0]["outcome"] == "ok" and "nosuch" in mine[1]["outcome"]  # the error's sentence

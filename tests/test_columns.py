@@ -309,3 +309,12 @@ def test_the_service_filters_and_answers_the_columns(index, corpus):
     assert (
         wrong.status_code == 422 and wrong.json()["error"] == "'published >= soon': 'soon' is not a date (YYYY-MM-DD)"
     )
+
+
+def test_map_colours_by_a_column(index, tmp_path):
+    done = cli("map", "--index", str(index.folder), "-o", str(tmp_path / "map.html"), "--colour-by", "review_score")
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "map.html").read_text()
+    assert '"review_score"' in page and "onerror=alert(1)" not in page.replace("\\u003c", "<").split("colour")[0]
+    wrong = cli("map", "--index", str(index.folder), "-o", str(tmp_path / "map.png"), "--colour-by", "nosuch")
+    assert wrong.returncode == 2 and "no column 'nosuch' to colour by; the columns are: year, decision" in wrong.stderr

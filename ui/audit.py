@@ -1,8 +1,8 @@
-"""Who changed what: every write through ``paperscope serve`` and the app, one JSON line each in the
+"""Who changed what: every write through ``paperscope serve``, the app and the command line, one JSON line each in the
 data folder's ``audit.jsonl`` (``paperscope audit`` prints it).
 
-A line: ``{"time": ISO 8601 UTC, "who": a token's name or a client's address, "via": "serve" or
-"app", "action": the route or what was done, "index": the index folder, "outcome": the
+A line: ``{"time": ISO 8601 UTC, "who": a token's name, a client's address or the user's name,
+"via": "serve", "app" or "cli", "action": the route or what was done, "index": the index folder, "outcome": the
 status answered (a number) or "ok" or the error's sentence}``. Lines are appended under a file lock,
 each in one write, so that the workers of a server and several apps never interleave them.
 """

@@ -351,7 +351,16 @@ def cmd_map(args) -> None:
     else:  # the PNG names points by their topics, coloured as the app colours them
         papers = index.table(columns=["x", "y", "cluster", "cluster_name", "coarse_cluster", "coarse_name"]).to_pandas()
         knn = None
-    written = export_map(papers, fine, coarse, args.output, title, knn)
+    colour = None
+    if args.colour_by:
+        from paperscope.ui.mapplot import map_colours
+
+        kinds = index.columns()
+        if args.colour_by not in kinds:
+            raise UserError(f"no column '{args.colour_by}' to colour by; the columns are: {', '.join(kinds) or 'none'}")
+        values = index.table(columns=[args.colour_by]).column(args.colour_by).to_pylist()
+        colour = map_colours(values, args.colour_by, kinds[args.colour_by])
+    written = export_map(papers, fine, coarse, args.output, title, knn, colour)
     logger.info("map written to %s", written)
 
 
@@ -374,7 +383,7 @@ def cmd_serve(args) -> None:
 
 
 def cmd_audit(args) -> None:
-    """Print the audit log: every write through the service or the app, oldest first
+    """Print the audit log: every write through the service, the app or the command line, oldest first
     (the last ``--limit``): time, who, through what, the action, its outcome and the index."""
     from paperscope import locations
     from paperscope.ui.audit import entries
@@ -690,6 +699,9 @@ def _bridges_options(bridges) -> None:
 def _map_options(topic_map) -> None:
     with_index(topic_map)
     topic_map.add_argument("-o", "--output", metavar="FILE", required=True, help="map.png or map.html")
+    topic_map.add_argument(
+        "--colour-by", metavar="COLUMN", help="colour the points by a column of the corpus (paperscope info lists them)"
+    )
 
 
 # Every subcommand, in the order --help lists them: its name, its one-line help, the function that
@@ -708,7 +720,12 @@ COMMANDS = (
     ("topics", "every topic: size, share, map trust, central papers; corrections", _topics_options, cmd_topics),
     ("bridges", "papers between two topics", _bridges_options, cmd_bridges),
     ("map", "draw the topic map to a .png or an interactive .html file", _map_options, cmd_map),
-    ("audit", "who changed what: every write through the service or the app", _audit_options, cmd_audit),
+    (
+        "audit",
+        "who changed what: every write through the service, the app or the command line",
+        _audit_options,
+        cmd_audit,
+    ),
     *library_commands.COMMANDS,
 )
 
@@ -725,6 +742,36 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The commands that change an index or the collections, recorded in the audit log (ui/audit.py)
+# as the service's and the app's writes are: a command, or its actions that write.
+AUDITED = {
+    "add": None, "build": None,
+    "collection": {"create", "add", "remove", "dismiss", "undismiss", "delete", "mark-shown", "embed", "restore"},
+    "topics": {"rename", "merge", "split", "move"},
+}  # fmt: skip
+
+
+def _audited(args) -> None:
+    """Run the command; one that writes (``AUDITED``) is recorded in the audit log with the user's
+    name, "ok" or its error's sentence."""
+    actions = AUDITED.get(args.command, ())
+    if args.command not in AUDITED or (actions is not None and getattr(args, "action", None) not in actions):
+        args.run(args)
+        return
+    import getpass
+
+    from paperscope.ui import audit
+
+    action = " ".join(filter(None, [args.command, getattr(args, "action", None), getattr(args, "name", None)]))
+    where = getattr(args, "index", None) or getattr(args, "output", None) or "the default index"
+    try:
+        args.run(args)
+    except UserError as exc:
+        audit.record(getpass.getuser(), "cli", action, where, str(exc))
+        raise
+    audit.record(getpass.getuser(), "cli", action, where, "ok")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     log_to_stderr()
@@ -737,7 +784,7 @@ def main(argv: list[str] | None = None) -> int:
             args.ids += extra  # ids after an option: `collection create NAME --index DIR ID …`
         elif extra:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
-        args.run(args)
+        _audited(args)
     except UserError as exc:
         print(f"paperscope: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
