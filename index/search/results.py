@@ -20,6 +20,8 @@ from paperscope.index.search.ranking import Ranking
 from paperscope.records import json_rows
 from paperscope.settings import MAX_RESULTS
 
+SCORE_LIMIT = 1.3  # a cosine's 1 plus a recommendation's classifier share (0.3) or an acronym's bonus (0.25)
+
 
 def check_k(k) -> int:
     """Validate a result count: a whole number from 1 to ``MAX_RESULTS`` (the service's limit too)."""
@@ -74,7 +76,10 @@ class Results:
             "rank": pa.array(np.arange(1, len(self.rows) + 1)),
             "id": papers.column("id"),
             "title": papers.column("title"),
-            **{name: pa.array(np.asarray(values, np.float32).clip(-1, 1)) for name, values in self.scores.items()},
+            **{
+                name: pa.array(np.asarray(values, np.float32).clip(-SCORE_LIMIT, SCORE_LIMIT))
+                for name, values in self.scores.items()
+            },
         }
         if self.ranking.reasons is not None:
             columns["because"] = pa.array(self._because())
