@@ -280,7 +280,7 @@ def test_a_result_goes_into_a_new_collection_and_showing_it_recommends_beyond_it
     assert _result_titles(app) == [html.escape(t, quote=False) for t in expected["title"]]
     assert first not in expected["id"].tolist() and len(expected) == 10
     bodies = "".join(_htmls(app))
-    assert f"Recommended for the collection <b>{html.escape(HOSTILE_NAME)}</b>: 1 paper, 1 ringed on the map" in bodies
+    assert f"Recommended for the collection <b>{html.escape(HOSTILE_NAME)}</b>: 1 paper, 1 ◆ on the map" in bodies
     assert "<script>" not in bodies and "<b>bold" not in bodies
     assert {button.label for button in app.get("download_button")} >= {"CSV", "BibTeX", "RIS"}
     assert {e.label for e in app.expander} >= {"Abstract"}  # why-similar is off for a collection
@@ -323,7 +323,8 @@ def test_a_collection_link_reopens_it_with_its_members_on_the_map(default_index)
     assert _result_titles(app) == expected["title"].str.replace("&", "&amp;").tolist()
     shown = {"name": "linked/one", "ids": ids[20:23]}
     focus = collection_focus(default_index, shown, expected, "coarse")
-    assert focus["chosen"] == focus["selected"] == [int(default_index.rows(i)[0]) for i in ids[20:23]]  # members ringed
+    assert focus["members"] == [int(default_index.rows(i)[0]) for i in ids[20:23]]  # diamonds: none ringed as chosen
+    assert focus["chosen"] == focus["selected"] == []
     assert focus["neighbours"] == [int(default_index.rows(i)[0]) for i in expected["id"]]  # joined to the star
     members = default_index.papers.iloc[20:23]
     assert focus["star"] == pytest.approx([members["x"].mean(), members["y"].mean()], abs=1e-5)
@@ -342,7 +343,7 @@ def test_removing_members_and_deleting_a_collection_from_the_panel(default_index
     app.multiselect(key="collection_remove").set_value([ids[31]]).run()
     app.button(key="collection_remove_go").click().run()
     assert not app.exception and default_index.collections.members("pruned")["id"].tolist() == [ids[30], ids[32]]
-    assert "2 papers, 2 ringed on the map" in "".join(_htmls(app))
+    assert "2 papers, 2 ◆ on the map" in "".join(_htmls(app))
     assert app.button(key="collection_delete").disabled  # until ticked
     app.checkbox(key="collection_delete_sure").check().run()
     app.button(key="collection_delete").click().run()

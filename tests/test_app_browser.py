@@ -375,7 +375,7 @@ def test_two_sessions_add_to_one_collection_at_once_and_it_recommends_beyond_its
     expect(first.locator(".ps-collections")).to_contain_text(name)
     _choose(first, "Show a collection", name)
     first.wait_for_selector(".ps-collection", timeout=30_000)
-    assert f"Recommended for the collection {name}: 2 papers, 2 ringed on the map" in first.locator(
+    assert f"Recommended for the collection {name}: 2 papers, 2 ◆ on the map" in first.locator(
         ".ps-collection"
     ).inner_text().replace("\n", " ")
     expected = sample_index.collections.recommend(name, k=10).to_pandas()
@@ -385,9 +385,9 @@ def test_two_sessions_add_to_one_collection_at_once_and_it_recommends_beyond_its
     assert not set(shown) & set(members["title"])  # its members are not recommended
     first.wait_for_function(
         "() => { const map = document.querySelector('.ps-map')?.parentElement.__paperscopeMap;"
-        " return map && map.chosen.size === 2 && map.neighbours.length === 10 && map.star; }",
+        " return map && map.members.length === 2 && map.neighbours.length === 10 && map.star; }",
         timeout=30_000,
-    )  # members ringed, the star at their centre joined to the recommendations
+    )  # members as diamonds, the star at their centre joined to the recommendations
     first.wait_for_function("() => location.search.includes('collection=')", timeout=10_000)
     assert _download(first, "BibTeX") == sample_index.collections.export_text(name, "bib")
     _shot(first, "collections.png")

@@ -42,6 +42,7 @@ from paperscope.ui.collections_view import (
     collection_header,
     collections_panel,
     plain,
+    recommended_card,
 )
 from paperscope.ui.columns_view import (
     colour_select,
@@ -440,13 +441,16 @@ def _results_list(
     score: str = "score",
     columns: tuple[str, ...] = (),
     colour: dict | None = None,
+    *,
+    below_header=None,
 ) -> None:
     """Result cards (dots in the colour of their topic at ``level``, a bar for their ``score``
     column, a button adding the paper to a collection) with exports; ``explain_with`` (other_id
     or query) fills in why each is similar, from the index of ``source`` (folder, generation),
     when its card is opened (explaining ten results costs ~0.6 s a page; ten people at once, 6 s);
     ``columns``: the corpus's columns whose values each card shows (those filtered or coloured by);
-    ``colour``: the map's colours by a column (``column_colours``), the dots' colours then."""
+    ``colour``: the map's colours by a column (``column_colours``), the dots' colours then;
+    ``below_header(row)``: draws what a card shows under its header (a collection's: why, and "Not interested")."""
     index = load_index(*source)
     exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
     download_csv, download_json = st.columns(2)
@@ -474,6 +478,8 @@ def _results_list(
             header.html(_result_header(row, colour, score, shown_values))
             with add:
                 add_popover(index, [row.id], f"add-card-{row.id}")
+            if below_header:
+                below_header(row)
             card = st.expander(
                 "Abstract and why similar" if explain_with else "Abstract", key=f"why-{row.id}", on_change="rerun"
             )
@@ -594,6 +600,7 @@ def main() -> None:
         )
         _search_inputs(index)
         unlike_slot = st.container()  # "…and less like these", once the results are known: above the collections
+        recommended_slot = st.container()  # a collection's recommendations: above the collections' table
         shown = collections_panel(index)
     chosen = st.session_state.get("papers") or st.session_state.get("like_set") or []
     avoided = [i for i in st.session_state.get("not_papers") or [] if i not in chosen] if chosen else []
@@ -616,12 +623,12 @@ def main() -> None:
         chosen_rows=lasso_rows or (index.rows(chosen).tolist() if len(chosen) > MAX_STARRED else []),
         query_xy=query_xy,
     )
-    if shown:  # its members ringed (a map selection's papers instead while there is one)
+    if shown:  # its members as diamonds, its recommendations numbered (a map selection's papers ringed)
         focus = collection_focus(index, shown, results, level, lasso_rows)
     colour_by = st.session_state.get("colour_by")
     colour_by = colour_by if colour_by in index.columns() else None
     focus["colour"] = column_colours(index, (folder, generation), colour_by) if colour_by else {}
-    with side:  # before the map: at a million papers the map's points take seconds to send
+    with recommended_slot if shown else side:  # before the map: at a million papers its points take seconds to send
         _lasso_panel(index, "coarse_name" if level == "coarse" else "cluster_name")
         if shown:
             collection_header(index, shown)
@@ -632,7 +639,8 @@ def main() -> None:
             explain_with = {"other_id": chosen[0] if chosen else None, "query": query}
             columns = (st.session_state.get("filter_column"), colour_by)  # their values shown on each card
             _results_list((folder, generation), results, level, explain_with if explain and not shown else None,
-                          "cosine" if shown else "score", columns, focus["colour"])  # fmt: skip
+                          "cosine" if shown else "score", columns, focus["colour"],
+                          below_header=recommended_card(index, shown) if shown else None)  # fmt: skip
     with map_column:
         _map_panel(index, (folder, generation), focus, level, filters["topics"] or [])
 

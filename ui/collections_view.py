@@ -1,9 +1,11 @@
 """The dashboard's collections: papers added to a collection from a result card, the selected
 paper or a map selection (a small popover: choose a collection or type a new name); the
 Collections panel (each collection's counts, the one shown, removing members, deleting); the
-collection shown (``?collection=NAME``): its members ringed on the map, its recommendations as the
-result cards, its members exported as BibTeX, RIS, CSL-JSON or CSV (each imported entry as it came);
-library files imported into a new or existing collection.
+collection shown (``?collection=NAME``): its members as diamonds on the map, its recommendations
+(numbered rings there) as the result cards, each with why and a "Not interested" button (dismissed
+papers are kept with the collection, listed with a way back), its members exported as BibTeX, RIS,
+CSL-JSON or CSV (each imported entry as it came); library files imported into a new or existing
+collection.
 
 It only draws what ``PaperIndex.collections`` (:mod:`paperscope.index.collections`) keeps: every
 write is one SQLite transaction, so two sessions adding at once both land. Names and titles are
@@ -12,6 +14,7 @@ HTML-escaped wherever they are drawn, and Markdown-escaped in messages.
 
 from __future__ import annotations
 
+import datetime
 import html
 import re
 import tempfile
@@ -23,11 +26,13 @@ import streamlit as st
 from paperscope.embed.text import counted
 from paperscope.errors import UserError
 from paperscope.ui.app_access import READ_ONLY_NOTE, audited, read_only
-from paperscope.ui.mapplot import MAX_STARRED, map_focus
+from paperscope.ui.mapplot import map_focus
 
 NOTE = "collection_note"  # session state: what the last add, remove or delete said, shown on the next run
 LAST = "last_collection"  # session state: the collection last added to, offered first
 SHOWN = "collection"  # session state (and the URL's parameter): the collection shown
+UNDO = "collection_dismissed_last"  # session state: the paper last dismissed (collection, id, title), for its Undo
+REASON_TITLE_CHARS = 60  # a member's title in a recommendation's reason is cut here
 PANEL_CSS = """<style>
 .ps-collections {width: 100%; border-collapse: collapse; font-size: 0.85rem; margin-bottom: 0.4rem;}
 .ps-collections th {font-weight: 600; color: #666; text-align: right; padding: 0 0.3rem; white-space: nowrap;}
@@ -35,6 +40,8 @@ PANEL_CSS = """<style>
 .ps-collections th:first-child, .ps-collections td:first-child {text-align: left; word-break: break-word;}
 .ps-collections tr.ps-shown td {font-weight: 600;}
 .ps-collection {margin: 0.2rem 0;}
+.ps-because {font-size: 0.8rem; color: #555; margin: -0.2rem 0 0 0;}
+.ps-because mark {background: #eef3fb; color: inherit; padding: 0 2px; border-radius: 2px;}
 </style>"""
 MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:])")
 COUNTS = (("members", "members"), ("in_index", "in index"), ("outside", "outside"), ("missing", "missing"))
@@ -164,7 +171,22 @@ def collections_panel(index) -> dict | None:
         with edit.popover("", icon=":material/edit:", help="Remove members, or delete the collection"):
             _manage(index, shown, titles)
     counts = listing.set_index("name").loc[shown].to_dict()
-    return {"name": shown, "counts": counts, "ids": members.loc[members["in_index"], "id"].tolist(), "members": titles}
+    ids = members.loc[members["in_index"], "id"].tolist()
+    return {"name": shown, "counts": counts, "ids": ids, "members": titles, "dismissed": _dismissed(index, shown)}
+
+
+def _dismissed(index, name: str) -> dict[str, str]:
+    """The papers dismissed from the recommendations of ``name``: id → title (the id for a paper
+    gone from the index), in the order they were dismissed."""
+    try:
+        dismissed = index.collections.dismissed(name)
+    except UserError as exc:
+        st.error(plain(str(exc)))
+        return {}
+    present = index.known(dismissed)
+    titles = index.table(index.rows(present), ["title"]).column("title").to_pylist() if present else []
+    title_of = dict(zip(present, titles, strict=True))
+    return {paper_id: title_of.get(paper_id, paper_id) for paper_id in dismissed}
 
 
 def _import(index) -> None:
@@ -240,6 +262,96 @@ def _manage(index, name: str, titles: dict[str, str]) -> None:
               args=(index, name))  # fmt: skip
 
 
+def _dismiss(index, name: str, paper_id: str, title: str) -> None:
+    """A recommendation dismissed ("not interested"): kept with the collection, the next
+    recommendations steered away from it; its Undo offered until the next dismissal."""
+    try:
+        audited(f"dismiss {paper_id} from the recommendations of collection {name}", index.folder,
+                lambda: index.collections.dismiss(name, paper_id))  # fmt: skip
+    except UserError as exc:
+        st.session_state[NOTE] = ("error", str(exc))
+        return
+    st.session_state[UNDO] = (name, paper_id, title)
+
+
+def _undismiss(index, name: str, paper_id: str, title: str) -> None:
+    """A dismissed paper brought back to the recommendations of ``name``."""
+    try:
+        audited(f"bring {paper_id} back to the recommendations of collection {name}", index.folder,
+                lambda: index.collections.undismiss(name, paper_id))  # fmt: skip
+    except UserError as exc:
+        st.session_state[NOTE] = ("error", str(exc))
+        return
+    st.session_state.pop(UNDO, None)
+    st.session_state[NOTE] = ("back", f"“{title}” is back among the recommendations")
+
+
+def _cut(text: str, limit: int = REASON_TITLE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def reason_html(because, members: dict[str, str]) -> str:
+    """A recommendation's reason, escaped: "like <member's title> (0.71), …; shares federated
+    learning, privacy" (``members``: a member's id → title), and when a new paper came."""
+    if not isinstance(because, dict):
+        return ""
+    closest = [] if because.get("members") is None else list(because["members"])  # a list, or an array from pandas
+    like = ", ".join(
+        f"<i>{html.escape(_cut(str(members.get(member['id']) or member['id'])))}</i> ({member['similarity']:.2f})"
+        for member in closest
+    )
+    text = f"like {like}" if like else "like the collection's papers outside the index"
+    terms = [] if because.get("terms") is None else list(because["terms"])
+    if terms:
+        text += f"; shares {', '.join(f'<mark>{html.escape(str(term))}</mark>' for term in terms)}"
+    if because.get("added"):
+        came = datetime.datetime.fromtimestamp(int(because["added"]) / 1000, datetime.UTC)
+        text += f"; new on {came:%Y-%m-%d %H:%M} UTC"
+    return f"<div class='ps-because'>{text}</div>"
+
+
+def recommended_card(index, shown: dict):
+    """What a recommended card of the collection ``shown`` adds under its header (a function of
+    the card's row): why it is recommended, and a "Not interested" button dismissing it."""
+
+    def card(row) -> None:
+        why, button = st.columns([9, 4], vertical_alignment="top", gap="small")
+        why.html(reason_html(getattr(row, "because", None), shown["members"]))
+        if not read_only():
+            button.button("Not interested", key=f"dismiss-{row.id}", type="tertiary", icon=":material/thumb_down:",
+                          on_click=_dismiss, args=(index, shown["name"], row.id, str(row.title)),
+                          help="Never recommend this paper for this collection, and steer away from it")  # fmt: skip
+
+    return card
+
+
+def _dismissed_line(index, shown: dict) -> None:
+    """Right after a dismissal: what was dismissed and an Undo; and the papers dismissed from
+    this collection's recommendations, each with a button bringing it back."""
+    undo = st.session_state.get(UNDO)
+    if undo and undo[0] == shown["name"] and undo[1] in shown["dismissed"]:
+        line = st.container(horizontal=True, vertical_alignment="center", gap="small", key="collection_undo_line")
+        line.html(f"<span class='ps-meta'>Not interested in <b>{html.escape(_cut(undo[2]))}</b>: dismissed "
+                  "from these recommendations.</span>", width="stretch")  # fmt: skip
+        line.button("Undo", key="collection_undo", icon=":material/undo:", on_click=_undismiss, args=(index, *undo))
+
+
+def _dismissed_popover(index, shown: dict, row) -> None:
+    """The papers dismissed from the recommendations of the collection ``shown`` (in ``row``),
+    each with a button bringing it back."""
+    dismissed = shown["dismissed"]
+    if not dismissed:
+        return
+    with row.popover(f"Dismissed ({len(dismissed)})", icon=":material/thumb_down:", type="tertiary", key="dismissed",
+                     help="Papers dismissed from these recommendations; bring one back"):  # fmt: skip
+        for number, (paper_id, title) in enumerate(dismissed.items()):
+            item, back = st.columns([5, 2], vertical_alignment="center", gap="small")
+            item.html(f"<span class='ps-meta ps-dismissed'>{html.escape(_cut(title, 90))}</span>")
+            if not read_only():
+                back.button("Bring back", key=f"undismiss-{number}", type="tertiary",
+                            on_click=_undismiss, args=(index, shown["name"], paper_id, title))  # fmt: skip
+
+
 def _file_stem(name: str) -> str:
     """A collection name as a download's file name: letters, digits, dots and dashes."""
     return "paperscope-" + (re.sub(r"[^A-Za-z0-9.]+", "-", name).strip("-.")[:60] or "collection")
@@ -254,7 +366,7 @@ def collection_header(index, shown: dict) -> None:
     BibTeX, RIS: written when clicked) and a button to stop showing it."""
     counts = shown["counts"]
     more = [f"{counts[column]:,} {label}" for column, label in COUNTS[2:] if counts[column]]
-    ringed = f"{counts['in_index']:,} ringed on the map" if counts["in_index"] else "none in the index"
+    ringed = f"{counts['in_index']:,} ◆ on the map" if counts["in_index"] else "none in the index"
     st.html(
         f"<div class='ps-meta ps-collection'>Recommended for the collection <b>{html.escape(shown['name'])}</b>: "
         f"{counted(int(counts['members']), 'paper')}, {ringed}{''.join(f'; {m}' for m in more)}</div>"
@@ -277,14 +389,16 @@ def collection_header(index, shown: dict) -> None:
             type="tertiary",
             icon=":material/download:",
         )
+    _dismissed_popover(index, shown, row)
     row.button("Close", key="collection_close", type="tertiary", icon=":material/close:", on_click=_close,
                help="Stop showing this collection")  # fmt: skip
+    _dismissed_line(index, shown)
 
 
 def collection_focus(index, shown: dict, results, level: str, lasso_rows=()) -> dict:
-    """The map for a collection shown: its members in the index ringed (the papers of a map
-    selection instead, while there is one; a few members boldly), a star at the members' centre
-    joined to its recommendations."""
+    """The map for a collection shown: its members in the index as filled diamonds, its
+    recommendations as rings numbered by rank (a legend says which is which), a star at the
+    members' centre joined to the recommendations; a map selection's papers ringed while there is one."""
     rows = index.rows(shown["ids"]) if shown["ids"] else np.empty(0, np.int64)
     centre = None
     if len(rows):
@@ -292,10 +406,10 @@ def collection_focus(index, shown: dict, results, level: str, lasso_rows=()) -> 
         centre = np.array([np.mean(table.column("x").to_numpy()), np.mean(table.column("y").to_numpy())])
     return map_focus(
         level,
-        selected_rows=rows if len(rows) <= MAX_STARRED else [],  # a few: ringed boldly, over the lines
         neighbour_rows=index.rows(results["id"].tolist()).tolist()
         if results is not None and centre is not None
         else [],
-        chosen_rows=lasso_rows if len(lasso_rows) else rows,
+        chosen_rows=lasso_rows,
         query_xy=centre,
+        member_rows=rows,
     )

@@ -10,6 +10,10 @@ const PS_HIT_PX = 9; // how close the pointer must be to a point to hover or cli
 const PS_UNCLUSTERED = "#c8c8c8";
 const PS_RINGED = 300; // a selection of more papers is drawn in full colour, not ringed
 const PS_WHEEL_STEP = 1.13; // one wheel notch zooms this much: five pass PS_FINE_ZOOM (1.13^5 = 1.84)
+// A collection shown: its members as filled diamonds in one colour, its recommendations as rings
+// numbered by rank in another, told apart at a glance (and by the legend of marks).
+const PS_MEMBER = "#c2185b";
+const PS_RECOMMENDED = "#1565c0";
 
 function psDecode(text, Type) {
   const binary = atob(text);
@@ -146,6 +150,8 @@ class PaperscopeMap {
       this.buildBuckets();
     }
     this.drawLegend(custom);
+    this.members = payload.members || [];
+    this.drawMarksLegend();
     this.selected = payload.selected || [];
     this.neighbours = payload.neighbours || [];
     this.chosen = new Set(payload.chosen || []);
@@ -248,6 +254,27 @@ class PaperscopeMap {
     }
   }
 
+  // The legend of a collection's marks (top right, under a colour legend): members and recommendations.
+  drawMarksLegend() {
+    const key = this.members.length ? `${this.members.length} ${this.legendKey}` : "";
+    if (key === this.marksKey) return;
+    this.marksKey = key;
+    if (this.marksLegend) this.marksLegend.remove();
+    this.marksLegend = null;
+    if (!key) return;
+    this.marksLegend = psElement("div", "ps-legend ps-marks-legend", this.frame);
+    if (this.legend) this.marksLegend.style.top = `${this.legend.offsetTop + this.legend.offsetHeight + 6}px`;
+    for (const [shape, text] of [
+      ["ps-diamond", `in the collection (${this.members.length.toLocaleString()})`],
+      ["ps-numbered", "recommended, by rank"],
+    ]) {
+      const row = psElement("div", "ps-legend-item", this.marksLegend);
+      const swatch = psElement("span", `ps-mark ${shape}`, row);
+      if (shape === "ps-numbered") swatch.textContent = "1";
+      psElement("span", "", row).textContent = text;
+    }
+  }
+
   makeLabels() {
     this.labelKey = this.payload.key;
     this.labelLayer.replaceChildren();
@@ -332,7 +359,7 @@ class PaperscopeMap {
   }
 
   focused() {
-    return this.star !== null || this.chosen.size > 0 || this.neighbours.length > 0;
+    return this.star !== null || this.chosen.size > 0 || this.neighbours.length > 0 || this.members.length > 0;
   }
 
   radius() {
@@ -409,10 +436,14 @@ class PaperscopeMap {
         }
         context.stroke();
       }
-      for (const row of this.neighbours) this.ring(context, row, Math.max(r + 3.5, 6), "#111", 2.2);
+      if (!this.members.length) {
+        for (const row of this.neighbours) this.ring(context, row, Math.max(r + 3.5, 6), "#111", 2.2);
+      }
       for (const row of this.selected) this.ring(context, row, Math.max(r + 3.5, 6), "#111", 2.2);
-      this.drawStar(context, sx, sy);
     }
+    this.drawn = { diamonds: 0, numbered: 0 };
+    if (this.members.length) this.drawCollection(context, r);
+    if (this.star) this.drawStar(context, this.px(this.star[0]), this.py(this.star[1]));
     if (this.hover >= 0) this.ring(context, this.hover, Math.max(r + 3, 6), "#e4572e", 2.5);
     if (this.drag && this.drag.polygon && this.drag.polygon.length > 1) {
       context.strokeStyle = "#e4572e";
@@ -438,6 +469,48 @@ class PaperscopeMap {
     context.arc(x, y, radius, 0, 2 * Math.PI);
     context.fill();
     context.stroke();
+  }
+
+  // A collection's members as filled diamonds, its recommendations as rings numbered by rank (the
+  // best drawn last, on top); what was drawn is kept in this.drawn and the frame's data attributes.
+  drawCollection(context, r) {
+    const size = this.members.length > PS_RINGED ? Math.max(r + 1.5, 3.5) : Math.max(r + 4, 7);
+    context.fillStyle = PS_MEMBER;
+    context.strokeStyle = "#fff";
+    context.lineWidth = 1.5;
+    for (const row of this.members) {
+      const x = this.px(this.x[row]);
+      const y = this.py(this.y[row]);
+      context.beginPath();
+      context.moveTo(x, y - size);
+      context.lineTo(x + size, y);
+      context.lineTo(x, y + size);
+      context.lineTo(x - size, y);
+      context.closePath();
+      context.fill();
+      context.stroke();
+    }
+    const radius = Math.max(r + 4, 8);
+    context.font = `700 ${radius > 9 ? 11 : 10}px ${PS_FONT}`;
+    context.textAlign = "center";
+    context.textBaseline = "middle";
+    for (let rank = this.neighbours.length; rank >= 1; rank--) {
+      const row = this.neighbours[rank - 1];
+      const x = this.px(this.x[row]);
+      const y = this.py(this.y[row]);
+      context.fillStyle = "#fff";
+      context.strokeStyle = PS_RECOMMENDED;
+      context.lineWidth = 2.2;
+      context.beginPath();
+      context.arc(x, y, radius, 0, 2 * Math.PI);
+      context.fill();
+      context.stroke();
+      context.fillStyle = PS_RECOMMENDED;
+      context.fillText(String(rank), x, y + 0.5);
+    }
+    this.drawn = { diamonds: this.members.length, numbered: this.neighbours.length };
+    this.frame.dataset.diamonds = String(this.drawn.diamonds);
+    this.frame.dataset.numbered = String(this.drawn.numbered);
   }
 
   drawStar(context, x, y) {
@@ -469,8 +542,12 @@ class PaperscopeMap {
     // papers it is joined to.
     const tools = { x: this.tools.offsetLeft - 4, y: this.tools.offsetTop - 4, w: this.tools.offsetWidth + 8, h: this.tools.offsetHeight + 8 };
     const taken = [tools, { x: 0, y: 0, w: 44, h: 40 }];
-    const legend = this.legend;
-    if (legend) taken.push({ x: legend.offsetLeft - 4, y: legend.offsetTop - 4, w: legend.offsetWidth + 8, h: legend.offsetHeight + 8 });
+    for (const legend of [this.legend, this.marksLegend]) {
+      if (legend) taken.push({ x: legend.offsetLeft - 4, y: legend.offsetTop - 4, w: legend.offsetWidth + 8, h: legend.offsetHeight + 8 });
+    }
+    if (this.members.length <= PS_RINGED) {
+      for (const row of this.members) taken.push({ x: this.px(this.x[row]) - 9, y: this.py(this.y[row]) - 9, w: 18, h: 18 });
+    }
     if (this.star) {
       taken.push({ x: this.px(this.star[0]) - 19, y: this.py(this.star[1]) - 19, w: 38, h: 38 });
       for (const row of this.neighbours.concat(this.selected)) {

@@ -117,16 +117,25 @@ def map_payload(
 
 
 def map_focus(
-    level: str = "coarse", selected_rows=(), neighbour_rows=(), chosen_rows=(), query_xy: np.ndarray | None = None
+    level: str = "coarse",
+    selected_rows=(),
+    neighbour_rows=(),
+    chosen_rows=(),
+    query_xy: np.ndarray | None = None,
+    *,
+    member_rows=(),
 ) -> dict:
     """The map's changing part: points coloured by ``level`` topics, the selected papers or the
-    query position (the star), its neighbours (joined by lines), a chosen set (a lasso selection)."""
+    query position (the star), its neighbours (joined by lines), a chosen set (a lasso selection);
+    ``member_rows``: a collection's members (filled diamonds, the neighbours then its
+    recommendations, rings numbered by rank, with a legend of the two)."""
     return {
         "level": level,
         "selected": [int(row) for row in selected_rows],
         "neighbours": [int(row) for row in neighbour_rows],
         "chosen": [int(row) for row in chosen_rows],
         "star": None if query_xy is None else [float(v) for v in query_xy],
+        "members": [int(row) for row in member_rows],
     }
 
 
