@@ -1,25 +1,30 @@
-"""Recommendations for a collection of papers: which method, how good (P@20 by area), how fast.
+"""Recommendations for a collection of papers: which method, how good, how fast, for libraries as researchers keep them.
 
-    .venv/bin/python -m benchmarks.recommend --index DIR [--corpus IJCAI.jsonl] [--seeds 10]
+    .venv/bin/python -m benchmarks.recommend --index DIR [--corpus IJCAI.jsonl] [--seeds 3]
         [--million 1000000 --work DIR] [--large-index /tmp/million/index] [--json benchmarks/recommend.json]
 
-DIR is an index of the labelled corpus (the IJCAI areas: ``shared/evaldata``). For every area with
-at least size + 20 papers, a collection of ``size`` (5 and 20) random papers of that area, once
-per seed; the 20 recommendations (members excluded) count as right when they are papers of the
-collection's area (P@20). "With negatives": the same collections with 5 random papers, as a
-``--not`` collection, from the area nearest to the collection's (by the cosine of the areas'
-mean vectors). Each seed's P@20 is the mean over areas; the table gives the mean over seeds, the
-spread over seeds (std, min-max), and the paired gain over ``similar(ids)`` (mean and std over
-seeds of the difference of the two methods on the same collections).
+DIR is an index of the labelled corpus (``shared/evaldata``: IJCAI 2021-2024, each paper's area,
+``label``, and its sub-areas, ``keywords`` such as "Machine Learning: ML: Federated Learning",
+compared as area + last part, in lower case, so that the years' spellings agree). Collections,
+once per seed, of three kinds and sizes 3, 10 and 30:
 
-Methods: ``PaperIndex.similar(ids)`` (Rocchio, the index's default mode: hybrid); the centroid
-(Rocchio, dense); the best cosine to any member (minus 0.5 x the best to any paper to avoid);
-arxiv-sanity-lite's linear SVM per collection (scikit-learn ``LinearSVC(C=0.1,
-class_weight="balanced")``, members against every other paper; a paper to avoid weighs as a
-member) on the vectors, the smoothed vectors, the keyword TF-IDF rows and side by side; the
-same SVM solved in numpy (``index.search.recommend.fit_svm``) on every paper; and what ships,
-``PaperIndex.recommend`` (that SVM against a fixed sample of other papers, scoring candidates).
-Times: p50 per recommendation at this size (scikit-learn's import excluded).
+- **area**: random papers of one area (every area with at least size + 20 papers);
+- **sub-topic**: random papers sharing one sub-area (every sub-area with at least size + 20);
+- **mixed**: half from one sub-area, half from a sub-area of another area (25 pairs; 10 and 30).
+
+Each again with 5 papers to avoid (``--not``): of the nearest other area (area), of the nearest
+other sub-area of the same area (sub-topic), of a third sub-area (mixed). The 20 recommendations
+(members excluded) are scored by area (P@20: of the collection's area; mixed: of either), by
+sub-area (of the collection's sub-area, or either), and for mixed by "both": 2 x the smaller of
+the two areas' shares (1: served evenly, 0: from one only). Each seed's value is the mean over
+its collections; the table gives the mean over seeds ± the spread over seeds (std), and the
+paired gain over ``similar(ids)`` (mean over seeds of the difference on the same collections).
+
+Methods: ``similar(ids)`` (Rocchio, hybrid); the SVM alone, as recommend() ranked before #40 (the
+margin of arxiv-sanity-lite's linear SVM per collection on the smoothed vectors and TF-IDF, over
+the same candidates); what ships, ``recommend()`` (similar's score + 0.3 x tanh(margin), a
+collection of two clear parts served from each); and its variants: another share of the
+classifier (0.2, 0.5), without the parts. Times: p50 per recommendation.
 
 --million N: ``recommend`` and ``similar`` on a synthetic index of N papers (each a copy of a
 paper of DIR: its vector and smoothed vector plus Gaussian noise (sd 0.02 a dimension),
@@ -31,10 +36,11 @@ Prints Markdown tables and writes JSON.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import statistics
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -43,157 +49,189 @@ import scipy.sparse
 from benchmarks.common import parser as common_parser
 from benchmarks.common import ranker_of, report
 from benchmarks.scale import EVALDATA
-from paperscope.index.analysis.evaluation import labels_by_id
+from paperscope.index.search import recommend as recommending
 
 K = 20
-SIZES = (5, 20)
+SIZES = (3, 10, 30)
 NEGATIVES = 5
-C = 0.1
-TODAY = "similar(ids): Rocchio, hybrid (today)"
-REFERENCE = "LinearSVC, smoothed + TF-IDF"
-NUMPY = "numpy SVM, smoothed + TF-IDF, every paper"
-SHIPPED = "recommend(): numpy SVM, smoothed + TF-IDF, sample + candidates"
+MIXED_PAIRS = 25
+TODAY = "similar(ids): Rocchio, hybrid"
+SHIPPED = "recommend(): similar + 0.3 tanh(SVM), parts"
+VARIANTS = {  # name: (the classifier's share, the parts' cosine)
+    "SVM alone (recommend() before #40)": (1000.0, -1.0),
+    SHIPPED: (recommending.CLASSIFIER_SHARE, recommending.GROUP_BETWEEN),
+    "similar + 0.2 tanh(SVM), parts": (0.2, recommending.GROUP_BETWEEN),
+    "similar + 0.5 tanh(SVM), parts": (0.5, recommending.GROUP_BETWEEN),
+    "similar + 0.3 tanh(SVM), one part": (recommending.CLASSIFIER_SHARE, -1.0),
+}
 
 
-def top(scores: np.ndarray, exclude: np.ndarray, k: int = K) -> np.ndarray:
-    """The ``k`` best rows by ``scores``, ``exclude`` left out."""
-    scores = np.array(scores, dtype=np.float64)
-    scores[exclude] = -np.inf
-    return np.argsort(-scores, kind="stable")[:k]
-
-
-def svm_labels(count: int, positive: np.ndarray, negative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Labels (members 1, the rest -1) and the sample weights that make a paper to avoid weigh as a
-    member under balanced class weights (the others weigh as a balanced class)."""
-    labels = -np.ones(count)
-    labels[positive] = 1
-    weights = np.ones(count)
-    weights[negative] = (count - len(positive)) / len(positive)
-    return labels, weights
+@contextlib.contextmanager
+def variant(share: float, between: float):
+    """recommend() with another share of the classifier and parts' threshold (its public settings)."""
+    saved = recommending.CLASSIFIER_SHARE, recommending.GROUP_BETWEEN
+    recommending.CLASSIFIER_SHARE, recommending.GROUP_BETWEEN = share, between
+    try:
+        yield
+    finally:
+        recommending.CLASSIFIER_SHARE, recommending.GROUP_BETWEEN = saved
 
 
 def methods(index) -> dict:
     """Each method: (positive rows, negative rows) -> the K recommended rows."""
-    ranker = ranker_of(index)
-    from sklearn.svm import LinearSVC
-
-    from paperscope.index.search.recommend import fit_svm
-
     ids = np.array(index.ids())
-    vectors, smoothed = np.asarray(index.vectors), np.asarray(ranker.smoothed)
-    terms = ranker.keyword.matrix.tocsr()
-    features = {
-        "vectors": vectors,
-        "smoothed vectors": smoothed,
-        "TF-IDF": terms,
-        "vectors + TF-IDF": scipy.sparse.hstack([scipy.sparse.csr_matrix(vectors), terms], format="csr"),
-        "smoothed + TF-IDF": scipy.sparse.hstack([scipy.sparse.csr_matrix(smoothed), terms], format="csr"),
-    }
 
-    def similar(mode):
+    def similar(positive, negative):
+        return index.similar(ids[positive].tolist(), k=K, negative=ids[negative].tolist()).rows
+
+    def recommended(settings):
         def ranked(positive, negative):
-            return index.similar(ids[positive].tolist(), k=K, mode=mode, negative=ids[negative].tolist()).rows
+            with variant(*settings):
+                return index.recommend(ids[positive].tolist(), ids[negative].tolist(), k=K).rows
 
         return ranked
 
-    def best_member(positive, negative):
-        scores = (vectors @ vectors[positive].T).max(axis=1)
-        if len(negative):
-            scores = scores - 0.5 * (vectors @ vectors[negative].T).max(axis=1)
-        return top(scores, np.r_[positive, negative])
-
-    def linear_svc(matrix):
-        def ranked(positive, negative):
-            labels, weights = svm_labels(matrix.shape[0], positive, negative)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # liblinear's "did not converge" at its default tolerance
-                model = LinearSVC(C=C, class_weight="balanced").fit(matrix, labels, sample_weight=weights)
-            return top(model.decision_function(matrix), np.r_[positive, negative])
-
-        return ranked
-
-    def numpy_svm(positive, negative):
-        labels, weights = svm_labels(len(vectors), positive, negative)
-        share = len(labels) / 2 / np.bincount(labels > 0)  # balanced class weights
-        dense, sparse, bias = fit_svm(smoothed, terms, labels, weights * share[(labels > 0).astype(int)])
-        return top(smoothed @ dense + terms @ sparse + bias, np.r_[positive, negative])
-
-    def shipped(positive, negative):
-        return index.recommend(ids[positive].tolist(), ids[negative].tolist(), k=K).rows
-
-    return {
-        TODAY: similar(None),
-        "centroid (Rocchio), dense": similar("dense"),
-        "best cosine to any member, dense": best_member,
-        **{f"LinearSVC, {name}": linear_svc(matrix) for name, matrix in features.items()},
-        NUMPY: numpy_svm,
-        SHIPPED: shipped,
-    }
+    return {TODAY: similar, **{name: recommended(settings) for name, settings in VARIANTS.items()}}
 
 
-def collections(labels: np.ndarray, vectors: np.ndarray, seeds: int):
-    """(seed, size, with negatives, area, positive rows, negative rows, negative area) of every
-    collection; the same collection with and without negatives."""
-    areas = {area: np.flatnonzero(labels == area) for area in np.unique(labels)}
-    means = {area: vectors[rows].mean(axis=0) for area, rows in areas.items()}
-    means = {area: mean / np.linalg.norm(mean) for area, mean in means.items()}
-    nearest = {
-        area: max((other for other in areas if other != area and len(areas[other]) >= NEGATIVES),
-                  key=lambda other: means[area] @ means[other])
-        for area in areas
-    }  # fmt: skip
+def sub_area(keyword: str) -> str:
+    """A sub-area as compared: its area and its last part, lower case ("machine learning: federated learning")."""
+    parts = [part.strip() for part in keyword.split(":")]
+    return f"{parts[0]}: {parts[-1]}".lower()
+
+
+def read_labels(corpus: str, ids: list[str]) -> tuple[np.ndarray, list[set[str]]]:
+    """Each paper's area and sub-areas, in the index's order."""
+    found = {}
+    with open(corpus, encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            found[record["id"]] = (record["label"], {sub_area(keyword) for keyword in record.get("keywords") or []})
+    return np.array([found[paper][0] for paper in ids]), [found[paper][1] for paper in ids]
+
+
+@dataclasses.dataclass
+class Collection:
+    """One collection: its kind, size and seed, members and papers to avoid, and what counts as right."""
+
+    kind: str
+    size: int
+    seed: int
+    positive: np.ndarray
+    negative: np.ndarray
+    areas: tuple  # the areas a recommendation may be of
+    subs: tuple  # the sub-areas it may have (none for an area's collection)
+
+
+def _nearest(groups: dict, vectors: np.ndarray, among) -> dict:
+    """For each group (name -> rows), the other group of ``among(name)`` whose mean vector is nearest."""
+    means = {name: vectors[rows].mean(axis=0) for name, rows in groups.items()}
+    means = {name: mean / np.linalg.norm(mean) for name, mean in means.items()}
+    nearest = {}
+    for name in groups:
+        others = [other for other in among(name) if other != name and len(groups[other]) >= NEGATIVES]
+        if others:
+            nearest[name] = max(others, key=lambda other: float(means[name] @ means[other]))
+    return nearest
+
+
+def collections(area: np.ndarray, subs: list[set[str]], vectors: np.ndarray, seeds: int):
+    """Every collection of every seed (see the module docstring), without and with papers to avoid."""
+    areas = {name: np.flatnonzero(area == name) for name in np.unique(area)}
+    by_sub: dict[str, list[int]] = {}
+    for row, names in enumerate(subs):
+        for name in sorted(names):
+            by_sub.setdefault(name, []).append(row)
+    by_sub = {name: np.array(rows) for name, rows in sorted(by_sub.items())}
+    near_area = _nearest(areas, vectors, lambda name: areas)
+    big = {name: rows for name, rows in by_sub.items() if len(rows) >= NEGATIVES}
+    near_sub = _nearest(
+        big, vectors, lambda name: [other for other in big if other.split(":")[0] == name.split(":")[0]]
+    )
     for seed in range(seeds):
         for size in SIZES:
             rng = np.random.default_rng([seed, size])
-            for area, rows in areas.items():
-                if len(rows) < size + K:
-                    continue
-                positive = rng.choice(rows, size, replace=False)
-                negative = rng.choice(areas[nearest[area]], NEGATIVES, replace=False)
-                yield seed, size, False, area, positive, negative[:0], nearest[area]
-                yield seed, size, True, area, positive, negative, nearest[area]
+            for name, rows in areas.items():
+                if len(rows) >= size + K and name in near_area:
+                    avoid = rng.choice(areas[near_area[name]], NEGATIVES, replace=False)
+                    yield from _both(Collection("area", size, seed, rng.choice(rows, size, replace=False), avoid,
+                                                (name,), ()))  # fmt: skip
+            for name, rows in by_sub.items():
+                if len(rows) >= size + K and name in near_sub:
+                    positive = rng.choice(rows, size, replace=False)
+                    pool = np.setdiff1d(by_sub[near_sub[name]], rows)  # the nearest sub-area's papers not of this one
+                    avoid = rng.choice(pool, min(NEGATIVES, len(pool)), replace=False)
+                    owner = area[positive[0]]
+                    yield from _both(Collection("sub-topic", size, seed, positive, avoid, (owner,), (name,)))
+            if size >= 10:
+                yield from _mixed(by_sub, area, size, seed, rng)
 
 
-def quality(index, labels: np.ndarray, seeds: int) -> dict:
-    """P@20 per method, size and negatives, by seed; p50 time per method and size; how many of
-    LinearSVC's 20 the numpy SVM (same features, same papers) also recommends."""
+def _mixed(by_sub: dict, area: np.ndarray, size: int, seed: int, rng) -> list:
+    """MIXED_PAIRS collections of two sub-areas of two areas, half of each, with a third's papers to avoid."""
+    half = size // 2
+    names = [name for name, rows in by_sub.items() if len(rows) >= half + K]
+    made = []
+    while len(made) < 2 * MIXED_PAIRS:
+        first, second, third = (names[i] for i in rng.choice(len(names), 3, replace=False))
+        if first.split(":")[0] == second.split(":")[0]:
+            continue
+        one = rng.choice(by_sub[first], half, replace=False)
+        two = rng.choice(np.setdiff1d(by_sub[second], one), size - half, replace=False)
+        positive = np.concatenate([one, two])
+        pool = np.setdiff1d(by_sub[third], np.concatenate([by_sub[first], by_sub[second]]))
+        if len(pool) < NEGATIVES:
+            continue
+        avoid = rng.choice(pool, NEGATIVES, replace=False)
+        areas = (area[one[0]], area[two[0]])
+        made += _both(Collection("mixed", size, seed, positive, avoid, areas, (first, second)))
+    return made
+
+
+def _both(collection: Collection) -> list[Collection]:
+    return [dataclasses.replace(collection, negative=collection.negative[:0]), collection]
+
+
+def measures(collection: Collection, rows: np.ndarray, area: np.ndarray, subs: list[set[str]]) -> dict:
+    """P@20 by area and by sub-area, and for a mixed collection how evenly both areas are served."""
+    found = {"area": float(np.mean([area[row] in collection.areas for row in rows]))}
+    if collection.subs:
+        found["sub-area"] = float(np.mean([bool(subs[row] & set(collection.subs)) for row in rows]))
+    if collection.kind == "mixed":
+        shares = [np.mean([area[row] == name for row in rows]) for name in collection.areas]
+        found["both"] = float(2 * min(shares))
+    return found
+
+
+def quality(index, area: np.ndarray, subs: list[set[str]], seeds: int) -> dict:
+    """Each method's measures per kind, size and papers to avoid: mean over seeds, spread, gain over today."""
     ranked = methods(index)
-    precision, times, negative_areas, overlap = {}, {}, {}, []
-    for seed, size, negatives, area, positive, negative, near in collections(labels, np.asarray(index.vectors), seeds):
-        negative_areas[area] = near
+    values, times = {}, {}
+    for collection in collections(area, subs, np.asarray(index.vectors), seeds):
         for name, method in ranked.items():
             start = time.perf_counter()
-            rows = method(positive, negative)
-            elapsed = (time.perf_counter() - start) * 1000
-            assert not np.isin(rows, np.r_[positive, negative]).any(), name
-            key = (name, size, negatives)
-            precision.setdefault(key, {}).setdefault(seed, []).append(float(np.sum(labels[rows] == area)) / K)
-            times.setdefault((name, size), []).append(elapsed)
-            if name in (REFERENCE, NUMPY):
-                overlap.append(set(rows.tolist()))
-        overlap[-2:] = [len(overlap[-2] & overlap[-1]) / K]
-    results = {}
-    for (name, size, negatives), by_seed in precision.items():
-        means = np.array([np.mean(by_seed[seed]) for seed in sorted(by_seed)])
-        today = precision[(TODAY, size, negatives)]
-        gains = means - np.array([np.mean(today[seed]) for seed in sorted(today)])
-        results.setdefault(name, {})[f"size {size}{', negatives' if negatives else ''}"] = {
-            "P@20": float(means.mean()),
-            "std": float(means.std(ddof=1)),
-            "min": float(means.min()),
-            "max": float(means.max()),
-            "gain": float(gains.mean()),
-            "gain_std": float(gains.std(ddof=1)),
-            "collections": int(sum(len(values) for values in by_seed.values())),
-        }
-    for (name, size), values in times.items():
-        results[name][f"p50_ms size {size}"] = statistics.median(values)
-    return {
-        "methods": results,
-        "numpy_svm_top20_overlap_with_linearsvc": float(np.mean(overlap)),
-        "negative_areas": negative_areas,
-        "seeds": seeds,
-    }
+            rows = method(collection.positive, collection.negative)
+            times.setdefault((name, collection.size), []).append((time.perf_counter() - start) * 1000)
+            assert not np.isin(rows, np.r_[collection.positive, collection.negative]).any(), name
+            key = (collection.kind, collection.size, bool(len(collection.negative)))
+            for measure, value in measures(collection, rows, area, subs).items():
+                values.setdefault(key, {}).setdefault(measure, {}).setdefault(name, {}).setdefault(
+                    collection.seed, []).append(value)  # fmt: skip
+    rows = []
+    for (kind, size, avoided), by_measure in sorted(values.items()):
+        for measure, by_method in by_measure.items():
+            today = np.array([np.mean(v) for _, v in sorted(by_method[TODAY].items())])
+            for name, by_seed in by_method.items():
+                means = np.array([np.mean(v) for _, v in sorted(by_seed.items())])
+                rows.append({
+                    "kind": kind, "size": size, "avoid": avoided, "measure": measure, "method": name,
+                    "mean": float(means.mean()), "std": float(means.std(ddof=1)) if len(means) > 1 else 0.0,
+                    "gain": float((means - today).mean()),
+                    "gain_std": float((means - today).std(ddof=1)) if len(means) > 1 else 0.0,
+                    "collections": int(sum(len(v) for v in by_seed.values())),
+                })  # fmt: skip
+    p50 = {f"{name}, {size}": statistics.median(found) for (name, size), found in times.items()}
+    return {"rows": rows, "p50_ms": p50, "seeds": seeds}
 
 
 def replicate_rows(matrix: scipy.sparse.csr_matrix, count: int) -> scipy.sparse.csr_matrix:
@@ -262,20 +300,23 @@ def million_ranker(index, count: int, work: Path):
 
 
 def at_scale(ranker, what: str, queries: int = 40) -> dict:
-    """p50/p99 of ``recommend`` (5 and 20 members) and ``similar`` (20 members) on ``ranker``'s
-    papers (the first 5 of each left out: the sample's features are read on the first), and the
-    FAISS share of ``recommend`` (its candidate searches alone)."""
-    from paperscope.index.search import recommend as recommending
+    """p50/p99 of ``recommend`` (5 and 20 members: random papers, which split into two parts, and
+    a paper with its nearest, one topic) and ``similar`` (20 members) on ``ranker``'s papers (the
+    first 5 of each left out: the sample's features are read on the first), and the FAISS share
+    of ``recommend`` (its candidate searches alone, one part)."""
     from paperscope.settings import QuerySettings
 
     count = len(ranker)
     none = np.zeros((0, ranker.vectors.shape[1]), np.float32)
     rng = np.random.default_rng(7)
     results = {"papers": count, "what": what, "ef_search": ranker.search_info.ef_search}
-    for size in SIZES:
+    for size, topical in ((5, False), (20, False), (20, True)):
         times, faiss_times = [], []
         for _ in range(queries):
-            positive = np.sort(rng.choice(count, size, replace=False))
+            if topical:
+                positive = np.sort(ranker.faiss_search(ranker.vectors[[int(rng.integers(count))]], size)[1][0])
+            else:
+                positive = np.sort(rng.choice(count, size, replace=False))
             start = time.perf_counter()
             recommending.recommend(ranker, positive, none, np.zeros(0, np.int64), none, K)
             times.append((time.perf_counter() - start) * 1000)
@@ -284,7 +325,7 @@ def at_scale(ranker, what: str, queries: int = 40) -> dict:
             ranker.faiss_search(members, recommending.PER_MEMBER)
             ranker.faiss_search(members.mean(axis=0), recommending.CENTRAL + size)
             faiss_times.append((time.perf_counter() - start) * 1000)
-        results[f"recommend, {size} members"] = {
+        results[f"recommend, {size} {'of one topic' if topical else 'random'} members"] = {
             "p50_ms": statistics.median(times[5:]),
             "p99_ms": float(np.percentile(times[5:], 99)),
             "faiss_p50_ms": statistics.median(faiss_times[5:]),
@@ -312,18 +353,13 @@ def warm(folder: Path) -> None:
                     pass
 
 
-def cell(values: dict, gain: bool) -> str:
-    """A table cell: P@20 ± std (min–max), and the paired gain over today ± its std."""
-    text = f"{values['P@20']:.3f} ± {values['std']:.3f} ({values['min']:.3f}–{values['max']:.3f})"
-    return text + (f"; {values['gain']:+.3f} ± {values['gain_std']:.3f}" if gain else "")
-
-
 def main() -> None:
-    """Measure every method (and, with --million, the shipped one at scale) and print the tables."""
+    """Measure every method on every kind of collection (and, with --million, the shipped one at
+    scale) and print the tables."""
     parser = common_parser(__doc__, "recommend")
     parser.add_argument("--index", required=True, help="an index of the labelled corpus")
-    parser.add_argument("--corpus", default=str(EVALDATA), help="the labelled corpus (JSON lines with label)")
-    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--corpus", default=str(EVALDATA), help="the labelled corpus (JSON lines with label, keywords)")
+    parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--million", type=int, default=0, help="papers of the synthetic index (0: skip)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/recommend-million"), help="its arrays, kept")
     parser.add_argument("--large-index", help="also time this index (one benchmarks.million built)")
@@ -331,24 +367,24 @@ def main() -> None:
     from paperscope import PaperIndex
 
     index = PaperIndex.load(args.index)
-    label_of = labels_by_id(args.corpus)
-    labels = np.array([label_of[paper_id] for paper_id in index.ids()])
-    results = {"papers": len(index), **quality(index, labels, args.seeds)}
+    area, subs = read_labels(args.corpus, index.ids())
+    results = {"papers": len(index), **quality(index, area, subs, args.seeds)}
     results["at scale"] = []
     if args.million:
         results["at scale"].append(at_scale(million_ranker(index, args.million, args.work), "synthetic arrays"))
     if args.large_index:
         warm(Path(args.large_index))
         results["at scale"].append(at_scale(ranker_of(PaperIndex.load(args.large_index)), args.large_index))
-    columns = [f"size {size}{', negatives' if negatives else ''}" for negatives in (False, True) for size in SIZES]
-    table = []
-    for name, by_column in results["methods"].items():
-        times = f"{by_column['p50_ms size 5']:.1f} / {by_column['p50_ms size 20']:.1f}"
-        table.append([name, *(cell(by_column[column], name != TODAY) for column in columns), times])
-    header = [f"{len(index)} papers, {args.seeds} seeds: P@20 ± std (min–max); gain over today ± std"]
-    named = [column.replace("negatives", f"{NEGATIVES} negatives") for column in columns]
-    report([*header, *named, "p50 ms (5 / 20)"], table, results, args.json)
-    print(f"\nnumpy SVM against LinearSVC: {results['numpy_svm_top20_overlap_with_linearsvc']:.3f} of the 20 in common")
+    table = [
+        [row["kind"], row["size"], "yes" if row["avoid"] else "", row["measure"], row["method"],
+         f"{row['mean']:.3f} ± {row['std']:.3f}",
+         "" if row["method"] == TODAY else f"{row['gain']:+.3f} ± {row['gain_std']:.3f}",
+         row["collections"]]
+        for row in results["rows"]
+    ]  # fmt: skip
+    header = ["kind", "size", "avoid", "measure", "method", f"mean ± std over {args.seeds} seeds", "gain", "n"]
+    report(header, table, results, args.json)
+    print("\np50 ms: " + ", ".join(f"{name}: {ms:.1f}" for name, ms in results["p50_ms"].items()))
     for scale in results["at scale"]:
         title = f"{scale['papers']} papers ({scale['what']}, efSearch {scale['ef_search']})"
         print(f"\n| {title} | p50 ms | p99 ms | FAISS p50 ms |")
