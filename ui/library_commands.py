@@ -13,7 +13,7 @@ from pathlib import Path
 from paperscope.embed.text import counted
 from paperscope.errors import UserError
 from paperscope.settings import MAX_RESULTS
-from paperscope.ui.loading import load, print_json, print_results, with_index, with_json
+from paperscope.ui.loading import load, print_json, print_results, reason_text, with_index, with_json
 
 logger = logging.getLogger("paperscope")
 DIGEST_PAPERS = 5
@@ -60,6 +60,19 @@ def cmd_collection_remove(args) -> None:
     logger.info("removed %d of %d from '%s'", removed, len(args.ids), args.name)
 
 
+def cmd_collection_dismiss(args) -> None:
+    """Dismiss papers from a collection's recommendations ("not interested"): never recommended for
+    it again, and its recommendations steered away from them, until undismissed."""
+    dismissed = load(args).collections.dismiss(args.name, args.ids)
+    logger.info("dismissed %s from the recommendations of '%s'", counted(dismissed, "paper"), args.name)
+
+
+def cmd_collection_undismiss(args) -> None:
+    """Bring papers dismissed from a collection's recommendations back."""
+    back = load(args).collections.undismiss(args.name, args.ids)
+    logger.info("brought back %d of %d to the recommendations of '%s'", back, len(args.ids), args.name)
+
+
 def cmd_collection_list(args) -> None:
     """List the index's collections."""
     from paperscope.records import records
@@ -82,12 +95,13 @@ def cmd_collection_show(args) -> None:
     """Show a collection: its members and how its entries matched corpus papers."""
     from paperscope.records import records
 
-    shown = load(args).collections.show(args.name)
+    index = load(args)
+    shown = index.collections.show(args.name)
     if args.json:
         print_json({**shown, "papers": records(shown["papers"])})
         return
     if not shown["members"]:
-        logger.info("%s", load(args).collections.empty_note(shown["name"]))
+        logger.info("%s", index.collections.empty_note(shown["name"]))
     ways = ", ".join(
         f"{count} {'outside the corpus' if way == 'outside' else 'by ' + way}"
         for way, count in shown["matched_by"].items() if count
@@ -96,6 +110,12 @@ def cmd_collection_show(args) -> None:
     for row in shown["papers"].itertuples():
         where = row.id if row.in_index else (f"missing: {row.id}" if isinstance(row.id, str) else row.key)
         print(f"  {where:<24}  {row.title}")
+    if shown["dismissed"]:
+        print(f"dismissed from its recommendations ({len(shown['dismissed'])}):")
+        present = index.known(shown["dismissed"])
+        known = dict(zip(present, index.table(index.rows(present), ["title"]).column("title").to_pylist(), strict=True))
+        for paper_id in shown["dismissed"]:
+            print(f"  {paper_id:<24}  {known.get(paper_id, '(no longer in the index)')}")
 
 
 def cmd_collection_export(args) -> None:
@@ -159,6 +179,7 @@ def _digest_markdown(digest: list[dict]) -> str:
         for row in papers.itertuples():
             link = f" — {row.url}" if getattr(row, "url", None) else ""
             lines.append(f"{row.rank}. **{row.title}** ({row.id}, {row.score:.2f}){link}")
+            lines.append(f"   {reason_text(row.because)}")
         lines.append("")
     return "\n".join(lines) or "No collections yet.\n"
 
@@ -201,6 +222,13 @@ def collection_options(collection) -> None:
     remove = actions.add_parser("remove", help="remove members from a collection")
     remove.add_argument("name", metavar="NAME")
     remove.add_argument("ids", metavar="ID", nargs="+", help="paper ids (or keys of outside entries, see show)")
+    dismiss = actions.add_parser(
+        "dismiss", help="dismiss papers from a collection's recommendations (not interested; undismiss undoes)"
+    )
+    undismiss = actions.add_parser("undismiss", help="bring papers dismissed from its recommendations back")
+    for sub in (dismiss, undismiss):
+        sub.add_argument("name", metavar="NAME")
+        sub.add_argument("ids", metavar="PAPER_ID", nargs="+", help="ids of papers of the index")
     listing = actions.add_parser("list", help="the index's collections")
     show = actions.add_parser("show", help="a collection's members, and how its entries matched")
     show.add_argument("name", metavar="NAME")
@@ -239,7 +267,8 @@ def collection_options(collection) -> None:
         help="give every collection of the file to the --index given (default: each to the index it was kept "
         "for, known by its identity, wherever its folder is now)",
     )  # fmt: skip
-    for sub, run in ((remove, cmd_collection_remove), (listing, cmd_collection_list), (show, cmd_collection_show),
+    for sub, run in ((remove, cmd_collection_remove), (dismiss, cmd_collection_dismiss),
+                     (undismiss, cmd_collection_undismiss), (listing, cmd_collection_list), (show, cmd_collection_show),
                      (export, cmd_collection_export), (delete, cmd_collection_delete),
                      (mark, cmd_collection_mark_shown), (embed, cmd_collection_embed),
                      (backup, cmd_collection_backup), (restore, cmd_collection_restore)):  # fmt: skip
@@ -277,7 +306,7 @@ def digest_options(digest) -> None:
 COMMANDS = (
     (
         "collection",
-        "your collections: create, add, remove, list, show, export, delete, mark-shown, backup, …",
+        "your collections: create, add, remove, dismiss, list, show, export, delete, mark-shown, backup, …",
         collection_options,
         None,
     ),
