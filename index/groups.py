@@ -20,7 +20,7 @@ from paperscope.index.common.papers import PaperTable
 from paperscope.index.search import filters
 from paperscope.index.search.placement import PLACE_K, place_on_map
 from paperscope.index.search.results import check_k
-from paperscope.index.store import curations
+from paperscope.index.store import curations, maps
 from paperscope.settings import MAP_COLUMNS
 
 if TYPE_CHECKING:
@@ -66,6 +66,49 @@ class MapGroup:
                 raise
             raise UserError("the map widget needs anywidget: pip install 'paperscope[notebook]'") from None
         return MapWidget(self._index, level=level, colour_by=colour_by, height=height, k=k)
+
+    # --- maps side by side ------------------------------------------------------------------
+
+    @property
+    def current(self) -> str:
+        """The name of the map shown: "build" (the build's own) or one :meth:`remap` made."""
+        return self._index._map.name
+
+    @property
+    def note(self) -> str:
+        """Why the folder's current map is not the one shown ("" when it is)."""
+        return self._index._map.note
+
+    def maps(self) -> pd.DataFrame:
+        """Every map of the index: name, topics (coarse), clusters (fine), created, current, stale
+        (made from an earlier generation: never shown until remade)."""
+        index, manifest = self._index, self._index.manifest
+        built = index._generation.clusters["level"].value_counts()
+        build = {"topics": int(built.get("coarse", 0)), "clusters": int(built.get("fine", 0)),
+                 "created": manifest.created}  # fmt: skip
+        rows = maps.listing(index.folder, index.generation or "", build)
+        return pd.DataFrame(rows, columns=["name", "topics", "clusters", "created", "current", "stale"])
+
+    def remap(self, topics: int, min_topic_size: int | None = None, name: str | None = None) -> str:
+        """Another map from the stored vectors and layout, with ``topics`` coarse topics (and fine
+        clusters of at least ``min_topic_size`` papers found again, else the build's kept), named
+        ``name`` (default "topics-N"), written beside the index and made current; this index shows
+        it at once, the topic corrections applied to it. No paper is embedded or laid out again.
+        Returns its name. Imports the build's topic code when called (a lookup never does)."""
+        from paperscope.index.build.remap import remap
+
+        made = remap(self._index.folder, self._index._queries.texts, topics, min_topic_size, name=name)
+        self._index._show_map()
+        return made
+
+    def use(self, name: str) -> None:
+        """Make the map ``name`` current (``"build"``: the build's own) and show it."""
+        maps.use(self._index.folder, name, self._index.generation or "")
+        self._index._show_map()
+
+    def delete(self, name: str) -> None:
+        """Delete the map ``name`` (never "build", nor the current one)."""
+        maps.delete(self._index.folder, name)
 
 
 class TopicsGroup:

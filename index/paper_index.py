@@ -30,7 +30,7 @@ from paperscope.index.search.acronyms import acronym_rows
 from paperscope.index.search.encoding import QueryEncoder, clean_query, searchable
 from paperscope.index.search.ranking import Query, Ranker
 from paperscope.index.search.results import Results, check_k
-from paperscope.index.store import curations, generations
+from paperscope.index.store import curations, generations, maps
 from paperscope.index.store.generations import current_generation_name, is_current_format, is_index, leftovers, verify
 from paperscope.settings import QuerySettings
 
@@ -62,8 +62,9 @@ TURNED = {"results": "to_arrow", "frame": "to_pandas"}
 
 
 def curations_stamp(folder: str | Path) -> str:
-    """What changes when the topic corrections of the index at ``folder`` change (a reload is due)."""
-    return curations.stamp(folder)
+    """What changes when the topic corrections or the current map of the index at ``folder`` change
+    (a reload is due)."""
+    return f"{curations.stamp(folder)}|{maps.stamp(folder)}"
 
 
 def _settings(settings: QuerySettings | None, mode: str | None) -> QuerySettings:
@@ -99,7 +100,19 @@ class PaperIndex:
         )
         self._queries = QueryEncoder(self.manifest.model, self.manifest.long_text.strategy, model_path)
         self.map = MapGroup(self)
-        self.topics = TopicsGroup(self, generation.papers, generation.clusters)
+        self._generation = generation
+        self._show_map()
+
+    def _show_map(self) -> None:
+        """Show the folder's current map (:mod:`~paperscope.index.store.maps`: the build's, or one a
+        remap made) with the topic corrections applied to it."""
+        generation = self._generation
+        papers, clusters = generation.papers, generation.clusters
+        self._map = maps.read_current(self.folder, generation.name or "", papers.num_rows)
+        if self._map.papers is not None:
+            papers, clusters = maps.with_map(papers, self._map.papers), self._map.clusters
+        self._curated(PaperTable(papers, self.folder))
+        self.topics = TopicsGroup(self, papers, clusters)
 
     @classmethod
     def load(cls, folder: str | Path, model_path: str | Path | None = None) -> PaperIndex:

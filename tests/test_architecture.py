@@ -332,9 +332,13 @@ MAY_IMPORT = {
     FRONT: {BASE, EMBED, COMMON, STORE, SEARCH, ANALYSIS, COLLECTIONS},
     UI: {BASE, EMBED, FRONT, BUILD},
 }
-# The one import against the rooms' order, inside a function: ``ix.map.widget()`` is a verb of the
-# index that imports the widget (and anywidget) when called.
-ALLOWED = {("paperscope.index.groups", "paperscope.ui.widget")}
+# The imports against the rooms' order, inside a function: ``ix.map.widget()`` is a verb of the
+# index that imports the widget (and anywidget) when called; ``ix.map.remap()`` one that imports the
+# remap (build and topic code) when called.
+ALLOWED = {
+    ("paperscope.index.groups", "paperscope.ui.widget"),
+    ("paperscope.index.groups", "paperscope.index.build.remap"),
+}
 DOORS = ("paperscope", "paperscope.index", "paperscope.data")  # package __init__s: the door, imports lazily
 
 

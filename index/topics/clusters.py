@@ -93,11 +93,11 @@ def bisect(vectors: np.ndarray) -> np.ndarray:
     return kmeans(np.asarray(vectors, dtype=np.float32), 2)
 
 
-def _ward_cut(centroids: np.ndarray, coherent, max_coarse: int) -> list[list[int]]:
+def _ward_cut(centroids: np.ndarray, coherent, max_coarse: int, groups: int | None = None) -> list[list[int]]:
     """Groups of clusters (indices into ``centroids``): Ward linkage of the normalised centroids
     cut where the merge distance jumps most, between sqrt(n) and sqrt(2n) groups (at most
-    ``max_coarse``); a group of the cut that ``coherent(group)`` refuses is taken apart into the
-    largest coherent groups below it."""
+    ``max_coarse``), or into ``groups`` groups when given; a group of the cut that ``coherent(group)``
+    refuses is taken apart into the largest coherent groups below it."""
     from scipy.cluster.hierarchy import linkage
 
     count = len(centroids)
@@ -105,6 +105,7 @@ def _ward_cut(centroids: np.ndarray, coherent, max_coarse: int) -> list[list[int
     heights = merges[:, 2]  # the i-th merge leaves count - 1 - i groups
     fewest, most = max(2, round(np.sqrt(count))), min(max_coarse, round(np.sqrt(2 * count)), count - 1)
     wanted = max(range(fewest, max(fewest, most) + 1), key=lambda k: heights[count - k] - heights[count - k - 1])
+    wanted = wanted if groups is None else min(groups, count)
     leaves = {node: [node] for node in range(count)}
     children, whole = {}, dict.fromkeys(range(count), True)
     roots = set(range(count))
@@ -122,23 +123,28 @@ def _ward_cut(centroids: np.ndarray, coherent, max_coarse: int) -> list[list[int
 
 
 def coarse_topics(
-    vectors: np.ndarray, labels: np.ndarray, settings: ClusterSettings, coherent=lambda clusters: True
+    vectors: np.ndarray,
+    labels: np.ndarray,
+    settings: ClusterSettings,
+    coherent=lambda clusters: True,
+    groups: int | None = None,
 ) -> dict[int, int]:
     """Fine clusters merged into coarse topics (:func:`_ward_cut` of their centroids, at most
     ``settings.max_coarse`` where every group of the cut is ``coherent``). On IJCAI
     (27 clusters) Ward agreed with the area labels better than average linkage (adjusted mutual
     information at 7 topics 0.367 against 0.339; benchmarks/topic_quality.py). ``coherent(fine
     labels)`` says whether the papers of those fine clusters hang together as one topic (a name of
-    two terms covers enough of them). Returns the coarse topic of each fine cluster; coarse topics
-    are numbered from the largest."""
+    two terms covers enough of them); ``groups``: cut into that many instead (a remap), each group
+    of the cut kept whole. Returns the coarse topic of each fine cluster; coarse topics are
+    numbered from the largest."""
     fine = sorted(set(labels.tolist()) - {UNCLUSTERED})
-    if len(fine) < 3:
+    if len(fine) < 3 or (groups is not None and groups >= len(fine)):
         return {label: number for number, label in enumerate(fine)}
     centroids = np.stack([np.asarray(vectors[labels == label], dtype=np.float64).mean(axis=0) for label in fine])
     centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)  # Euclidean on unit vectors ranks as cosine
-    groups = _ward_cut(centroids, lambda group: coherent([fine[i] for i in group]), settings.max_coarse)
+    cut = _ward_cut(centroids, lambda group: coherent([fine[i] for i in group]), settings.max_coarse, groups)
     sizes = Counter()
-    group_of = {fine[i]: number for number, group in enumerate(groups) for i in group}
+    group_of = {fine[i]: number for number, group in enumerate(cut) for i in group}
     for label, group in group_of.items():
         sizes[group] += int((labels == label).sum())
     ranked = sorted(sizes.items(), key=lambda item: (-item[1], item[0]))
