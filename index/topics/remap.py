@@ -159,8 +159,8 @@ def remap_topics(vectors: np.ndarray, texts_of, ids: list[str], built: pd.DataFr
     asked = asked._replace(laid_out=int((~placed).sum()))
     sample = _sample(vectors, placed, settings)
     rows = sample.rows
-    if asked.min_topic_size is not None:
-        _check(asked, asked.laid_out)
+    built_fine = len(set(built["cluster"].tolist()) - {UNCLUSTERED})
+    _check(asked, asked.laid_out if asked.min_topic_size is not None else built_fine)  # before the slow part
     terms = _terms(texts_of(rows), rows, settings, options.get("cache"))
     labels, outlying = built["cluster"].to_numpy(np.int64).copy(), built["outlying"].to_numpy(bool).copy()
     description = {"fine": "as built"}
