@@ -37,7 +37,7 @@ from paperscope.settings import (
     Smoothing,
     TopicSeeds,
 )
-from paperscope.ui import curation_commands, library_commands
+from paperscope.ui import curation_commands, library_commands, map_commands
 from paperscope.ui.loading import index_folder, load, print_results, with_index, with_json
 from paperscope.ui.logs import log_to_stderr
 
@@ -727,6 +727,7 @@ COMMANDS = (
         cmd_audit,
     ),
     *library_commands.COMMANDS,
+    *map_commands.COMMANDS,
 )
 
 
@@ -748,6 +749,7 @@ AUDITED = {
     "add": None, "build": None,
     "collection": {"create", "add", "remove", "dismiss", "undismiss", "delete", "mark-shown", "embed", "restore"},
     "topics": {"rename", "merge", "split", "move"},
+    "remap": None, "maps": {"use", "delete"},
 }  # fmt: skip
 
 
