@@ -1,10 +1,11 @@
 """Run the ``paperscope`` command line, halted at a named build stage: a fault test kills it there
 instead of after a guessed delay.
 
-    python tests/halt_build.py STAGE build|add ARGUMENTS...
+    python tests/halt_build.py STAGE build|add|remap ARGUMENTS...
 
 A build calls ``on_stage(name)`` as each of its stages starts (``build_index``'s documented
-callback; ``add_papers`` calls it at "commit"). This runs the command line with that callback set:
+callback; ``add_papers`` calls it at "commit"; a remap at "map and clusters", "write" and "commit").
+This runs the command line with that callback set:
 when STAGE comes, it prints ``paperscope: halted at STAGE`` on stderr and waits there until killed.
 The command's own log lines still show on stderr. A stage the build stops calling is never reached,
 and the test that waits for it fails.
@@ -30,7 +31,7 @@ def halt_at(stage: str, name: str) -> None:
 
 def main(argv: list[str]) -> int:
     """Run ``paperscope ARGUMENTS`` with the halt at STAGE; returns its exit status."""
-    from paperscope.index.build import add, pipeline
+    from paperscope.index.build import add, pipeline, remap
     from paperscope.ui import cli
 
     if not argv or argv[0] not in STAGES:
@@ -41,6 +42,7 @@ def main(argv: list[str]) -> int:
     # the command line imports these when it runs a build or an add: it gets them with the callback set
     pipeline.build_index = functools.partial(pipeline.build_index, on_stage=halt)
     add.add_papers = functools.partial(add.add_papers, on_stage=halt)
+    remap.remap = functools.partial(remap.remap, on_stage=halt)  # ix.map.remap imports it when called
     return cli.main(arguments)
 
 

@@ -152,12 +152,40 @@ def _corrections(index, overview, level: str) -> None:
                "`paperscope topics curations` lists them.")  # fmt: skip
 
 
+def _maps(index) -> None:
+    """The maps of the index side by side: the one shown is chosen here ("Map"), and "Re-map" makes
+    another with a number of topics from the stored layout, in seconds, and shows it (both change
+    the folder's current map: hidden in read-only mode)."""
+    table = index.map.maps()
+    usable = table[~table["stale"]]
+    names, current = usable["name"].tolist(), index.map.current
+    label = {row.name: f"{row.name} ({row.topics} topics)" for row in usable.itertuples()}
+    map_box, topics_box, button_box = st.columns([5, 3, 2], vertical_alignment="bottom")
+    chosen = map_box.selectbox(
+        "Map", names, index=names.index(current), format_func=label.get, key=f"map_choice_{current}",
+        disabled=read_only(), help="the maps of this index; paperscope remap and maps make and switch them too",
+    )  # fmt: skip
+    if chosen != current:
+        _curate(index, lambda: index.map.use(chosen), f"Map '{chosen}' shown.", {})
+    if read_only():
+        return
+    clusters = len(index.topics.table("fine"))
+    if clusters < 2:
+        return
+    shown = min(max(2, len(index.topics.table("coarse"))), clusters)
+    topics = topics_box.number_input("Topics", min_value=2, max_value=clusters, value=shown, step=1, key="remap_n")
+    if button_box.button("Re-map", key="remap_go", help="re-cut and re-name the topics into this many"):
+        with st.spinner(f"Re-mapping into {topics} topics…"):
+            _curate(index, lambda: index.map.remap(int(topics)), f"Re-mapped into {topics} topics.", {})
+
+
 def topics_panel(index, level: str, selected: list[str]) -> None:
     """Three tabs about the topics of ``level``; ``selected`` names the topics picked in the
     sidebar (the chart over time shows them, or the five largest)."""
     overview = index.topics.overview(level)
     listing, by_column, between = st.tabs(["Topics", "By year or column", "Between two topics"])
     with listing:
+        _maps(index)
         st.dataframe(
             index.topics.overview(level, unclustered=True)[["name", "size", "share", "map_trust"]].rename(
                 columns={"name": "topic", "size": "papers", "map_trust": "map trust"}
