@@ -39,9 +39,10 @@ def read_only() -> bool:
 def client() -> str:
     """Who is changing something: the browser's address, as the server saw it."""
     try:
-        return st.context.ip_address or "app"
-    except Exception:  # outside a browser session (AppTest)
+        address = st.context.ip_address
+    except Exception:  # outside a browser session
         return "app"
+    return address if isinstance(address, str) and address else "app"  # AppTest's context is a stand-in
 
 
 def audited(action: str, index, change):
