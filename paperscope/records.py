@@ -8,7 +8,7 @@ import math
 
 def jsonable(value):
     """``value`` as a JSON value: numpy scalars as Python ones, NaN as null, anything else
-    unknown (timestamps, paths) as its text; lists are converted item by item."""
+    unknown (timestamps, dates, paths) as its text; lists and dicts are converted item by item."""
     if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
         value = value.item()
     if isinstance(value, float) and math.isnan(value):
@@ -17,6 +17,8 @@ def jsonable(value):
         return value
     if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
         return [jsonable(item) for item in value]
+    if isinstance(value, dict):  # a recommendation's reason
+        return {str(key): jsonable(item) for key, item in value.items()}
     return str(value)
 
 

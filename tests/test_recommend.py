@@ -159,3 +159,34 @@ def test_a_collection_of_two_parts_is_served_from_both(sample_index, topics):
     found = sample_index.recommend(collection, k=8).to_pandas()["id"]
     shares = [sum(topic_of[paper] == topic for paper in found) for topic in (first, second)]
     assert min(shares) >= 2, shares
+
+
+def test_reasons_reach_the_command_line_and_the_service(sample_index_dir, tmp_path, topics):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from fastapi.testclient import TestClient
+
+    from paperscope.ui.service import create_app
+    from tests.conftest import copy_index
+
+    _, papers = topics
+    members = papers[next(iter(papers))][:3]
+    folder = copy_index(sample_index_dir, tmp_path / "index")
+    client = TestClient(create_app(folder))
+    assert client.put("/collections/mine", json={"ids": members}).status_code in (200, 201)
+    answer = client.post("/recommend", json={"collection": "mine", "k": 5}).json()
+    assert [paper["score"] for paper in answer] == sorted((paper["score"] for paper in answer), reverse=True)
+    for paper in answer:
+        assert {member["id"] for member in paper["because"]["members"]} <= set(members) and paper["because"]["terms"]
+    paperscope = str(Path(sys.executable).parent / "paperscope")
+    printed = subprocess.run([paperscope, "recommend", "mine", "--index", str(folder), "-k", "5"],
+                             capture_output=True, text=True, check=True).stdout.splitlines()  # fmt: skip
+    reasons = printed[1::2]  # a paper's line, then why
+    assert len(reasons) == 5 and all(line.strip().startswith("like ") and "; shares " in line for line in reasons)
+    assert [line.split()[2] for line in printed[::2]] == [paper["id"] for paper in answer]  # the same picks
+    as_json = subprocess.run([paperscope, "recommend", "mine", "--index", str(folder), "-k", "5", "--json"],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert [paper["because"] for paper in json.loads(as_json)] == [paper["because"] for paper in answer]
