@@ -182,11 +182,14 @@ def reasons(ranker, rows: np.ndarray, positive: np.ndarray) -> list[dict]:
     cosines = np.asarray(ranker.vectors[rows]) @ np.asarray(ranker.vectors[positive]).T
     closest = np.argsort(-cosines, axis=1, kind="stable")[:, :REASON_MEMBERS]
     matrix = ranker.keyword.matrix
-    shared = matrix[rows].multiply(np.asarray(matrix[positive].sum(axis=0))).tocsr()
+    profile = np.asarray(matrix[positive].sum(axis=0)).ravel()  # the members' weight of each term
+    picked = matrix[rows]
+    shared = picked.data * profile[picked.indices]  # each of the rows' terms, weighed by both
     found = []
     for i in range(len(rows)):
-        weights = shared.data[shared.indptr[i] : shared.indptr[i + 1]]
-        terms = shared.indices[shared.indptr[i] : shared.indptr[i + 1]][np.argsort(-weights, kind="stable")]
+        start, end = picked.indptr[i], picked.indptr[i + 1]
+        order = np.argsort(-shared[start:end], kind="stable")
+        terms = picked.indices[start:end][order[shared[start:end][order] > 0]]
         found.append({
             "members": [(int(positive[j]), float(cosines[i, j])) for j in closest[i]],
             "terms": [ranker.keyword.terms[term] for term in terms[:REASON_TERMS]],
