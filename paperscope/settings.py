@@ -130,23 +130,32 @@ class SeedTopic:
         return f"{self.name}. {self.description}" if self.description else self.name
 
 
-# Measured on IJCAI with 12 seed phrases (benchmarks/seed_topics.py): at 0.45 the papers
-# a seed takes use its words in 75 % of cases (0.40: 60 %, 0.50: 85 % but half as many taken).
-SEED_SIMILARITY = 0.45
+# Measured on IJCAI with 12 seed phrases (benchmarks/seed_topics.py): one cosine for every seed
+# (0.45) took papers that use their seed's words in 75 % of cases at recall 0.46; a paper now needs
+# its seed's words and a similarity SEED_SPREAD standard deviations above that seed's mean over the
+# corpus, SEED_SIMILARITY being only a floor.
+SEED_SIMILARITY = 0.3
+SEED_SPREAD = 2.25
+SEED_SURE = 0.45  # with its words, a paper this close joins whatever its seed's spread (a seed of many papers)
 
 
 @dataclass(frozen=True)
 class TopicSeeds:
-    """Seed topics of a build (``paperscope build --topics-from FILE``): a paper whose cosine
-    similarity to its closest seed is at least ``similarity`` joins it; the rest are clustered."""
+    """Seed topics of a build (``paperscope build --topics-from FILE``): a paper joins its seed
+    (the one it is most unusually close to) when it uses the seed's words, its cosine similarity
+    is at least ``similarity`` and at least ``spread`` standard deviations above the seed's mean
+    similarity over the corpus; the rest are clustered."""
 
     topics: tuple[SeedTopic, ...] = ()
     similarity: float = SEED_SIMILARITY
     source: str = ""  # the file they were read from, for the manifest and messages
+    spread: float = SEED_SPREAD
 
     def __post_init__(self):
         if not 0 < self.similarity < 1:
             raise UserError(f"--seed-similarity must be in (0, 1), got {self.similarity}")
+        if not 0 <= self.spread <= 10:
+            raise UserError(f"the seed spread must be in [0, 10] standard deviations, got {self.spread}")
 
 
 def _whole(section: str, name: str, value, least: int) -> None:
@@ -359,7 +368,9 @@ class BuildSettings:
         if stored.get("seeds"):
             seeds = stored["seeds"]
             topics = tuple(SeedTopic(**topic) for topic in seeds.get("topics", ()))
-            stored["seeds"] = TopicSeeds(topics, seeds.get("similarity", SEED_SIMILARITY), seeds.get("source", ""))
+            stored["seeds"] = TopicSeeds(
+                topics, seeds.get("similarity", SEED_SIMILARITY), seeds.get("source", ""), seeds.get("spread", 0.0)
+            )
         stored["topics"] = TopicSettings.from_manifest(stored.get("topics"))
         stored["where"] = tuple(stored.get("where") or ())
         return cls(**{name: value for name, value in stored.items() if name in _BUILD_FIELDS})

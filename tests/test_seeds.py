@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,8 +15,8 @@ from paperscope import PaperIndex
 from paperscope.embed.seeds import read_seed_topics
 from paperscope.index.build.add import add_papers
 from paperscope.index.topics.coverage import TermFinder
-from paperscope.index.topics.seeds import with_seeds
-from paperscope.settings import ClusterSettings, SeedTopic, TopicSeeds
+from paperscope.index.topics.seeds import seed_of, seed_words, uses_seed, with_seeds
+from paperscope.settings import SEED_SURE, ClusterSettings, SeedTopic, TopicSeeds
 from paperscope.ui import cli
 from tests.test_add import NEW_PAPERS
 from tests.test_curation import assert_consistent
@@ -39,10 +40,48 @@ def seeded(tmp_path_factory):
     return folder / "index"
 
 
+def _finder(index: PaperIndex) -> TermFinder:
+    return TermFinder((index.papers["title"].fillna("") + ". " + index.papers["abstract"]).tolist())
+
+
 def _closest_seed(index: PaperIndex, seeds: TopicSeeds) -> np.ndarray:
-    """Each paper's closest seed by the index's own model, or -1 when none is close enough."""
-    similarities = index.vectors @ index.embed_texts([topic.text() for topic in seeds.topics]).T
-    return np.where(similarities.max(axis=1) >= SIMILARITY, similarities.argmax(axis=1), -1)
+    """Each paper's seed by the index's own model, or -1 when none is close enough."""
+    return seed_of(index.vectors, seeds, index.embed_texts, _finder(index)).seed
+
+
+@pytest.mark.slow
+def test_a_seed_takes_a_paper_on_its_own_evidence(sample_index):
+    """A paper joins a seed only when it uses the seed's words and is unusually close to it for
+    that seed (spread standard deviations above the seed's mean): a paper as close by cosine
+    that does not use its words is left out, and a lower spread takes more."""
+    seeds = TopicSeeds((SeedTopic("graph neural networks"), SeedTopic("large language models (LLMs)")), 0.3, spread=2)
+    finder = _finder(sample_index)
+    choice = seed_of(sample_index.vectors, seeds, sample_index.embed_texts, finder)
+    similarities = sample_index.vectors @ sample_index.embed_texts([topic.text() for topic in seeds.topics]).T
+    spreads = (similarities - similarities.mean(axis=0)) / similarities.std(axis=0)
+    for number, topic in enumerate(seeds.topics):
+        taken = choice.seed == number
+        assert taken.sum() >= 2, topic.name  # the test means something
+        assert uses_seed(topic, finder)[taken].all()
+        sure = (spreads[taken, number] >= seeds.spread) | (similarities[taken, number] >= SEED_SURE)
+        assert sure.all() and (similarities[taken, number] >= 0.3).all()
+    silent = 0  # papers above the similarity floor that do not use the seed's words: never taken by it
+    for number, topic in enumerate(seeds.topics):
+        close_but_silent = (similarities[:, number] >= 0.3) & ~uses_seed(topic, finder)
+        silent += close_but_silent.sum()
+        assert (choice.seed[close_but_silent] != number).all(), topic.name
+    assert silent >= 1  # the test means something
+    looser = seed_of(sample_index.vectors, replace(seeds, spread=1.0), sample_index.embed_texts, finder)
+    assert (looser.seed >= 0).sum() > (choice.seed >= 0).sum()
+
+
+def test_a_seed_s_words_are_its_distinctive_words_or_its_acronym():
+    texts = ["Spiking networks on chips.", "An SNN for vision.", "Neural networks for vision.", "Spike trains."]
+    finder = TermFinder(texts)
+    topic = SeedTopic("spiking neural networks")
+    assert seed_words(topic) == ["spiking"]
+    assert uses_seed(topic, finder).tolist() == [True, True, False, False]
+    assert seed_words(SeedTopic("fairness in machine learning")) == ["fairness", "machine"]
 
 
 @pytest.mark.slow
@@ -59,12 +98,14 @@ def test_papers_close_to_a_seed_form_a_topic_of_its_name_at_both_levels(seeded):
         assert members[closest == number].all(), topic.name  # every close paper is in it
         assert (papers["coarse_name"] == topic.name).equals(members)  # a coarse topic of its own
         assert members.sum() >= (closest == number).sum()
-    assert (closest >= 0).sum() >= 4  # the test means something: two seeds hold papers
+    assert len(set(closest[closest >= 0].tolist())) == 2  # the test means something: two seeds hold papers
     others = papers[~papers["cluster_name"].isin([topic.name for topic in seeds.topics])]
     assert others["cluster"].nunique() >= 2  # the rest are still clustered
     recorded = index.manifest.map.clusters["seeds"]
     assert [topic["name"] for topic in recorded["topics"]] == [topic.name for topic in seeds.topics]
     assert recorded["joined"] == (closest >= 0).sum() and recorded["similarity"] == SIMILARITY
+    assert [topic["taken"] for topic in recorded["topics"]] == [(closest == i).sum() for i in range(3)]
+    assert all(topic["similarity_least"] >= SIMILARITY for topic in recorded["topics"] if topic["taken"])
     assert_consistent(index)
 
 

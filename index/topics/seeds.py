@@ -18,10 +18,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from paperscope.embed.terms import BOILERPLATE, english_stop_words, words
 from paperscope.index.topics.clusters import Clustering, cluster
 from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.layout import knn_graph
 from paperscope.settings import (
+    SEED_SURE,
     UNCLUSTERED,
     SeedTopic,
     TopicSeeds,
@@ -31,15 +33,60 @@ from paperscope.settings import (
 logger = logging.getLogger(__name__)
 
 
-def seed_of(vectors: np.ndarray, seeds: TopicSeeds, encode) -> np.ndarray:
-    """The seed each paper joins (its number in ``seeds.topics``), or -1: its closest seed by
-    cosine similarity, when at least ``seeds.similarity``. ``encode(texts)`` is the corpus's model."""
-    if not seeds.topics or not len(vectors):
-        return np.full(len(vectors), UNCLUSTERED, dtype=np.int64)
+def seed_words(topic: SeedTopic) -> list[str]:
+    """The words of a seed's name that mark its papers: its words but stop words and scientific
+    boilerplate ("spiking" of "spiking neural networks"; "fairness" and "machine" of "fairness in
+    machine learning"), hyphenated words whole; all of them where every word is one of those."""
+    named = words(topic.name, compounds=True)
+    stop = english_stop_words()
+    content = [word for word in named if word not in stop and word not in BOILERPLATE]
+    return content or [word for word in named if word not in stop]
+
+
+def uses_seed(topic: SeedTopic, finder: TermFinder) -> np.ndarray:
+    """Whether each text of ``finder`` uses the seed's words: its name as written (or the acronym
+    it gives, "large language models (LLMs)"), the acronym of its initials when of three letters
+    or more ("GNN" for "graph neural networks"), or at least half of :func:`seed_words`."""
+    found = finder.found(topic.name).copy()
+    initials = "".join(word[0] for word in words(topic.name))
+    if len(initials) >= 3:
+        found |= finder.found(initials)
+    marks = seed_words(topic)
+    hits = np.sum([finder.found(word) for word in marks], axis=0) if marks else np.zeros(len(finder))
+    return found | (2 * hits >= len(marks)) & (hits > 0)
+
+
+class SeedChoice(NamedTuple):
+    """The seed each paper joins (-1: none), its cosine similarity to its seed, and how many
+    standard deviations above that seed's mean over the corpus it is (its ``spread``)."""
+
+    seed: np.ndarray
+    similarity: np.ndarray
+    spread: np.ndarray
+
+
+def seed_of(vectors: np.ndarray, seeds: TopicSeeds, encode, finder: TermFinder | None = None) -> SeedChoice:
+    """The seed each paper joins: the one it is most unusually close to (its cosine similarity in
+    standard deviations above the seed's mean over ``vectors``), when the paper uses the seed's
+    words (:func:`uses_seed`; ``finder``: the papers' texts in the order of ``vectors``; without
+    one, similarity alone), its similarity is at least ``seeds.similarity``, and its spread at
+    least ``seeds.spread`` or its similarity :data:`~paperscope.settings.SEED_SURE` (for a seed
+    whose papers are a large share of the corpus). ``encode(texts)`` is the corpus's model. The
+    evidence holds per seed: one whose papers are all a little like it takes no more for it."""
+    count = len(vectors)
+    if not seeds.topics or not count:
+        return SeedChoice(np.full(count, UNCLUSTERED, dtype=np.int64), np.zeros(count), np.zeros(count))
     embedded = np.asarray(encode([topic.text() for topic in seeds.topics]), dtype=np.float32)
     similarities = np.asarray(vectors, dtype=np.float32) @ embedded.T
-    closest = similarities.argmax(axis=1)
-    return np.where(similarities.max(axis=1) >= seeds.similarity, closest, UNCLUSTERED).astype(np.int64)
+    spreads = (similarities - similarities.mean(axis=0)) / np.maximum(similarities.std(axis=0), 1e-6)
+    if finder is not None:
+        uses = np.stack([uses_seed(topic, finder) for topic in seeds.topics], axis=1)
+        spreads = np.where(uses, spreads, -np.inf)
+    rows = np.arange(count)
+    closest = spreads.argmax(axis=1)
+    similarity, spread = similarities[rows, closest], spreads[rows, closest]
+    joins = (similarity >= seeds.similarity) & ((spread >= seeds.spread) | (similarity >= SEED_SURE))
+    return SeedChoice(np.where(joins, closest, UNCLUSTERED).astype(np.int64), similarity, spread)
 
 
 class Seeded(NamedTuple):
@@ -78,6 +125,22 @@ def with_seeds(labels: np.ndarray, joined: np.ndarray, seeds: TopicSeeds, finder
     return Seeded(labels, seed_labels, claimed)
 
 
+def _sureness(choice: SeedChoice, number: int) -> dict:
+    """How many papers seed ``number`` took by its evidence, and how sure: the median and the least
+    cosine similarity and spread (standard deviations above the seed's mean) of those papers."""
+    taken = choice.seed == number
+    if not taken.any():
+        return {"taken": 0}
+    similarity, spread = choice.similarity[taken], choice.spread[taken]
+    return {
+        "taken": int(taken.sum()),
+        "similarity_median": round(float(np.median(similarity)), 4),
+        "similarity_least": round(float(similarity.min()), 4),
+        "spread_median": round(float(np.median(spread)), 3),
+        "spread_least": round(float(spread.min()), 3),
+    }
+
+
 def cluster_around_seeds(
     vectors: np.ndarray, knn, seeds: TopicSeeds, encode, finder: TermFinder, settings: TopicSettings
 ) -> Clustering:
@@ -86,7 +149,8 @@ def cluster_around_seeds(
     on their own neighbour graph, by ``settings``), and clusters using a seed's name join it
     (:func:`with_seeds`). ``knn``: the neighbour graph of all of ``vectors``. The clustering's
     description has a "seeds" section."""
-    joined = seed_of(vectors, seeds, encode)
+    choice = seed_of(vectors, seeds, encode, finder)
+    joined = choice.seed
     rest = np.flatnonzero(joined == UNCLUSTERED)
     labels = np.full(len(vectors), UNCLUSTERED, dtype=np.int64)
     info = {"method": "none", "reason": "every paper is in a seed topic"}
@@ -99,6 +163,7 @@ def cluster_around_seeds(
         "seeds": {
             "source": seeds.source,
             "similarity": seeds.similarity,
+            "spread": seeds.spread,
             "joined": int((joined >= 0).sum()),
             "topics": [
                 {
@@ -107,7 +172,8 @@ def cluster_around_seeds(
                     "papers": sizes.get(topic.name, 0),
                     "clusters_joined": claimed.get(topic.name, 0),
                 }
-                for topic in seeds.topics
+                | _sureness(choice, number)
+                for number, topic in enumerate(seeds.topics)
             ],
         }
     }
