@@ -115,8 +115,11 @@ def test_ray_engine_keeps_the_corpus_columns_and_reads_only_where(tmp_path):
         for i, abstract in enumerate(abstracts)
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    older = tmp_path / "older.jsonl"  # a file none of whose records meets the condition
+    older.write_text("".join(json.dumps({**row, "id": f"old{i}", "update_date": "2019-01-01"}) + "\n"
+                             for i, row in enumerate(rows)))  # fmt: skip
     settings = BuildSettings(engine="ray", workers=2, where=("update_date >= 2022-01-01",))
-    build_index([path], tmp_path / "index", settings)
+    build_index([older, path], tmp_path / "index", settings)
     index = PaperIndex.load(tmp_path / "index")
     columns = index.columns()
     assert {name: columns[name] for name in ("update_date", "versions", "citations")} == {

@@ -68,7 +68,8 @@ def _read_file(batch: pd.DataFrame, fields: dict | None, where: tuple = ()) -> p
                     "error": str(exc),
                 }
             )
-    return pd.DataFrame(rows)
+    columns = [*paper_row({"source": ""}), "file", "record", "text_key", "chars", "error"]
+    return pd.DataFrame(rows, columns=columns)  # the columns even when --where leaves out every record
 
 
 def _position(frame: pd.DataFrame) -> np.ndarray:
