@@ -132,6 +132,12 @@ class Result(BaseModel):
     abstract: str
 
 
+class MapChoice(BaseModel):
+    """The map to make current (GET /maps lists them; "build" is the build's own)."""
+
+    name: str = Field(min_length=1, max_length=64, description='a map\'s name, e.g. "build" or "topics-8"')
+
+
 class ApiError(BaseModel):
     """Every error: one sentence and the HTTP status."""
 
@@ -421,6 +427,24 @@ def _add_routes(app: FastAPI, live: LiveIndex) -> None:
     def topics(level: Level = "coarse"):
         served = live.current
         return _answer(served, lambda index: served.topics[level])
+
+    @app.get("/maps", summary="The maps of the index: name, topics, clusters, created, current, stale",
+             responses=ERRORS, operation_id="listMaps")  # fmt: skip
+    def list_maps():
+        return _answer(live.current, lambda index: records(index.map.maps()))
+
+    @app.put("/maps/current", summary="Make a map current: GET /topics answers with its topics from then on",
+             responses=ERRORS, operation_id="useMap")  # fmt: skip
+    def use_map(choice: MapChoice):
+        def switch(index: PaperIndex):
+            PaperIndex.load(index.folder, model_path=live.model_path).map.use(choice.name)  # the folder's pointer
+            return choice.name
+
+        answer = _answer(live.current, switch)
+        if answer.status_code == 200:
+            live.refresh()  # serve the chosen map from this answer on, not from the watcher's next look
+            return _answer(live.current, lambda index: records(index.map.maps()))
+        return answer
 
 
 def is_write(method: str, path: str) -> bool:
