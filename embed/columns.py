@@ -11,6 +11,7 @@ keeps for itself (``x``, ``cluster``…) is kept as ``corpus_<name>``.
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import re
 
@@ -217,3 +218,19 @@ class CorpusColumns:
             raise UserError(
                 f"{where}: column '{shown(column)}': {exc}, but the column holds {KIND_NAMES[kind]}{told}"
             ) from None
+
+
+def to_json(own: dict) -> str:
+    """A paper's own columns (stored name -> converted value) as JSON text, dates tagged
+    ({"$date": "2024-05-01"}), for a trip between processes (Ray's reading tasks)."""
+    return json.dumps(own, default=lambda value: {"$date": value.isoformat()})
+
+
+def from_json(text: str) -> dict:
+    """The own columns :func:`to_json` wrote, dates as ``datetime.date`` again (no value of an own
+    column is a dict: a dict is always a tagged date)."""
+
+    def dated(found: dict):
+        return datetime.date.fromisoformat(found["$date"]) if "$date" in found else found
+
+    return json.loads(text, object_hook=dated)

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import logging
 import os
-import pickle
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from paperscope.embed.columns import from_json, to_json
 from paperscope.embed.corpus import Admission, Reading, abstract_key, embedding_texts, iter_records, paper_row
 from paperscope.errors import UserError
 from paperscope.index.build import shards
@@ -36,7 +36,8 @@ EMBED_BATCH = 256  # texts per actor call: large enough to sort by length and ke
 def _read_file(batch: pd.DataFrame, fields: dict | None, where: tuple = ()) -> pd.DataFrame:
     """One input file's records (those meeting ``where``) as paper rows, read a record at a time, with
     their position in the corpus and duplicate keys; each row's own columns (``extra``: dates, lists)
-    pickled, for Ray would make a column of dicts an Arrow struct (unpickled in ``_write_part``).
+    as JSON text (``columns.to_json``), for Ray would make a column of dicts an Arrow struct (read
+    back in ``_write_part``).
     A file the readers refuse becomes one row holding the error (exceptions lose their type in Ray)."""
     rows = []
     for file_number, path in zip(batch["file"], batch["path"], strict=True):
@@ -47,7 +48,7 @@ def _read_file(batch: pd.DataFrame, fields: dict | None, where: tuple = ()) -> p
                 rows.append(
                     {
                         **row,
-                        "extra": pickle.dumps(row["extra"]),
+                        "extra": to_json(row["extra"]),
                         "file": file_number,
                         "record": record_number,
                         "text_key": abstract_key(row["abstract"]),
@@ -263,5 +264,5 @@ def _write_in_order(embedded, work: Path, count: int, on_progress) -> list[Path]
 
 def _write_part(work: Path, number: int, batches: list[pd.DataFrame]) -> Path:
     frame = pd.concat(batches, ignore_index=True)
-    frame["extra"] = [pickle.loads(extra) for extra in frame["extra"]]  # pickled by _read_file
+    frame["extra"] = [from_json(extra) for extra in frame["extra"]]  # as JSON text from _read_file
     return shards.write_shard(work / f"part-{number:05d}.parquet", frame, np.stack(frame["vector"].to_numpy()))
