@@ -233,13 +233,13 @@ def _similarity(ranker, candidates, members: tuple, avoided: tuple, query) -> np
     return weight * (np.asarray(documents[candidates]) @ vector) + (1 - weight) * keyword
 
 
-def _ranked_group(ranker, members: tuple, avoided: tuple, k: int, within) -> tuple[np.ndarray, np.ndarray]:
+def _ranked_group(ranker, members: tuple, avoided: tuple, k: int, within, *, classifier, excluded):
     """The ``k`` best rows for one group of members (rows, vectors) and their scores (see
-    :func:`recommend`), the members and the papers to avoid excluded."""
+    :func:`recommend`) by the collection's ``classifier`` (dense weights, term weights, bias),
+    the rows ``excluded`` (every member, the papers to avoid) left out."""
     positive, positive_vectors = members
-    negative, negative_vectors = avoided
-    dense_weights, term_weights, bias = _classifier(ranker, positive, positive_vectors, negative, negative_vectors)
-    keyword, excluded = ranker.keyword, np.union1d(positive, negative)
+    dense_weights, term_weights, bias = classifier
+    keyword = ranker.keyword
     raw = np.concatenate([np.asarray(ranker.vectors[positive]), positive_vectors])
     centre = raw.mean(axis=0)
     centre /= max(np.linalg.norm(centre), 1e-12)
@@ -309,10 +309,14 @@ def recommend(
     if within is not None and (np.shape(within) != (len(ranker),) or np.asarray(within).dtype != bool):
         raise UserError(f"within must be a boolean mask of the index's {len(ranker)} papers (see where())")
     avoided, groups = (negative, negative_vectors), _groups(ranker, positive, positive_vectors)
+    shared = {  # one classifier for the whole collection; no member of any part recommended
+        "classifier": _classifier(ranker, positive, positive_vectors, negative, negative_vectors),
+        "excluded": np.union1d(positive, negative),
+    }
     if len(groups) == 1:
-        rows, score = _ranked_group(ranker, groups[0], avoided, k, within)
+        rows, score = _ranked_group(ranker, groups[0], avoided, k, within, **shared)
     else:
-        lists = [_ranked_group(ranker, group, avoided, k, within) for group in groups]
+        lists = [_ranked_group(ranker, group, avoided, k, within, **shared) for group in groups]
         rows, score = _shared(lists, [len(rows) + len(vectors) for rows, vectors in groups], k)
     raw = np.concatenate([np.asarray(ranker.vectors[positive]), positive_vectors])
     centre = raw.mean(axis=0)
