@@ -177,11 +177,11 @@ def _why_html(why: dict, query_label: str) -> str:
     return "".join(parts)
 
 
-def _result_header(row, colour: str, score: str = "score", values: str = "") -> str:
-    """A result card's first lines: rank, title, its ``score`` column as a bar, topic, id, and the
+def _result_header(row, colour: str, values: str = "") -> str:
+    """A result card's first lines: rank, title, its score as a bar (the one scale of every lookup), topic, id, and the
     paper's link (an http(s) one only) to open in a new tab; ``values``: a line of the columns
     filtered or coloured by (HTML, escaped by ``column_values_html``)."""
-    value = float(getattr(row, score))
+    value = float(row.score)
     width = max(0.0, min(value, 1.0)) * 90
     link = paper_link([getattr(row, "url", None)])
     opened = f' · <a href="{html.escape(link)}" target="_blank" rel="noopener noreferrer">open ↗</a>' if link else ""
@@ -438,7 +438,6 @@ def _results_list(
     results: pd.DataFrame,
     level: str,
     explain_with: dict | None,
-    score: str = "score",
     columns: tuple[str, ...] = (),
     colour: dict | None = None,
     *,
@@ -475,7 +474,7 @@ def _results_list(
         values = column_values_html(results, list(columns))
         for row, colour, shown_values in zip(results.itertuples(), colours, values, strict=True):
             header, add = st.columns([12, 1], vertical_alignment="center", gap="small")
-            header.html(_result_header(row, colour, score, shown_values))
+            header.html(_result_header(row, colour, shown_values))
             with add:
                 add_popover(index, [row.id], f"add-card-{row.id}")
             if below_header:
@@ -639,7 +638,7 @@ def main() -> None:
             explain_with = {"other_id": chosen[0] if chosen else None, "query": query}
             columns = (st.session_state.get("filter_column"), colour_by)  # their values shown on each card
             _results_list((folder, generation), results, level, explain_with if explain and not shown else None,
-                          "cosine" if shown else "score", columns, focus["colour"],
+                          columns, focus["colour"],
                           below_header=recommended_card(index, shown) if shown else None)  # fmt: skip
     with map_column:
         _map_panel(index, (folder, generation), focus, level, filters["topics"] or [])
