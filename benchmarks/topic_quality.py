@@ -2,12 +2,14 @@
 their names cover their papers, and how other clusterings of the same vectors compare.
 
     .venv/bin/pip install -e ".[bench]"  # evoc and fast-hdbscan, the clusterings compared
-    .venv/bin/python -m benchmarks.topic_quality CORPUS.jsonl [--index DIR] [--before DIR] \
-        [--json benchmarks/topic_quality.json]
+    .venv/bin/python -m benchmarks.topic_quality CORPUS.jsonl [--index DIR [--remap]] [--before DIR] \
+        [--no-clusterings] [--json benchmarks/topic_quality.json]
 
 CORPUS.jsonl holds records with a label (e.g. ../shared/evaldata/ijcai2021_2024_area.jsonl; read it
 from there). Builds an index of it (or reads --index); --before reads an index of the same corpus
-built by an earlier paperscope, for a side-by-side table. Reports:
+built by an earlier paperscope, for a side-by-side table; --remap measures, as "after", the map
+this checkout makes from --index's stored vectors and texts (the naming stages again, in a minute).
+Reports:
 1. per index and level: topics, adjusted mutual information (AMI) against the labels over all
    papers (grey papers as one group of their own: the map as drawn) and over the papers in a
    topic, purity, and the share of papers in no topic;
@@ -89,15 +91,15 @@ def clusterings(vectors: np.ndarray, truth: np.ndarray) -> list[dict]:
     return found
 
 
-def name_coverage(index) -> list[dict]:
-    """Coverage and smallest lift of every coarse topic's name and every fine one of >= 30 papers."""
+def name_coverage(papers: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> list[dict]:
+    """Coverage and smallest lift of every coarse topic's name and every fine one of >= 30 papers
+    (``tables``: {level: the topics table of that level})."""
     from paperscope.index.topics.coverage import TermFinder
 
-    papers = index.papers
     finder = TermFinder((papers["title"].fillna("") + ". " + papers["abstract"]).tolist())
     rows = []
     for level, column in (("coarse", "coarse_cluster"), ("fine", "cluster")):
-        for topic in index.topics.table(level).itertuples():
+        for topic in tables[level].itertuples():
             members = np.flatnonzero(papers[column].to_numpy() == topic.cluster)
             if level == "fine" and len(members) < NAMED_PAPERS:
                 continue
@@ -108,12 +110,32 @@ def name_coverage(index) -> list[dict]:
     return rows
 
 
+def topics_of(index, remap: bool) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """The papers (with their topic columns) and each level's topics table: the index's own, or with
+    ``remap`` the map this checkout makes from the index's stored vectors and texts (nothing but
+    candidate names embedded), to compare naming code on one index."""
+    if not remap:
+        return index.papers, {level: index.topics.table(level) for level in ("coarse", "fine")}
+    from paperscope.embed.corpus import embedding_texts
+    from paperscope.index.topics.topic_map import topic_map
+
+    papers, texts = index.papers.copy(), embedding_texts(index.papers)
+    vectors = np.ascontiguousarray(index.vectors, dtype=np.float32)
+    per_paper, topics, _ = topic_map(vectors, lambda rows: [texts[i] for i in rows], papers["id"].tolist(),
+                                     index.embed_texts)  # fmt: skip
+    for column in ("cluster", "cluster_name", "coarse_cluster", "coarse_name"):
+        papers[column] = per_paper[column].to_numpy()
+    return papers, {level: topics[topics["level"] == level] for level in ("coarse", "fine")}
+
+
 def main() -> None:
     """Build or read the indexes, measure and print the tables."""
     parser = common_parser(__doc__, "topic_quality")
     parser.add_argument("corpus")
     parser.add_argument("--index", help="an index of the corpus already built (default: build one)")
     parser.add_argument("--before", help="an index of the same corpus built by an earlier paperscope")
+    parser.add_argument("--remap", action="store_true", help="after: the map this checkout makes of --index's vectors")
+    parser.add_argument("--no-clusterings", action="store_true", help="skip the other clusterings (EVoC, PLSCAN)")
     args = parser.parse_args()
     from paperscope import PaperIndex, build_index
 
@@ -123,11 +145,12 @@ def main() -> None:
     indexes = {"after": PaperIndex.load(folder)} | ({"before": PaperIndex.load(args.before)} if args.before else {})
     label_of = labels_by_id(args.corpus)
     results = {"papers": len(indexes["after"]), "labels": len(set(label_of.values())), "levels": [], "names": []}
+    maps = {version: topics_of(index, args.remap and version == "after") for version, index in indexes.items()}
     rows = []
-    for version, index in indexes.items():
-        truth = index.papers["id"].map(label_of).to_numpy()
+    for version, (papers, _) in maps.items():
+        truth = papers["id"].map(label_of).to_numpy()
         for level, column in (("fine", "cluster"), ("coarse", "coarse_cluster")):
-            measured = {"index": version, "level": level} | agreement(index.papers[column].to_numpy(), truth)
+            measured = {"index": version, "level": level} | agreement(papers[column].to_numpy(), truth)
             results["levels"].append(measured)
             rows.append([version, level, measured["topics"], f"{measured['ami_all']:.3f}",
                          f"{measured['ami_in_topics']:.3f}", f"{measured['purity']:.3f}",
@@ -136,17 +159,17 @@ def main() -> None:
            rows, results, args.json)  # fmt: skip
 
     after = indexes["after"]
-    results["clusterings"] = clusterings(
+    results["clusterings"] = [] if args.no_clusterings else clusterings(
         np.ascontiguousarray(after.vectors, dtype=np.float32), after.papers["id"].map(label_of).to_numpy()
-    )
+    )  # fmt: skip
     print()
     report(["clustering", "layer", "topics", "AMI (all)", "AMI (in a topic)", "in no topic", "seconds"],
            [[c["method"], c["layer"], c["topics"], f"{c['ami_all']:.3f}", f"{c['ami_in_topics']:.3f}",
              f"{c['unclustered']:.1%}", f"{c['seconds']:.1f}"] for c in results["clusterings"]],
            results, args.json)  # fmt: skip
 
-    for version, index in indexes.items():
-        named = [{"index": version} | row for row in name_coverage(index)]
+    for version, (papers, tables) in maps.items():
+        named = [{"index": version} | row for row in name_coverage(papers, tables)]
         results["names"].extend(named)
         print()
         report([f"{version}: level", "papers", "coverage", "min lift", "name"],

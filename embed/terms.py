@@ -295,6 +295,8 @@ BOILERPLATE = {
     "scores",
     "pre",
     "trained",
+    "numerical",
+    "superiority",
 }
 _MARKUP = re.compile(r"\\[a-zA-Z]+|https?://\S+|\$[^$]*\$|[{}_*`]")
 _WORD = re.compile(r"(?u)\b\w\w+\b")

@@ -253,7 +253,7 @@ class NamingSettings:
     whole_phrase_share: float = 0.7
     continued_share: float = 0.5
     min_lift: float = 2.0
-    max_terms: int = 4
+    max_terms: int = 3
     phrase_weight: float = 1.3
     name_coverage: float = 0.5
     coherent_coverage: float = 0.4

@@ -13,9 +13,19 @@ import numpy as np
 import pytest
 
 from paperscope import BuildSettings, PaperIndex, UserError, build_index
+from paperscope.embed.corpus import embedding_texts
 from paperscope.embed.terms import words
 from paperscope.index.topics.coverage import TermFinder
-from paperscope.index.topics.naming import RESIDUE, corpus_terms, hangs_together, topic_pools, topic_terms
+from paperscope.index.topics.naming import (
+    RESIDUE,
+    corpus_terms,
+    hangs_together,
+    redundant,
+    shown_alone,
+    together,
+    topic_pools,
+    topic_terms,
+)
 from paperscope.settings import NamingSettings
 
 IJCAI = Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "ijcai2021_2024_area.jsonl"
@@ -24,6 +34,7 @@ IJCAI = Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "ijcai2021
 def check_names(index) -> None:
     """The naming rules, at both levels; prints every name for a person to read (pytest -s)."""
     texts = (index.papers["title"] + " " + index.papers["abstract"]).tolist()
+    corpus = corpus_terms(embedding_texts(index.papers), NamingSettings().max_words)
     for level, table, column in (
         ("coarse", index.topics.table("coarse"), "coarse_cluster"),
         ("fine", index.topics.table("fine"), "cluster"),
@@ -31,8 +42,13 @@ def check_names(index) -> None:
         assert table["name"].is_unique, level
         for row in table.itertuples():
             print(f"{level:6} {row.size:5}  {row.name}")
-            named = row.name.split(", ")
-            assert 2 <= len(named) <= 4 and named == list(row.terms)[: len(named)], row.name
+            named = re.sub(r" \(\d+\)$", "", row.name).split(", ")  # a clash's last resort: the topic's number
+            assert 1 <= len(named) <= 3 and named == list(row.terms)[: len(named)], row.name
+            rows = np.flatnonzero(index.papers[column] == row.cluster)
+            for a, b in itertools.combinations(named, 2):  # terms that belong together, each saying something new
+                assert together(a, b, rows, corpus.finder), f"{a!r} and {b!r} are rarely in one paper"
+                assert not redundant(a, b), f"{a!r} and {b!r} say one thing"
+            assert all(shown_alone(term, corpus) for term in named), f"a vague word or an adjective in {row.name!r}"
             for term in named:
                 term_words = words(term, compounds=True)
                 assert not re.search(r"\d|\\|\$", term), f"number or LaTeX in {term!r}"

@@ -10,13 +10,21 @@
    to the longer one ("series forecasting" becomes "multivariate time series forecasting"), and
    a phrase that the abstracts mostly continue with another word is a fragment ("solve complex"
    in "solve complex reasoning tasks"), dropped.
-3. Acronyms are joined to the expansion the abstracts define ("large language models (LLMs)");
-   single words are kept only when the topic has too few phrases.
+3. Acronyms are joined to the expansion the abstracts define ("large language models (LLMs)")
+   when the corpus uses them (defined in two papers, or written in three) and in their dominant
+   form ("(LLMs)" over "(LMs)"); words are cased as the texts write them inside sentences
+   ("Markov", "RL"); a single word names a topic only when it is neither too general ("label",
+   "gradient") nor an adjective by its use ("visual", "temporal": mostly followed by a noun).
 4. A topic's candidates that most of its papers use and that are at least twice as common in it
    as in the corpus (lift, :mod:`.coverage`) are picked one at a time for the papers they name
    that no picked term names yet, weighted by log lift and by their MiniLM similarity to the
    topic's centroid (BERTopic's KeyBERT-inspired representation, with our own model); the name
-   holds the first terms that together are found in half of the topic's papers.
+   holds the first terms (three at most) that together are found in half of the topic's papers.
+   Each term of a name belongs with the others (found together in the corpus at least twice as
+   often as by chance, and in two of the topic's papers) and says something they do not ("robot,
+   robotic" and "RL, model-based reinforcement learning (MBRL)" are one thing said twice); a
+   cluster that no such name covers is split, and fine clusters whose shared terms do not belong
+   together are not merged.
 
 The numbers (four words, half of the papers, lift 2 …) are :class:`~paperscope.settings.NamingSettings`;
 the word lists below are language, not tuning.
@@ -24,6 +32,7 @@ the word lists below are language, not tuning.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -62,6 +71,34 @@ NOT_TRAILING = {
 }  # fmt: skip
 # Endings of adjectives and verbs: a single word that ends so ("adaptive", "recognize") names no field.
 NOT_NOUN = ("ive", "ize", "ise", "ized", "ised", "ous", "able", "ible", "ed", "wn")
+# Nouns too general to name a field alone ("label", "gradient", "layer"): a phrase may hold them.
+VAGUE = {
+    "label", "class", "layer", "node", "edge", "pattern", "knowledge", "entity", "frame", "hyperparameter", "agent",
+    "ai", "gradient", "graph", "function", "loss", "parameter", "sample", "instance", "object", "domain",
+    "representation", "structure", "signal", "token", "user", "item", "query", "weight", "embedding", "space",
+    "distribution", "variable", "policy", "reward", "action", "environment", "attention", "scene", "context",
+    "relation", "concept", "view", "modality", "memory", "input", "output", "target", "source", "rule", "constraint",
+    "uncertainty", "noise", "error", "value", "human", "expert", "decision", "search", "step", "point", "region",
+    "pixel", "patch", "sequence", "matrix", "vector", "tree", "path", "answer", "question", "response", "prompt",
+    "instruction", "semantic", "visual", "temporal", "spatial", "dynamic", "dynamical", "private", "global", "local",
+    "illustrate", "solving", "modeling", "bound", "shift", "noisy", "operator", "activation", "behavior", "utility",
+    "event", "test", "capture", "forward", "word", "sentence", "channel", "classifier", "solver", "preference",
+    "solution", "property", "quality", "factor", "term", "unit", "scale", "size", "length", "convex", "linear",
+    "nonlinear", "stochastic", "sparse", "discrete", "continuous", "generative", "multimodal", "interpretable",
+    "explainable", "online", "offline", "bayesian", "implementation", "finding", "future", "stage", "best",
+    "research", "literature", "superiority", "short", "long", "dimension", "solve", "capturing", "entire", "unseen",
+    "boolean", "gaussian", "euclidean", "outcome", "prove", "ability", "type", "success",
+}  # fmt: skip
+# Endings of adjectives that abstracts also use as nouns ("retrieval", "logic"): an adjective when
+# the texts mostly follow the word with another content word ("visual features", "causal effect").
+MODIFIER_ENDINGS = ("al", "ar", "ic", "ate", "ent", "ant")
+PAIR_LIFT = 2.0  # a name's two terms are found together this many times as often as by chance
+PAIR_PAPERS = 2  # ... in at least this many of the topic's papers
+WIDEST_OF = 15  # terms a name that covers too little is chosen from, every set of them tried
+MODIFIER_TEXTS = 5000  # texts read to tell an adjective by its use
+MODIFIER_SHARE = 0.8  # IJCAI: "visual", "causal", "temporal" 0.95-1.0; "logic" 0.68, "retrieval" 0.58
+ACRONYM_USERS = 3  # texts that write an acronym defined once, for it to be shown
+CASED_SHARE = 0.6  # of a word's occurrences inside sentences written with capitals, to be shown so
 # Generic heads: "federated learning framework" names no more than "federated learning".
 GENERIC_HEADS = {
     "method", "framework", "task", "approach", "technique", "strategy", "mechanism", "scheme", "module",
@@ -100,20 +137,35 @@ def candidates(text: str, stop_words: frozenset[str], max_words: int) -> list[st
 
 
 def acronyms(texts: list[str], stop_words: frozenset[str], max_words: int) -> dict[str, str]:
-    """Acronyms the texts define, as a map from a candidate term (the acronym in lower case, and
-    the expansion when it holds no stop word) to its display form "expansion (ACRONYM)".
-    An acronym that the texts also write in lower case as a word ("AIM" and "aim") keeps only
-    its expansion's key."""
+    """Acronyms the texts define and use, as a map from a candidate term (the acronym in lower
+    case, and the expansion when it holds no stop word) to its display form "expansion (ACRONYM)".
+
+    An acronym is shown only when the corpus uses it: defined in two texts or more, or written in
+    ``ACRONYM_USERS`` texts ("data augmentation (DA)" defined in one abstract is not); in its
+    dominant form: an expansion that ends another one defined at least twice as often gives way
+    ("language models (LMs)" beside "large language models (LLMs)": shown as "language models").
+    An acronym that the texts also write in lower case as a word ("AIM" and "aim") keeps only its
+    expansion's key."""
     seen: Counter = Counter()
     lower_words: Counter = Counter()
     for text in texts:
         lower_words.update(re.findall(r"\b[a-z][a-z0-9]*\b", text))
+        defined = set()
         for before, acronym in DEFINITION.findall(text):
             expansion = long_form(acronym, before, stop_words)
             if expansion and sum(c.isupper() for c in acronym) >= 2:
-                seen[(acronym, expansion.lower())] += 1
+                defined.add((acronym, expansion.lower().rstrip("'")))
+        seen.update(defined)  # papers that define it, not definitions
+    written = Counter(word for text in texts for word in set(re.findall(r"\b[A-Z][A-Za-z0-9-]*[A-Z]s?\b", text)))
+    used = {
+        key: count
+        for key, count in seen.items()
+        if count >= 2 or written[key[0]] + written[key[0].rstrip("s")] >= ACRONYM_USERS
+    }
     shown: dict[str, str] = {}
-    for (acronym, expanded), _ in seen.most_common():  # the commonest expansion of an acronym wins
+    for (acronym, expanded), count in sorted(used.items(), key=lambda item: (-item[1], item[0])):
+        if any(other.endswith(f" {expanded}") and more >= 2 * count for (_, other), more in used.items()):
+            continue  # not the dominant form
         display = f"{expanded} ({acronym})"
         keys = [] if lower_words[acronym.lower()] or lower_words[acronym.lower().rstrip("s")] else [acronym.lower()]
         expansion = candidates(expanded, stop_words, max_words)
@@ -122,6 +174,23 @@ def acronyms(texts: list[str], stop_words: frozenset[str], max_words: int) -> di
         for key in keys:
             shown.setdefault(singular(key), display)
     return shown
+
+
+def cased_words(texts: list[str]) -> dict[str, str]:
+    """Words the texts mostly write with capitals inside a sentence (never a title's or a
+    sentence's first word): {"markov": "Markov", "rl": "RL"}, so that names write them so."""
+    forms: dict[str, Counter] = {}
+    for text in texts:
+        body = text.split(". ", 1)[-1]  # the title is in title case
+        for sentence in re.split(r"[.!?:;]\s+", body):
+            for word in re.findall(r"\b[A-Za-z][A-Za-z0-9-]*\b", sentence)[1:]:
+                forms.setdefault(word.lower(), Counter())[word] += 1
+    cased = {}
+    for lower, counts in forms.items():
+        form, count = counts.most_common(1)[0]
+        if form != lower and count >= CASED_SHARE * sum(counts.values()):
+            cased[lower] = form
+    return cased
 
 
 @dataclass(frozen=True)
@@ -136,7 +205,18 @@ class CorpusTerms:
     presence: scipy.sparse.csr_matrix | None  # text x term: 1 where the text uses the term (None: no term at all)
     shown: dict[str, str]  # acronyms the texts define: candidate term -> "expansion (ACRONYM)"
     stop_words: frozenset[str]
+    cased: dict[str, str] = field(default_factory=dict)  # words written with capitals: "markov" -> "Markov"
     _joined: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def modifies(self, word: str) -> bool:
+        """Whether the texts (up to ``MODIFIER_TEXTS`` of them) follow ``word`` with another content
+        word more than ``MODIFIER_SHARE`` of the time: an adjective ("visual features"), not a
+        noun ("retrieval", "logic programs" beside "temporal logic")."""
+        pattern = re.compile(rf" {re.escape(word.replace('-', ' '))} (\S+)")  # joined texts split hyphens
+        rows = range(0, len(self.texts), max(1, len(self.texts) // MODIFIER_TEXTS))
+        after = [match.group(1) for row in rows for match in pattern.finditer(self.joined(row))]
+        content = sum(1 for w in after if w not in self.stop_words and w[0].isalpha())
+        return bool(after) and content > MODIFIER_SHARE * len(after)
 
     def joined(self, row: int) -> str:
         """The words of text ``row`` joined by single spaces and padded with one (" a b c ")."""
@@ -158,7 +238,7 @@ def corpus_terms(texts: list[str], max_words: int) -> CorpusTerms:
     except ValueError:  # not one term (say, no Latin letters): the topics get numbered names
         presence, vocabulary = None, np.array([], dtype=object)
     shown = acronyms(texts, stop_words, max_words)
-    return CorpusTerms(list(texts), TermFinder(texts), vocabulary, presence, shown, stop_words)
+    return CorpusTerms(list(texts), TermFinder(texts), vocabulary, presence, shown, stop_words, cased_words(texts))
 
 
 def _display(term: str, shown: dict[str, str]) -> str:
@@ -245,10 +325,15 @@ def _pool(counts: dict[str, int], terms: CorpusTerms, texts: list[str], settings
         if _continued(whole, texts, terms.stop_words, settings.continued_share):
             continue
         display = _display(whole, shown) if whole in shown or any(w in shown for w in whole.split()) else None
-        display = display or _surface(whole, texts)
-        if " " in display or _names_a_field(display, texts):
+        display = _cased(display or _surface(whole, texts), terms.cased)
+        if " " in display or _names_a_field(display.lower(), texts):
             pool.add(display)
     return sorted(pool)
+
+
+def _cased(term: str, cased: dict[str, str]) -> str:
+    """``term`` with each word as the texts mostly write it inside a sentence ("Markov", "RL")."""
+    return " ".join(cased.get(word, word) for word in term.split(" "))
 
 
 def _names_a_field(word: str, texts: list[str]) -> bool:
@@ -260,6 +345,19 @@ def _names_a_field(word: str, texts: list[str]) -> bool:
         return False
     stem = word[:-3] if word.endswith("ing") else word[:-1] if word.endswith("e") else word
     return not any(f" {stem}{ending} " in text for text in texts for ending in ("ation", "ion", "ement"))
+
+
+def shown_alone(term: str, terms: CorpusTerms) -> bool:
+    """Whether a name may hold ``term``: a phrase, or a single word that is neither too general
+    to name a field alone (``VAGUE``: "label", "gradient", "visual") nor an adjective by its use
+    (ending as one or hyphenated, and mostly followed in the texts by another content word:
+    "causal effect", "multi-agent systems")."""
+    if " " in term:
+        return True
+    word = term.lower()
+    if singular(word) in VAGUE:
+        return False
+    return not ((word.endswith(MODIFIER_ENDINGS) or "-" in word) and terms.modifies(word))
 
 
 def _term_words(term: str) -> set[str]:
@@ -288,30 +386,100 @@ def _one_phrase(term: str, chosen: list[str], members: np.ndarray, finder: TermF
     )
 
 
+def _same_stem(one: str, two: str) -> bool:
+    """Whether two words share a stem: a common start of four letters or more that is at least
+    0.8 of the shorter word ("robot", "robotic"; "spike", "spiking"; "class", "classification")."""
+    common = next((i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b), min(len(one), len(two)))
+    return common >= 4 and common >= 0.8 * min(len(one), len(two))
+
+
+def _initials(term: str) -> str:
+    """The acronym of a term: the one it gives ("MBRL"), else its words' initials, lower case."""
+    given = term.rsplit(" (", 1)[1].rstrip(")") if term.endswith(")") else ""
+    return given.lower().rstrip("s") or "".join(word[0] for word in words(term))
+
+
+def redundant(term: str, other: str) -> bool:
+    """Whether two terms say one thing twice: they share a stem ("robot, robotic",
+    "recommendation, recommender"), or one is an acronym inside the other's ("RL" and
+    "model-based reinforcement learning (MBRL)")."""
+    if any(_same_stem(one, two) for one in words(_bare(term)) for two in words(_bare(other))):
+        return True
+    return any(
+        " " not in _bare(one) and len(_bare(one)) >= 2 and _bare(one).lower() in _initials(two) and one != two
+        for one, two in ((term, other), (other, term))
+    )
+
+
+def together(term: str, other: str, members: np.ndarray, finder: TermFinder) -> bool:
+    """Whether two terms belong in one name: at least ``PAIR_PAPERS`` of the topic's papers
+    (``members``) use both, and the corpus's papers use both at least ``PAIR_LIFT`` times as
+    often as they would by chance (their shares multiplied): "forecasting" and "spiking neural
+    networks" in one topic do not."""
+    one, two = finder.found(term), finder.found(other)
+    both = one & two
+    chance = one.mean() * two.mean()
+    return bool(both[members].sum() >= PAIR_PAPERS and chance and both.mean() >= PAIR_LIFT * chance)
+
+
+def _fits(term: str, chosen: list[str], members: np.ndarray, finder: TermFinder) -> bool:
+    """Whether ``term`` may join the terms ``chosen`` for a name: not redundant with any of them
+    and belonging with each (:func:`redundant`, :func:`together`)."""
+    return all(not redundant(term, other) and together(term, other, members, finder) for other in chosen)
+
+
 def _covering(
     pool: Pool, similarity: np.ndarray, members: np.ndarray, finder: TermFinder, settings: NamingSettings
 ) -> TopicTerms:
     """Step 4 (:func:`_greedy_cover`); where the terms most like the topic cannot cover
-    ``settings.name_coverage`` of it, the terms that cover most, if they cover more."""
-    named = _greedy_cover(pool, similarity, members, finder, settings)
-    if finder.coverage(members, named.terms[: named.named_by]) < settings.name_coverage:
-        widest = _greedy_cover(pool, np.ones(len(pool)), members, finder, settings)
+    ``settings.name_coverage`` of it, the terms that cover most (picked one at a time), if they
+    cover more; where those cover less than ``settings.coherent_coverage``, the best of every set
+    (:func:`_widest_set`), if it covers more."""
+    named = _greedy_cover(pool, similarity, members, finder, settings, strict=True)
+    for wider, enough in ((_greedy_cover, settings.name_coverage), (_widest_set, settings.coherent_coverage)):
+        if finder.coverage(members, named.terms[: named.named_by]) >= enough:
+            break
+        widest = wider(pool, np.ones(len(pool)), members, finder, settings, strict=True)
         if finder.coverage(members, widest.terms[: widest.named_by]) > finder.coverage(
             members, named.terms[: named.named_by]
         ):
-            return widest
+            named = widest
     return named
 
 
+def _widest_set(
+    pool: Pool, similarity: np.ndarray, members: np.ndarray, finder: TermFinder, settings: NamingSettings, **_
+) -> TopicTerms:
+    """Of the ``WIDEST_OF`` terms of ``pool`` found in most of the topic's papers, the set of up to
+    ``settings.max_terms`` that fit together (:func:`_fits`) and cover most of them (``similarity``
+    is not read: every term counts the same), in the order of their coverage."""
+    hits = {term: finder.found(term)[members] for term, _ in pool}
+    ranked = sorted(hits, key=lambda term: (-hits[term].mean(), term))[:WIDEST_OF]
+    best, covered = [], 0.0
+    for size in range(1, settings.max_terms + 1):
+        for terms in itertools.combinations(ranked, size):
+            share = np.any([hits[term] for term in terms], axis=0).mean()
+            if share > covered and all(_fits(term, list(terms[:i]), members, finder) for i, term in enumerate(terms)):
+                best, covered = list(terms), share
+    return TopicTerms(best, len(best))
+
+
 def _greedy_cover(
-    pool: Pool, similarity: np.ndarray, members: np.ndarray, finder: TermFinder, settings: NamingSettings
+    pool: Pool,
+    similarity: np.ndarray,
+    members: np.ndarray,
+    finder: TermFinder,
+    settings: NamingSettings,
+    *,
+    strict: bool = False,
 ) -> TopicTerms:
     """Step 4: terms of ``pool`` picked one at a time, each the one that names most of the papers
     no term picked so far names, weighted by how much more common it is in the topic than in the
     corpus (log2 of its lift) and by its similarity to the topic's centroid, phrases
     (``settings.phrase_weight``) before single words, no two terms sharing a word; up to
     ``settings.max_terms`` terms. The name needs the first terms that cover
-    ``settings.name_coverage`` of the papers (at least two; all where they do not)."""
+    ``settings.name_coverage`` of the papers (at least two; all where they do not). ``strict``
+    (a name's terms, not a test of a topic): each term also fits the others (:func:`_fits`)."""
     covered = np.zeros(len(members), dtype=bool)
     chosen: list[str] = []
     named_by = 0
@@ -319,7 +487,9 @@ def _greedy_cover(
         taken = set().union(*(_term_words(term) for term in chosen)) if chosen else set()
         gains = [
             0.0
-            if _term_words(term) & taken or _one_phrase(term, chosen, members, finder)
+            if _term_words(term) & taken
+            or _one_phrase(term, chosen, members, finder)
+            or (strict and not _fits(term, chosen, members, finder))
             else (finder.found(term)[members] & ~covered).mean()
             * np.log2(lift)
             * max(float(similar), 0.01)
@@ -335,12 +505,14 @@ def _greedy_cover(
     return TopicTerms(chosen, named_by or len(chosen))
 
 
-def nameable(pool: Pool, members: np.ndarray, finder: TermFinder, settings: NamingSettings) -> bool:
+def nameable(
+    pool: Pool, members: np.ndarray, finder: TermFinder, settings: NamingSettings, *, strict: bool = True
+) -> bool:
     """Whether a topic of ``members`` with candidate names ``pool`` (from :func:`topic_pools`) can
     be named honestly: its name's terms found in ``settings.coherent_coverage`` of its papers."""
     if not pool:
         return False
-    named = _greedy_cover(pool, np.ones(len(pool)), members, finder, settings)
+    named = _greedy_cover(pool, np.ones(len(pool)), members, finder, settings, strict=strict)
     return finder.coverage(members, named.terms[: named.named_by]) >= settings.coherent_coverage
 
 
@@ -349,16 +521,18 @@ def hangs_together(finder: TermFinder, parts: list[np.ndarray], pool: list[str],
     of ``pool`` with lift >= ``settings.min_lift`` among them, picked greedily, are found in
     ``coherent_coverage`` of all of them and in ``part_coverage`` of each part, and one of the two
     in ``part_coverage`` of every part: so that neither "spiking neural networks, graph
-    representation learning" nor "forecasting, recommendation", one term a part, passes."""
+    representation learning" nor "forecasting, recommendation", one term a part, passes; the
+    two terms belong together (:func:`_fits`: "planning, reasoning", rarely in one paper, do not)."""
     members = np.concatenate(parts)
-    found = [finder.found(term) for term in pool if finder.lift(members, term) >= settings.min_lift]
+    lifted = [term for term in pool if finder.lift(members, term) >= settings.min_lift]
     covered, chosen = np.zeros(len(finder), dtype=bool), []
     for _ in range(2):
-        if not found:
+        fitting = [term for term in lifted if term not in chosen and _fits(term, chosen, members, finder)]
+        if not fitting:
             break
-        chosen.append(max(found, key=lambda hit: (hit[members] & ~covered[members]).sum()))
-        covered |= chosen[-1]
-    shared = any(all(hit[part].mean() >= settings.part_coverage for part in parts) for hit in chosen)
+        chosen.append(max(fitting, key=lambda term: (finder.found(term)[members] & ~covered[members]).sum()))
+        covered |= finder.found(chosen[-1])
+    shared = any(all(finder.found(term)[part].mean() >= settings.part_coverage for part in parts) for term in chosen)
     return (
         shared
         and covered[members].mean() >= settings.coherent_coverage
@@ -408,6 +582,10 @@ def topic_terms(
     for level, labels in levels.items():
         for label, pool in pools[level].items():
             members = np.flatnonzero(labels == label)
+            if not pool:
+                named[level][label] = TopicTerms([], 0)
+                continue
+            pool = [(term, lift) for term, lift in pool if shown_alone(term, terms)]
             if not pool:
                 named[level][label] = TopicTerms([], 0)
                 continue
