@@ -511,7 +511,8 @@ def _build_options(build) -> None:
         "--seed-similarity",
         type=float,
         metavar="S",
-        help=f"with --topics-from: the cosine similarity a paper needs to join a seed (default {SEED_SIMILARITY})",
+        help="with --topics-from: the least cosine similarity a paper needs to join a seed, a floor: it also needs the "
+        f"seed's words and a similarity unusual for that seed (docs/topic-map.md; default {SEED_SIMILARITY})",
     )
     build.add_argument(
         "--faiss",

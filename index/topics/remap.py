@@ -123,14 +123,16 @@ def _terms(texts: list[str], rows: np.ndarray, settings: TopicSettings, cache) -
     (``cache``: (read(kind), write(kind, arrays)) or None)."""
     read, write = cache or (lambda kind: {}, None)
     kept = read("corpus-terms")
-    if kept and np.array_equal(kept.get("rows"), rows) and int(kept["max_words"]) == settings.names.max_words:
+    fresh = kept and "cased_keys" in kept and np.array_equal(kept.get("rows"), rows)  # a cache of this code's
+    if fresh and int(kept["max_words"]) == settings.names.max_words:
         shape = tuple(kept["shape"].tolist())
         ones = np.ones(len(kept["indices"]), dtype=np.int64)  # presence is binary: only where is kept
         presence = scipy.sparse.csr_matrix((ones, kept["indices"], kept["indptr"]), shape=shape)
         shown = dict(zip(kept["shown_keys"].tolist(), kept["shown_values"].tolist(), strict=True))
         vocabulary = kept["vocabulary"].astype(object)
+        cased = dict(zip(kept["cased_keys"].tolist(), kept["cased_values"].tolist(), strict=True))
         return CorpusTerms(
-            texts, TermFinder(texts), vocabulary, presence if shape[1] else None, shown, english_stop_words()
+            texts, TermFinder(texts), vocabulary, presence if shape[1] else None, shown, english_stop_words(), cased
         )
     terms = corpus_terms(texts, settings.names.max_words)
     if write is not None:
@@ -141,6 +143,8 @@ def _terms(texts: list[str], rows: np.ndarray, settings: TopicSettings, cache) -
             "vocabulary": np.array(list(terms.vocabulary), dtype=str),
             "shown_keys": np.array(list(terms.shown), dtype=str),
             "shown_values": np.array(list(terms.shown.values()), dtype=str),
+            "cased_keys": np.array(list(terms.cased), dtype=str),
+            "cased_values": np.array(list(terms.cased.values()), dtype=str),
         })  # fmt: skip
     return terms
 
