@@ -449,6 +449,20 @@ def _with_fields(sub, no_cache: str) -> None:
     sub.add_argument("--no-cache", action="store_true", help=no_cache)
 
 
+def _with_where(build) -> None:
+    """The build's --where: conditions records must meet to be read."""
+    build.add_argument(
+        "--where",
+        "--filter",
+        metavar="CONDITION",
+        action="append",
+        default=[],
+        help="read only the records meeting CONDITION, on any column of the files: 'categories contains cs.LG', "
+        "'update_date >= 2023-01-01', 'decision = Accept' (operators =, !=, <, <=, >, >=, contains; "
+        "repeat for several, all met)",
+    )
+
+
 def _build_options(build) -> None:
     build.add_argument(
         "inputs",
@@ -485,16 +499,7 @@ def _build_options(build) -> None:
         f"(default: {Smoothing.k}:{Smoothing.weight})",
     )
     _with_fields(build, "embed everything again, ignoring the embedding cache")
-    build.add_argument(
-        "--where",
-        "--filter",
-        metavar="CONDITION",
-        action="append",
-        default=[],
-        help="read only the records meeting CONDITION, on any column of the files: 'categories contains cs.LG', "
-        "'update_date >= 2023-01-01', 'decision = Accept' (operators =, !=, <, <=, >, >=, contains; "
-        "repeat for several, all met)",
-    )
+    _with_where(build)
     build.add_argument(
         "--quantize",
         choices=QUANTIZE_CHOICES,

@@ -428,6 +428,12 @@ def _add_routes(app: FastAPI, live: LiveIndex) -> None:
         served = live.current
         return _answer(served, lambda index: served.topics[level])
 
+    _add_map_routes(app, live)
+
+
+def _add_map_routes(app: FastAPI, live: LiveIndex) -> None:
+    """The maps of the index (GET /maps) and the choice of the current one (PUT /maps/current)."""
+
     @app.get("/maps", summary="The maps of the index: name, topics, clusters, created, current, stale",
              responses=ERRORS, operation_id="listMaps")  # fmt: skip
     def list_maps():
