@@ -34,7 +34,8 @@ class CollectionsGroup(Collections):
         recommended again), as :class:`~paperscope.index.search.results.Results`. ``new``: only papers that
         came into the index since the collection was last marked shown; ``since``: since that time
         instead; ``within``: only the papers of this mask (``PaperIndex.where``). Nothing is marked
-        shown (:meth:`mark_shown` does that)."""
+        shown (:meth:`mark_shown` does that). A new paper's reason (``because``) says when it came
+        (``added``, Unix ms)."""
         if new and since is not None:
             raise Contradiction(
                 "new (papers added since the collection was last marked shown) and since (papers added since a "
@@ -51,9 +52,14 @@ class CollectionsGroup(Collections):
         if new or since is not None:
             fresh = self._index.where(added_since=since if since is not None else self.shown(name))
             within = fresh if within is None else within & fresh
-        return self._index.recommend(
+        found = self._index.recommend(
             ids, negative=avoid_ids, k=k, within=within, positive_vectors=vectors, negative_vectors=avoid_vectors
         )
+        if (new or since is not None) and found.ranking.reasons is not None and self._index._papers.has("added"):
+            came = self._index.table(found.rows, ["added"]).column("added").to_pylist()
+            for reason, added in zip(found.ranking.reasons, came, strict=True):  # why a new paper: also when it came
+                reason["added"] = added
+        return found
 
     def digest(self, k: int = 5) -> list[dict]:
         """Each collection's top ``k`` new papers (come into the index since it was last marked

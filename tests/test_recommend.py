@@ -190,3 +190,34 @@ def test_reasons_reach_the_command_line_and_the_service(sample_index_dir, tmp_pa
     as_json = subprocess.run([paperscope, "recommend", "mine", "--index", str(folder), "-k", "5", "--json"],
                              capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert [paper["because"] for paper in json.loads(as_json)] == [paper["because"] for paper in answer]
+
+
+def test_a_new_papers_reason_says_when_it_came(sample_index_dir, tmp_path, topics):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from paperscope import PaperIndex
+    from paperscope.index.build.add import add_papers
+    from paperscope.index.search.filters import moment
+    from tests.conftest import copy_index
+    from tests.test_add import NEW_PAPERS
+
+    _, papers = topics
+    folder = copy_index(sample_index_dir, tmp_path / "index")
+    index = PaperIndex.load(folder)
+    index.collections.create("feed", ids=papers[next(iter(papers))][:3])
+    index.collections.mark_shown(["feed"])
+    corpus = tmp_path / "new.jsonl"
+    records = [{"id": f"n{i}", "title": title, "abstract": text} for i, (title, text) in enumerate(NEW_PAPERS)]
+    corpus.write_text("\n".join(json.dumps(record) for record in records))
+    add_papers([corpus], folder)
+    grown = PaperIndex.load(folder)
+    found = grown.collections.recommend("feed", k=3, new=True).to_records()
+    shown_at = grown.collections.shown("feed")
+    assert found and all(paper["id"].startswith("n") for paper in found)
+    assert all(paper["because"]["added"] == paper["added"] >= moment(shown_at) for paper in found)
+    printed = subprocess.run([str(Path(sys.executable).parent / "paperscope"), "recommend", "feed", "--new", "-k", "3",
+                              "--index", str(folder)], capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert printed.count("; new, came ") == len(found)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 from pathlib import Path
@@ -52,7 +53,11 @@ def reason_text(because: dict) -> str:
     """A recommendation's reason in words: "like p3 (0.71), p7 (0.65); shares federated learning, privacy"."""
     members = ", ".join(f"{shown(member['id'])} ({member['similarity']:.2f})" for member in because["members"])
     text = f"like {members}" if members else "from the collection's papers outside the index"
-    return text + (f"; shares {', '.join(shown(term) for term in because['terms'])}" if because["terms"] else "")
+    text += f"; shares {', '.join(shown(term) for term in because['terms'])}" if because["terms"] else ""
+    if because.get("added"):  # a new paper of a feed
+        came = datetime.datetime.fromtimestamp(because["added"] / 1000, datetime.UTC)
+        text += f"; new, came {came:%Y-%m-%d %H:%M} UTC"
+    return text
 
 
 def _shown_value(value) -> str:
