@@ -162,7 +162,7 @@ def test_the_service_lists_the_maps_and_a_put_chooses_what_topics_answers(index_
             time.sleep(0.05)
         assert seen[-6:] == [wanted] * 6, seen
         status, answer, _ = call(url, "PUT", "/maps/current", {"name": "nowhere"})
-        assert status == 422 and answer["error"].startswith("no map named 'nowhere'")
+        assert status == 404 and answer["error"].startswith("no map named 'nowhere'")
     with paperscope_server("serve", index_dir, ("--read-only",)) as (url, _):
         assert call(url, "PUT", "/maps/current", {"name": "build"})[0] == 403  # a write
     assert PaperIndex.load(index_dir).map.current == "few"

@@ -292,7 +292,8 @@ def _print_topics_by(shares, as_json: bool) -> None:
     if not over_time:
         return
     if len(values) == 1:
-        print(f"\nonly one year in this corpus's {column} ({values[0]}): no change over time to show")
+        where = "" if column == "year" else f"'s {column}"
+        print(f"\nonly one year in this corpus{where} ({values[0]}): no change over time to show")
         return
     topics = shares[shares["cluster"] >= 0]
     if topics.empty:

@@ -135,7 +135,12 @@ class Result(BaseModel):
 class MapChoice(BaseModel):
     """The map to make current (GET /maps lists them; "build" is the build's own)."""
 
-    name: str = Field(min_length=1, max_length=64, description='a map\'s name, e.g. "build" or "topics-8"')
+    name: str = Field(
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+        description='a map\'s name: letters, digits, ".", "_" or "-", e.g. "build" or "topics-8"',
+    )
 
 
 class ApiError(BaseModel):

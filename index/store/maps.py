@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from paperscope.errors import UserError, write_error
+from paperscope.errors import Contradiction, NotFound, UserError, write_error
 from paperscope.files import TEMPORARY_PREFIX, atomic_path
 
 BUILD = "build"  # the generation's own map: always there, never deleted
@@ -208,14 +208,14 @@ def _point(folder: str | Path, name: str) -> None:
 
 
 def use(folder: str | Path, name: str, generation: str) -> None:
-    """Make ``name`` the current map (a UserError for an unknown or stale one)."""
+    """Make ``name`` the current map (NotFound for an unknown one, Contradiction for a stale one)."""
     if name != BUILD:
         info = _info(Path(folder), check_name(name))
         if info is None:
             known = ", ".join([BUILD, *names(folder)])
-            raise UserError(f"no map named '{name}'; the maps are: {known}")
+            raise NotFound(f"no map named '{name}'; the maps are: {known}")
         if info.get("generation") != generation:
-            raise UserError(f"map '{name}' was made before the index was rebuilt or added to; remap it")
+            raise Contradiction(f"map '{name}' was made before the index was rebuilt or added to; remap it")
     with locked(folder):
         _point(folder, name)
 
@@ -225,7 +225,7 @@ def delete(folder: str | Path, name: str) -> None:
     if name == BUILD:
         raise UserError("the build's map cannot be deleted")
     if _info(Path(folder), check_name(name)) is None:
-        raise UserError(f"no map named '{name}'; the maps are: {', '.join([BUILD, *names(folder)])}")
+        raise NotFound(f"no map named '{name}'; the maps are: {', '.join([BUILD, *names(folder)])}")
     with locked(folder):
         if current_name(folder) == name:
             raise UserError(f"map '{name}' is the current one; switch first: paperscope maps use {BUILD}")
