@@ -595,9 +595,9 @@ def serve(
     check_free(host, port)
     _one_thread_each()
     address = f"http://{host}:{port}"
-    logger.info("%s", _access_line(tokens, access, workers))
     if workers == 1:
         app = create_app(folder, tokens=tokens, access=access)  # a user error stops here, in one line
+        logger.info("%s", _access_line(tokens, access, workers))
         logger.info(
             "serving %s (%d papers) on %s; API docs at /docs", folder, len(app.state.live.current.index), address
         )
@@ -606,6 +606,7 @@ def serve(
     index = PaperIndex.load(folder)  # the index and (below) its query model are checked before any worker starts
     index.embed_query("check")  # the query model is found and runs before any worker starts
     model = index.manifest.model.name
+    logger.info("%s", _access_line(tokens, access, workers))  # once the index is known to load: a bad one is one line
     logger.info(
         "serving %s (%d papers, %s) on %s in %d workers; API docs at /docs", folder, len(index), model, address, workers
     )
