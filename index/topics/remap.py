@@ -32,8 +32,8 @@ from paperscope.index.topics.topic_map import (
     TopicMap,
     _names,
     _refine,
-    _topic_row,
     map_columns,
+    topic_rows,
 )
 from paperscope.settings import UNCLUSTERED, TopicSettings
 
@@ -186,13 +186,7 @@ def remap_topics(vectors: np.ndarray, texts_of, ids: list[str], built: pd.DataFr
     names = _names(named, coarse_of, {})
     trust = built["map_trust"].to_numpy(np.float32)
     where = Placed(coords, labels, outlying, trust, np.flatnonzero(placed), {})
-    topic_rows = [
-        {"level": level, "name": names[level][label], "terms": named[level][label].terms}
-        | _topic_row(vectors, ids, sample, where, levels[level], label)
-        | {"parent": coarse_of[label] if level == "fine" else UNCLUSTERED}
-        for level in ("fine", "coarse")
-        for label in sorted(names[level])
-    ]
+    table = topic_rows((vectors, ids, sample, where), levels, named, names, coarse_of)
     per_paper = map_columns(coords, labels, coarse, names, trust, {"placed": placed, "outlying": outlying})
     sections = description | {
         "topics": len(names["coarse"]),
@@ -201,4 +195,4 @@ def remap_topics(vectors: np.ndarray, texts_of, ids: list[str], built: pd.DataFr
         "asked": {"topics": asked.topics, "min_topic_size": asked.min_topic_size},
         "named_on": len(rows),
     }
-    return TopicMap(per_paper, pd.DataFrame(topic_rows, columns=CLUSTER_COLUMNS), sections)
+    return TopicMap(per_paper, pd.DataFrame(table, columns=CLUSTER_COLUMNS), sections)

@@ -255,6 +255,18 @@ def _coarse_levels(
     return {label: largest.index(group) for label, group in groups.items()}
 
 
+def topic_rows(where: tuple, levels: dict, named: dict, names: dict, coarse_of: dict[int, int]) -> list[dict]:
+    """The topics table's rows, fine then coarse, each topic's name, terms, parent and
+    :func:`_topic_row`; ``where``: (vectors, ids, sample, placed); ``levels``: each level's labels."""
+    return [
+        {"level": level, "name": names[level][label], "terms": named[level][label].terms}
+        | _topic_row(*where, levels[level], label)
+        | {"parent": coarse_of[label] if level == "fine" else UNCLUSTERED}
+        for level in ("fine", "coarse")
+        for label in sorted(names[level])
+    ]
+
+
 def _names(named: dict, coarse_of: dict[int, int], seeded: dict[int, SeedTopic]) -> dict[str, dict[int, str]]:
     """Each topic's name at both levels ({level: {label: name}}) from its terms (``named``,
     :func:`topic_terms`; :func:`topic_names`); a seed's (``seeded``: {fine label: seed}) as its
@@ -310,13 +322,7 @@ def topic_map(
     sampled = {level: labels[sample.rows] for level, labels in levels.items()}
     named = topic_terms(terms, sampled, sample.vectors, encode, settings.names, pools={"fine": fine.pools})
     names = _names(named, coarse_of, fine.seeds)
-    rows = [
-        {"level": level, "name": names[level][label], "terms": named[level][label].terms}
-        | _topic_row(vectors, ids, sample, placed, levels[level], label)
-        | {"parent": coarse_of[label] if level == "fine" else UNCLUSTERED}
-        for level in ("fine", "coarse")
-        for label in sorted(names[level])
-    ]
+    rows = topic_rows((vectors, ids, sample, placed), levels, named, names, coarse_of)
     flags = {"placed": np.isin(np.arange(len(vectors)), placed.rest), "outlying": placed.outlying}
     per_paper = map_columns(placed.coords, placed.labels, coarse, names, placed.trust, flags)
     sections = _sections(sample, placed, fine, names, settings)
