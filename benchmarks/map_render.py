@@ -9,8 +9,11 @@ draw (navigation to the map drawn), one redraw after a zoom, a hover lookup, a l
 App (--index): a fresh `paperscope app` server on a built index; first draw of the map, a click on
 a point until the results for that paper are shown, a box selection until it is listed; then at
 1440x900 and 1280x720 the map's share of the page and its labels' boxes read from the page, zoomed
-out and zoomed in on the five largest fine topics: overlapping pairs and labels outside the map.
-Prints Markdown tables and writes JSON.
+out, zoomed in on the five largest fine topics and zoomed out at the fine level (the sidebar's
+topic level): overlapping pairs, labels outside the map, and the farthest any label's box sits from
+the nearest paper of its topic. Prints Markdown tables and writes JSON; fails (exit status 1) when
+labels overlap, leave the map or sit farther from their papers than ``LABEL_REACH`` of the map's
+smaller side.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import pandas as pd
 
 from benchmarks.common import app_server, report
 from benchmarks.common import parser as common_parser
-from tests.servers import CHROMIUM, CHROMIUM_FLAGS, MAP_LABEL_LAYOUT
+from tests.servers import CHROMIUM, CHROMIUM_FLAGS, LABEL_REACH, MAP_LABEL_DISTANCES, MAP_LABEL_LAYOUT, show_fine_level
 
 MAP = "document.querySelector('.ps-map').parentElement.__paperscopeMap"
 
@@ -107,12 +110,14 @@ def standalone(browser, count: int, folder: Path) -> dict:
 
 def label_check(browser, url: str, width: int, height: int, zooms: int = 5) -> dict:
     """The map's share of the page and its label collisions: zoomed out, then zoomed in on the
-    ``zooms`` largest fine topics in turn."""
+    ``zooms`` largest fine topics in turn, then zoomed out at the fine level; how far the labels
+    sit from their topics' papers."""
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(url)
     page.wait_for_selector(".ps-map[data-ready='1']", timeout=120_000)
     first = page.evaluate(MAP_LABEL_LAYOUT)
     layouts = [first]
+    distances = page.evaluate(MAP_LABEL_DISTANCES)
     anchors = page.evaluate(
         f"""(count) => {{ const map = {MAP}; const box = document.querySelector('.ps-map').getBoundingClientRect();
             return map.labels.filter(l => l.level === 'fine').sort((a, b) => b.size - a.size).slice(0, count)
@@ -126,14 +131,25 @@ def label_check(browser, url: str, width: int, height: int, zooms: int = 5) -> d
             page.mouse.wheel(0, -120)
         page.wait_for_selector(".ps-map[data-label-level='fine']", timeout=10_000)
         layouts.append(page.evaluate(MAP_LABEL_LAYOUT))
+        distances += page.evaluate(MAP_LABEL_DISTANCES)
+    page.get_by_role("button", name="Reset view").click()
+    show_fine_level(page)
+    fine = page.evaluate(MAP_LABEL_LAYOUT)
+    distances += page.evaluate(MAP_LABEL_DISTANCES)
     page.close()
+    farthest = max(distances, key=lambda label: label["distance"] / min(label["width"], label["height"]))
     return {
         "window": f"{width}x{height}",
         "map_share": round(first["share"], 3),
         "labels_zoomed_out": len(first["labels"]),
         "labels_zoomed_in": sum(len(layout["labels"]) for layout in layouts[1:]),
-        "overlapping_pairs": sum(len(layout["overlaps"]) for layout in layouts),
-        "outside_the_map": sum(len(layout["outside"]) for layout in layouts),
+        "fine_labels_zoomed_out": len(fine["labels"]),
+        "overlapping_pairs": sum(len(layout["overlaps"]) for layout in [*layouts, fine]),
+        "outside_the_map": sum(len(layout["outside"]) for layout in [*layouts, fine]),
+        "farthest_label_px": round(farthest["distance"], 1),
+        "farthest_label_share": round(farthest["distance"] / min(farthest["width"], farthest["height"]), 4),
+        "farthest_label": farthest["text"].replace("\n", " "),
+        "longest_leader_px": round(max(label["leader"] for label in distances), 1),
     }
 
 
@@ -224,12 +240,21 @@ def main() -> None:
             times = (r["first_draw_s"], r["click_to_results_s"], r["box_to_list_s"])
             print(f"| {r['points']:,} | " + " | ".join(f"{t:.2f} s" for t in times) + " |")
         print()
-        print("| app: papers | window | map share | labels out / in (5 zooms) | overlapping pairs | outside the map |")
-        print("|---|---|---|---|---|---|")
+        print("| app: papers | window | map share | labels out / in (5 zooms) / fine out | overlapping pairs "
+              "| outside the map | farthest label from its topic's papers | longest leader line |")  # fmt: skip
+        print("|---|---|---|---|---|---|---|---|")
         for r in app:
             for c in r["labels"]:
                 print(f"| {r['points']:,} | {c['window']} | {c['map_share']:.0%} | {c['labels_zoomed_out']} / "
-                      f"{c['labels_zoomed_in']} | {c['overlapping_pairs']} | {c['outside_the_map']} |")  # fmt: skip
+                      f"{c['labels_zoomed_in']} / {c['fine_labels_zoomed_out']} | {c['overlapping_pairs']} "
+                      f"| {c['outside_the_map']} "
+                      f"| {c['farthest_label_px']:.0f} px ({c['farthest_label_share']:.1%}) "
+                      f"| {c['longest_leader_px']:.0f} px |")  # fmt: skip
+        checked = [(r["index"], c) for r in app for c in r["labels"]]
+        failed = [(index, c["window"]) for index, c in checked if c["overlapping_pairs"] or c["outside_the_map"]
+                  or c["farthest_label_share"] > LABEL_REACH]  # fmt: skip
+        if failed:
+            raise SystemExit(f"labels overlap, leave the map or sit away from their papers: {failed}")
 
 
 if __name__ == "__main__":

@@ -182,6 +182,46 @@ class Kernel:
 
 # Run in the page: every visible map label's box on the page, the pairs that overlap and the
 # labels not wholly inside the map.
+def far_labels(page) -> list[tuple[str, float]]:
+    """The drawn labels whose box sits farther than ``LABEL_REACH`` of the map's smaller side from
+    every paper of its topic, with that distance in pixels."""
+    return [
+        (label["text"], label["distance"])
+        for label in page.evaluate(MAP_LABEL_DISTANCES)
+        if label["distance"] > LABEL_REACH * min(label["width"], label["height"]) + 0.5
+    ]
+
+
+def show_fine_level(page) -> None:
+    """In the app: pick "fine" as the sidebar's topic level, fold the sidebar again and reset the
+    view, so that the whole map shows its fine topics' labels at the full width."""
+    width = page.evaluate("() => document.querySelector('.ps-map').offsetWidth")
+    page.get_by_test_id("stExpandSidebarButton").click()
+    page.get_by_test_id("stSidebar").get_by_text("fine", exact=True).click()
+    page.wait_for_selector(".ps-map[data-label-level='fine']", timeout=60_000)
+    page.get_by_test_id("stSidebar").get_by_test_id("stSidebarCollapseButton").click()
+    page.wait_for_function(f"() => document.querySelector('.ps-map').offsetWidth === {width}")
+    page.get_by_role("button", name="Reset view").click()
+    page.wait_for_function("() => !document.querySelector('.ps-map').parentElement.__paperscopeMap.pending")
+
+
+LABEL_REACH = 0.04  # map.js's PS_LEADER: a label's box is at most this share of the map's smaller side from its anchor
+# Each drawn label's distance (px) from its box to the nearest paper of its topic, its leader line's
+# length (from its anchor to its box) and the map's size.
+MAP_LABEL_DISTANCES = """() => {
+  const map = document.querySelector('.ps-map').parentElement.__paperscopeMap;
+  return map.labels.filter(l => l.placed).map(l => {
+    const topics = l.level === 'fine' ? map.fine : map.coarse; const b = l.box; let best = Infinity;
+    for (let row = 0; row < map.count; row++) {
+      if (topics[row] !== l.topic) continue;
+      const x = map.px(map.x[row]), y = map.py(map.y[row]);
+      const dx = Math.max(b.x - x, 0, x - b.x - b.w), dy = Math.max(b.y - y, 0, y - b.y - b.h);
+      best = Math.min(best, Math.hypot(dx, dy));
+    }
+    const leader = Math.hypot(Math.max(b.x - l.ax, 0, l.ax - b.x - b.w), Math.max(b.y - l.ay, 0, l.ay - b.y - b.h));
+    return {text: l.text, level: l.level, distance: best, leader, width: map.width, height: map.height};
+  });
+}"""
 MAP_LABEL_LAYOUT = """() => {
   const frame = document.querySelector('.ps-map'); const map = frame.getBoundingClientRect();
   const labels = [...frame.querySelectorAll('.ps-label')].filter(e => e.style.visibility === 'visible').map(e => {

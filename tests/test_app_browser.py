@@ -13,7 +13,7 @@ import pytest
 
 from paperscope import PaperIndex
 from tests.conftest import ARTIFACTS
-from tests.servers import CHROMIUM, MAP_LABEL_LAYOUT, paperscope_server
+from tests.servers import CHROMIUM, MAP_LABEL_LAYOUT, far_labels, paperscope_server
 
 pytestmark = [
     pytest.mark.browser,
@@ -83,6 +83,7 @@ def test_the_map_takes_most_of_the_page_and_its_labels_never_collide(server, bro
     assert layout["share"] >= 0.6
     assert layout["level"] == "coarse" and len(layout["labels"]) == len(sample_index.topics.table("coarse"))
     assert layout["overlaps"] == [] and layout["outside"] == []
+    assert far_labels(page) == []  # each label by its papers
     fonts = {label["text"].replace("\n", " "): label["font"] for label in layout["labels"]}
     by_size = sample_index.topics.table("coarse").sort_values("size")["name"].tolist()
     assert [fonts[name] for name in by_size] == sorted(fonts.values())  # label size follows topic size
@@ -95,7 +96,7 @@ def test_the_map_takes_most_of_the_page_and_its_labels_never_collide(server, bro
     page.wait_for_function("() => Number(document.querySelector('.ps-map').dataset.zoom) > 2", timeout=10_000)
     zoomed = page.evaluate(MAP_LABEL_LAYOUT)
     assert zoomed["labels"] and {label["level"] for label in zoomed["labels"]} == {"fine"}
-    assert zoomed["overlaps"] == [] and zoomed["outside"] == []
+    assert zoomed["overlaps"] == [] and zoomed["outside"] == [] and far_labels(page) == []
     _shot(page, f"map-{width}-zoomed.png")
     page.close()
 

@@ -15,9 +15,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgb
 from matplotlib.text import Annotation, Text
 
-from paperscope.ui.mapplot import map_payload, save_html, save_png
+from paperscope.ui.mapplot import label_anchors, map_payload, save_html, save_png
 from tests.conftest import ARTIFACTS
-from tests.servers import CHROMIUM, MAP_LABEL_LAYOUT
+from tests.servers import CHROMIUM, MAP_LABEL_LAYOUT, far_labels
 
 WORDS = """graph neural networks,large language models (LLMs),reinforcement learning,federated learning,
 diffusion models,knowledge graphs,multi-agent systems,causal inference,object detection,speech recognition,
@@ -67,6 +67,24 @@ def field() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     return papers, topics(cluster, 40, fine_names), topics(coarse_cluster, 9, coarse_names)
 
 
+def test_a_label_is_anchored_on_its_topics_densest_papers_not_between_its_parts():
+    rng = np.random.default_rng(3)
+    # One topic in two parts of 100 papers and one paper between them (the member nearest the
+    # topic's median, where its label used to go); another topic above; papers of no topic all over.
+    left, right, above = rng.normal(0, 0.6, (100, 2)), rng.normal(0, 0.6, (100, 2)), rng.normal(0, 0.6, (40, 2))
+    shift = np.array([[12, 0], [6, 9]])
+    xy = np.vstack([left, right + shift[0], [[6.5, 0.2]], above + shift[1], rng.uniform(-2, 14, (30, 2))])
+    topics = np.r_[np.zeros(201, int), np.ones(40, int), np.full(30, -1)]
+    median = np.median(xy[:201], axis=0)
+    assert np.argmin(np.hypot(*(xy[:201] - median).T)) == 200  # the stray paper
+    anchors = label_anchors(xy[:, 0], xy[:, 1], topics)
+    assert sorted(anchors) == [0, 1]
+    assert sorted(round(x / 12) for x, _ in anchors[0]) == [0, 1]  # one anchor in each part, none between
+    assert all(min(np.hypot(x, y), np.hypot(x - 12, y)) < 1.5 for x, y in anchors[0])
+    assert all(tuple(point) in set(map(tuple, xy[:201])) for point in anchors[0])  # papers of the topic
+    assert len(anchors[1]) == 1 and np.hypot(anchors[1][0][0] - 6, anchors[1][0][1] - 9) < 1.5
+
+
 @pytest.fixture(scope="module")
 def html_map(field, tmp_path_factory) -> Path:
     papers, fine, coarse = field
@@ -95,6 +113,7 @@ def test_labels_never_collide_at_any_zoom_on_a_few_thousand_papers(browser, html
     layout = page.evaluate(MAP_LABEL_LAYOUT)
     assert layout["level"] == "coarse" and len(layout["labels"]) == len(coarse)  # every coarse topic named
     assert layout["overlaps"] == [] and layout["outside"] == []
+    assert far_labels(page) == []  # each by its papers
     fonts = {label["text"].replace("\n", " "): label["font"] for label in layout["labels"]}
     by_size = coarse.sort_values("size")["name"].tolist()
     assert [fonts[name] for name in by_size] == sorted(fonts.values())  # label size follows topic size
@@ -112,7 +131,7 @@ def test_labels_never_collide_at_any_zoom_on_a_few_thousand_papers(browser, html
             page.mouse.wheel(0, -120)
         page.wait_for_selector(".ps-map[data-label-level='fine']")
         zoomed = page.evaluate(MAP_LABEL_LAYOUT)
-        assert zoomed["overlaps"] == [] and zoomed["outside"] == []
+        assert zoomed["overlaps"] == [] and zoomed["outside"] == [] and far_labels(page) == []
         fine_seen |= {label["text"].replace("\n", " ") for label in zoomed["labels"]}
     assert fine_seen <= set(fine["name"]) and len(fine_seen) >= 4
     page.screenshot(path=str(ARTIFACTS / f"synthetic-map-{width}-zoomed.png"))

@@ -5,6 +5,8 @@
 // self-contained HTML export. Text from the corpus only ever goes through textContent.
 
 const PS_FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
+const PS_LEADER = 0.04; // a label's box is at most this share of the map's smaller side from its anchor
+const PS_LABEL_SCALES = [1, 0.85, 0.72]; // a label that finds no room near its papers shrinks, then hides
 const PS_FINE_ZOOM = 1.8; // zoomed in this far, fine topic labels replace the coarse ones
 const PS_HIT_PX = 9; // how close the pointer must be to a point to hover or click it
 const PS_UNCLUSTERED = "#c8c8c8";
@@ -37,6 +39,11 @@ function psWrap(text) {
     if (text[i] === " " && (best < 0 || Math.abs(i - text.length / 2) < Math.abs(best - text.length / 2))) best = i;
   }
   return best < 0 ? text : text.slice(0, best) + "\n" + text.slice(best + 1);
+}
+
+// How far (x, y) is from the nearest point of a box: 0 inside it.
+function psDistanceToBox(x, y, box) {
+  return Math.hypot(Math.max(box.x - x, 0, x - box.x - box.w), Math.max(box.y - y, 0, y - box.y - box.h));
 }
 
 function psBoxesOverlap(a, b, margin) {
@@ -532,8 +539,9 @@ class PaperscopeMap {
     context.stroke();
   }
 
-  // Greedy placement, largest topic first: at its centre if free, else at the nearest free spot on
-  // rings around it (joined to the centre by a thin line); a label that fits nowhere is not shown.
+  // Greedy placement, largest topic first: on an anchor (one of its topic's densest papers) if
+  // free, else at the nearest free spot within PS_LEADER of one (joined to it by a short line when
+  // the box leaves the anchor uncovered), smaller if need be; one that fits nowhere near is not shown.
   placeLabels() {
     const zoom = this.scale / this.scale0;
     const hasCoarse = this.labels.some((label) => label.level === "coarse");
@@ -567,37 +575,59 @@ class PaperscopeMap {
       label.placed = false;
       label.element.style.visibility = "hidden";
     }
+    const reach = PS_LEADER * Math.min(this.width, this.height);
     for (const label of wanted) {
-      label.ax = this.px(label.x);
-      label.ay = this.py(label.y);
-      if (label.ax < 0 || label.ay < 0 || label.ax > this.width || label.ay > this.height) continue;
-      const box = this.freeSpot(label, taken);
-      if (!box) continue;
+      const spot = this.spotNear(label, reach, taken);
+      if (!spot) continue;
+      const { box, scale } = spot;
       taken.push(box);
-      label.box = box;
-      label.placed = true;
-      label.moved = Math.abs(box.x + box.w / 2 - label.ax) > 1 || Math.abs(box.y + box.h / 2 - label.ay) > 1;
-      label.element.style.transform = `translate(${box.x}px, ${box.y}px)`;
+      Object.assign(label, { box, ax: spot.ax, ay: spot.ay, placed: true });
+      label.moved = psDistanceToBox(label.ax, label.ay, box) > 0;
+      label.element.style.transform = `translate(${box.x}px, ${box.y}px) scale(${scale})`;
       label.element.style.visibility = "visible";
     }
     this.frame.dataset.labelLevel = level;
   }
 
-  freeSpot(label, taken) {
-    const { w, h } = label;
-    const inside = (box) => box.x >= 2 && box.y >= 2 && box.x + box.w <= this.width - 2 && box.y + box.h <= this.height - 2;
-    const steps = [0, 0.8, 1.6, 2.6, 3.8, 5.2, 7, 9.5];
-    const compass = [[0, -1], [0, 1], [1, 0], [-1, 0], [1, -1], [-1, -1], [1, 1], [-1, 1]];
-    const between = [[0.5, -1], [-0.5, -1], [0.5, 1], [-0.5, 1], [1, -0.5], [-1, -0.5], [1, 0.5], [-1, 0.5]];
-    for (const step of steps) {
-      // Near the centre the eight compass points; farther out also the eight between them.
-      const directions = step === 0 ? [[0, 0]] : step < 2.6 ? compass : compass.concat(between);
-      for (const [dx, dy] of directions) {
-        const cx = label.ax + dx * (w / 2 + step * h * 0.8);
-        const cy = label.ay + dy * step * h;
-        const box = { x: Math.round(cx - w / 2), y: Math.round(cy - h / 2), w, h };
-        if (inside(box) && !taken.some((other) => psBoxesOverlap(box, other, 2))) return box;
+  // Where a label goes: full size by one of its anchors (its topic's densest papers, densest
+  // first, those in view), else smaller there; never farther (a label that fits nowhere near its
+  // papers is not drawn, and comes back as you zoom in). {box, scale, ax, ay} or null.
+  spotNear(label, reach, taken) {
+    const anchors = label.anchors
+      .map(([x, y]) => [this.px(x), this.py(y)])
+      .filter(([x, y]) => x >= 0 && y >= 0 && x <= this.width && y <= this.height);
+    for (const scale of PS_LABEL_SCALES) {
+      for (const [ax, ay] of anchors) {
+        const box = this.freeSpot(label, ax, ay, scale, reach, taken);
+        if (box) return { box, scale, ax, ay };
       }
+    }
+    return null;
+  }
+
+  // The free box of the label at ``scale`` nearest the anchor (ax, ay) on the screen: centred on
+  // it if free, else over it off centre, else beside it, at most ``reach`` pixels from it; null if
+  // none is free and wholly inside the map.
+  freeSpot(label, ax, ay, scale, reach, taken) {
+    const w = Math.round(label.w * scale);
+    const h = Math.round(label.h * scale);
+    const inside = (box) => box.x >= 2 && box.y >= 2 && box.x + box.w <= this.width - 2 && box.y + box.h <= this.height - 2;
+    // Left edges (tops) with the anchor inside the box at quarters (thirds) of its width (height),
+    // or the box beside it, clear of it by up to ``reach``.
+    const clear = [0, 0.1, 0.25, 0.45, 0.7, 1].map((share) => Math.floor(share * reach) + 1);
+    const lefts = [-2, -1, 0, 1, 2].map((i) => ax - w / 2 + (i * w) / 4).concat(clear.flatMap((g) => [ax + g, ax - w - g]));
+    const tops = [-1, 0, 1].map((j) => ay - h / 2 + (j * h) / 3).concat(clear.flatMap((g) => [ay + g, ay - h - g]));
+    const candidates = [];
+    for (const left of lefts) {
+      for (const top of tops) {
+        const box = { x: Math.round(left), y: Math.round(top), w, h };
+        const leader = psDistanceToBox(ax, ay, box);
+        if (leader <= reach) candidates.push([leader + Math.hypot(box.x + w / 2 - ax, box.y + h / 2 - ay) * 1e-4, box]);
+      }
+    }
+    candidates.sort((a, b) => a[0] - b[0]);
+    for (const [, box] of candidates) {
+      if (inside(box) && !taken.some((other) => psBoxesOverlap(box, other, 2))) return box;
     }
     return null;
   }

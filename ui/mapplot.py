@@ -50,6 +50,69 @@ TITLE_CHARS = 160  # hover titles are cut here: the map sends every title to the
 PNG_LABEL_MARGINS = (7.5, 12.0, 18.0)  # % around each label as pylabeladjust spaces them; datamapplot's default first
 PNG_FONT_WEIGHT = 500  # the least weight of a label in the PNG: datamapplot's 200 reads as pale grey
 STATIC_FINE_LABELS = 40  # the PNG names fine topics up to this many, else the coarse ones
+LEVEL_COLUMNS = (("coarse", "coarse_cluster"), ("fine", "cluster"))  # each level's topic column in the papers' table
+ANCHOR_CELLS = 32  # a label's anchor: its topic's papers counted in cells of this share of the map's larger side
+ANCHORS = 3  # where a label may sit: up to this many of its topic's densest cells
+ANCHOR_SHARE = 0.5  # ... each at least this share of the densest one's papers
+
+
+def _densest_cells(unique: np.ndarray, density: np.ndarray, side: int, count: int) -> list[list[int]]:
+    """Per topic, up to ``count`` of its cells (indices into ``unique``, the cells' keys), densest
+    first, each at least 3 cells from those before it and at least ``ANCHOR_SHARE`` of the densest's
+    density."""
+    cell_topics = unique // (side * side)
+    order = np.lexsort((-density, cell_topics))
+    starts = np.flatnonzero(np.r_[True, cell_topics[order][1:] != cell_topics[order][:-1]])
+    picked = []
+    for part in np.split(order, starts[1:]):
+        part = part[density[part] >= ANCHOR_SHARE * density[part[0]]]
+        columns, rows = unique[part] % side, unique[part] // side % side
+        mine = [0]
+        for k in range(1, len(part)):
+            if len(mine) == count:
+                break
+            if np.all(np.maximum(abs(columns[k] - columns[mine]), abs(rows[k] - rows[mine])) >= 3):
+                mine.append(k)
+        picked.append(part[mine].tolist())
+    return picked
+
+
+def label_anchors(x, y, topics, count: int = ANCHORS) -> dict[int, list[tuple[float, float]]]:
+    """Where each topic's label may sit: up to ``count`` of its papers, each in one of its densest
+    cells, densest first (a cell 1/``ANCHOR_CELLS`` of the map's larger side, its density the
+    topic's papers in the 3 x 3 cells around it: :func:`_densest_cells`), the paper nearest the mean
+    of those papers. Papers of the topic, in its thickest parts: a topic in two parts, or curved, is
+    named on its papers, never on the empty space between them where its mean or median can fall.
+    ``topics``: each paper's topic (below 0: none)."""
+    topics = np.asarray(topics, dtype=np.int64)
+    kept = topics >= 0
+    coords, topics = np.column_stack([x, y]).astype(np.float64)[kept], topics[kept]
+    if not len(topics):
+        return {}
+    low, span = coords.min(axis=0), max(float(np.ptp(coords, axis=0).max()), 1e-12)
+    cells = np.minimum(((coords - low) / span * ANCHOR_CELLS).astype(np.int64), ANCHOR_CELLS - 1) + 1
+    side = ANCHOR_CELLS + 2  # a cell of padding on each side: a neighbour is never another row's or topic's
+    keys = (topics * side + cells[:, 1]) * side + cells[:, 0]
+    unique, inverse = np.unique(keys, return_inverse=True)
+    counts = np.bincount(inverse).astype(np.float64)
+    sums = np.column_stack([np.bincount(inverse, weights=coords[:, axis]) for axis in (0, 1)])
+    density, window = np.zeros(len(unique)), np.zeros((len(unique), 2))
+    for offset in (dy * side + dx for dy in (-1, 0, 1) for dx in (-1, 0, 1)):
+        at = np.minimum(np.searchsorted(unique, unique + offset), len(unique) - 1)
+        found = unique[at] == unique + offset
+        density += np.where(found, counts[at], 0)
+        window += np.where(found[:, None], sums[at], 0)
+    chosen = _densest_cells(unique, density, side, count)
+    rows = np.flatnonzero(np.isin(inverse, np.concatenate(chosen)))
+    off_centre = np.linalg.norm(coords[rows] - (window / density[:, None])[inverse[rows]], axis=1)
+    rows = rows[np.lexsort((off_centre, inverse[rows]))]
+    first = rows[np.r_[True, inverse[rows][1:] != inverse[rows][:-1]]]  # per cell, its paper nearest the mean
+    paper = dict(zip(inverse[first].tolist(), first.tolist(), strict=True))
+    side2 = side * side
+    return {
+        int(unique[c[0]] // side2): [(float(coords[paper[i], 0]), float(coords[paper[i], 1])) for i in c]
+        for c in chosen
+    }
 
 
 def cluster_colours(labels) -> list[str]:
@@ -69,6 +132,12 @@ def _names(topics: pd.DataFrame) -> list[str]:
     return names
 
 
+def _anchored(points: list[tuple[float, float]]) -> dict:
+    """A label's anchors as ``map.js`` reads them: the first as x, y (where a zoom centres on the
+    topic), all of them as anchors."""
+    return {"x": points[0][0], "y": points[0][1], "anchors": [list(point) for point in points]}
+
+
 def map_payload(
     papers: pd.DataFrame,
     fine_topics: pd.DataFrame,
@@ -79,8 +148,8 @@ def map_payload(
 ) -> dict:
     """What ``map.js`` draws, as JSON, from the ``MAP_COLUMNS`` of ``papers``: coordinates and
     topic numbers as base64 arrays, titles for hover (unless ``with_titles`` is False: the hover
-    then names the topic only), both levels of topic labels (centre and size). ``key`` changes
-    when the points do: the browser keeps its zoom otherwise. ``knn`` (papers × k rows, nearest
+    then names the topic only), both levels of topic labels (anchor: :func:`label_anchors`, and
+    size). ``key`` changes when the points do: the browser keeps its zoom otherwise. ``knn`` (papers × k rows, nearest
     first) lets a click in the standalone map list a paper's neighbours, as links to open when
     ``papers`` has a ``url`` column (http(s) links only). ``map_focus`` adds what is selected."""
     titles = (
@@ -89,8 +158,10 @@ def map_payload(
         else None
     )
     links = [paper_link([url]) or None for url in papers["url"]] if with_titles and "url" in papers else None
+    anchors = {level: label_anchors(papers["x"], papers["y"], papers[column]) for level, column in LEVEL_COLUMNS}
     labels = [
-        {"text": str(row.name), "x": float(row.x), "y": float(row.y), "size": int(row.size), "level": level}
+        {"text": str(row.name), "size": int(row.size), "level": level, "topic": int(row.cluster)}
+        | _anchored(anchors[level].get(int(row.cluster), [(float(row.x), float(row.y))]))
         for level, topics in (("coarse", coarse_topics), ("fine", fine_topics))
         for row in topics.itertuples()
         if row.cluster >= 0
