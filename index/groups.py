@@ -214,7 +214,8 @@ class TopicsGroup:
     def split(self, topic, k: int = 2, level: str = "coarse") -> list[int]:
         """Split a topic of ``level`` into ``k`` topics by its papers' vectors (a deterministic
         k-means; a coarse topic of at least ``k`` fine ones is split by grouping them), numbered
-        above every topic and named after it, "(part 1)" the largest. Returns the new numbers."""
+        above every topic, part 1 the largest, each named by its own papers' terms as a build
+        names topics (:meth:`_name_parts`). Returns the new numbers."""
         number = self.find(topic, level)
         return self._record(curations.split_entry(self._papers, self._tables[level], level, number, k))
 
@@ -247,10 +248,18 @@ class TopicsGroup:
     def _record(self, entry: dict):
         """Write ``entry`` to the log when it applies (else a UserError) and show the result here;
         returns the topics it made or changed (a split's new ones, else one)."""
-        entries, curated = curations.record(self._index.folder, entry, self._curated_by)
+        entries, curated = curations.record(self._index.folder, entry, self._curated_by, self._name_parts)
         self._take(entries, curated)
         topics = curated.outcomes[-1].topics
         return topics if entry["op"] == "split" else topics[:1]
+
+    def _name_parts(self, entry: dict) -> dict:
+        """The names and terms of a split's parts (``entry["parts"]``: their ids), each from its
+        papers' terms, distinct from the other topics' names (:func:`~paperscope.index.build.parts.name_parts`:
+        build code, imported when a split is made)."""
+        from paperscope.index.build.parts import name_parts
+
+        return name_parts(self._index, entry["parts"], set(self._tables[entry["level"]]["name"]) - {entry["topic"]})
 
     def _curated_by(self, entries: list[dict]) -> curations.Curated:
         return curations.apply(entries, *self._built, self._index.vectors)

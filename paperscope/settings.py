@@ -206,9 +206,10 @@ class ClusterSettings:
     ``space_from`` papers or more (smaller ones: on the embeddings); no clusters below
     ``min_papers``. A paper HDBSCAN leaves out joins the topic whose centroid is nearest when as
     similar to it as all but the ``adopt_quantile`` least typical members are to theirs. A cluster
-    of ``split_papers`` or more that no name covers is split in two, ``split_rounds`` times at most;
-    the coarse cut keeps at most ``max_coarse`` topics; a cluster whose papers use a seed topic's
-    name in ``claim_coverage`` of them joins the seed."""
+    of ``split_papers`` or more that no name covers is split in two, ``split_rounds`` times at most,
+    and a piece of the split that no name covers is left grey; the coarse cut keeps at most
+    ``max_coarse`` topics; a cluster whose papers use a seed topic's name in ``claim_coverage`` of
+    them joins the seed."""
 
     min_papers: int = 6
     min_size_floor: int = 3

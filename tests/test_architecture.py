@@ -334,10 +334,11 @@ MAY_IMPORT = {
 }
 # The imports against the rooms' order, inside a function: ``ix.map.widget()`` is a verb of the
 # index that imports the widget (and anywidget) when called; ``ix.map.remap()`` one that imports the
-# remap (build and topic code) when called.
+# remap (build and topic code) when called; ``ix.topics.split()`` one that names the parts (the same).
 ALLOWED = {
     ("paperscope.index.groups", "paperscope.ui.widget"),
     ("paperscope.index.groups", "paperscope.index.build.remap"),
+    ("paperscope.index.groups", "paperscope.index.build.parts"),
 }
 DOORS = ("paperscope", "paperscope.index", "paperscope.data")  # package __init__s: the door, imports lazily
 

@@ -14,8 +14,11 @@ import numpy as np
 import pytest
 
 from paperscope import PaperIndex, UserError, build_index, locations
+from paperscope.embed.corpus import embedding_texts
 from paperscope.index.build.add import add_papers
 from paperscope.index.store import curations, generations
+from paperscope.index.topics.coverage import TermFinder
+from paperscope.index.topics.naming import corpus_terms, part_names
 from paperscope.ui import cli
 from tests.conftest import copy_index
 from tests.test_add import NEW_PAPERS
@@ -52,6 +55,23 @@ def assert_consistent(index: PaperIndex) -> None:
     assert ((papers["cluster"] < 0) == (papers["coarse_cluster"] < 0)).all()
     children = fine.groupby("parent")["size"].sum()
     assert coarse.set_index("cluster")["size"].equals(children.rename_axis("cluster").rename("size"))
+
+
+def assert_parts_named_on_their_own(index: PaperIndex, level: str, made: list[int]) -> None:
+    """Each part of a split is named by its own papers' terms, as a build names a topic: no
+    "(part i)", names distinct from each other and from every other topic's, each term used by two
+    of the part's papers or more and at least twice as common among them as in the corpus."""
+    table = index.topics.table(level).set_index("cluster")
+    column = "cluster" if level == "fine" else "coarse_cluster"
+    finder = TermFinder(embedding_texts(index.papers))
+    assert table["name"].is_unique
+    for topic in made:
+        name, terms = table.loc[topic, "name"], list(table.loc[topic, "terms"])
+        named = name.split(", ")
+        assert "(part" not in name and named == terms[: len(named)], (name, terms)
+        rows = np.flatnonzero(index.papers[column].to_numpy() == topic)
+        for term in named:
+            assert finder.found(term)[rows].sum() >= 2 and finder.lift(rows, term) >= 2, (name, term)
 
 
 def members(index: PaperIndex, level: str, topic: int) -> set[str]:
@@ -128,7 +148,7 @@ def test_splits_make_k_new_topics_that_sum_to_the_old(folder):
     table = index.topics.table("fine").set_index("cluster")
     assert len(made) == 3 and min(made) > highest["fine"] and fine["cluster"] not in table.index
     assert table.loc[made, "size"].sum() == fine["size"] and (table.loc[made, "size"] > 0).all()
-    assert table.loc[made, "name"].tolist() == [f"{fine['name']} (part {i})" for i in (1, 2, 3)]
+    assert_parts_named_on_their_own(index, "fine", made)
     assert set(table.loc[made, "parent"]) == {fine["parent"]}
     assert table.loc[made, "size"].is_monotonic_decreasing  # part 1 the largest
     parts = [members(index, "fine", topic) for topic in made]
@@ -138,6 +158,7 @@ def test_splits_make_k_new_topics_that_sum_to_the_old(folder):
     split = index.topics.split(coarse["name"], k=2)
     table = index.topics.table("coarse").set_index("cluster")
     assert min(split) > highest["coarse"] and table.loc[split, "size"].sum() == coarse["size"]
+    assert_parts_named_on_their_own(index, "coarse", split)
     assert_consistent(index)
     again = PaperIndex.load(folder)  # the same split again, from the parts it recorded
     assert [members(again, "fine", topic) for topic in made] == parts
@@ -203,7 +224,7 @@ def test_the_command_line_corrects_and_lists(folder, capsys, caplog):
         assert cli.main([*arguments, "--index", str(folder)]) == 0, capsys.readouterr().err
     said = [record.getMessage() for record in caplog.records]
     assert any(line.endswith("is now 'first topic'") for line in said)
-    assert any(line.startswith("split into coarse topic") and "'first topic (part 2)'" in line for line in said)
+    assert any(line.startswith("split into coarse topic") and "(part" not in line for line in said)  # named by terms
     assert any(line.startswith("moved 1 paper into fine topic") for line in said)
     capsys.readouterr()
     assert cli.main(["topics", "curations", "--json", "--index", str(folder)]) == 0
@@ -260,9 +281,9 @@ def corrected(sample_index_dir, tmp_path_factory):
     mover = index.papers.loc[index.papers["cluster"] != fine["cluster"].iloc[0], "id"].iloc[0]
     index.topics.rename(int(coarse["cluster"].iloc[0]), "renamed")
     index.topics.merge(int(coarse["cluster"].iloc[1]), int(coarse["cluster"].iloc[2]), name="merged")
-    index.topics.split("renamed", k=2)
+    parts = index.topics.split("renamed", k=2)
     index.topics.move([mover], int(fine["cluster"].iloc[0]))
-    return folder, index
+    return folder, index, index.topics.table("coarse").set_index("cluster").loc[parts, "name"].tolist()
 
 
 def _names(index: PaperIndex) -> set[str]:
@@ -277,7 +298,7 @@ def test_corrections_survive_an_add(corrected, tmp_path):
     add_papers([new], folder)
     grown = PaperIndex.load(folder)
     assert len(grown) == len(index) + len(NEW_PAPERS) and grown.topics.report == []
-    assert _names(grown) == _names(index) == {"merged", "renamed (part 1)", "renamed (part 2)"}
+    assert _names(grown) == _names(index) == {"merged", *corrected[2]}
     assert grown.topics.curations()["applied"].all()
     assert_consistent(grown)
     mover = curations.read_log(folder)[-1]["papers"][0]
@@ -349,12 +370,12 @@ def test_the_app_renames_and_merges_in_the_topics_panel(corrected):
         assert "language and theory" in set(app.dataframe[0].value["topic"])
         assert app.selectbox(key="curate_topic_coarse").value == "language and theory"
         assert "language and theory" in _names(PaperIndex.load(folder))
-        app.selectbox(key="curate_merged_coarse").set_value("renamed (part 2)")
-        app.selectbox(key="curate_kept_coarse").set_value("renamed (part 1)")
+        app.selectbox(key="curate_merged_coarse").set_value(corrected[2][1])
+        app.selectbox(key="curate_kept_coarse").set_value(corrected[2][0])
         app.button(key="curate_merge").click().run()
         assert not app.exception
-        assert set(app.dataframe[0].value["topic"]) == {"language and theory", "renamed (part 1)", "unclustered"}
-        assert set(app.sidebar.multiselect[0].options) - {"unclustered"} == {"language and theory", "renamed (part 1)"}
+        assert set(app.dataframe[0].value["topic"]) == {"language and theory", corrected[2][0], "unclustered"}
+        assert set(app.sidebar.multiselect[0].options) - {"unclustered"} == {"language and theory", corrected[2][0]}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -367,7 +388,7 @@ def test_a_lookup_on_a_curated_index_loads_no_build_code(corrected):
         from paperscope.index.paper_index import PaperIndex
 
         index = PaperIndex.load({str(corrected[0])!r})
-        assert "renamed (part 1)" in set(index.topics.table("coarse")["name"])
+        assert {corrected[2][0]!r} in set(index.topics.table("coarse")["name"])
         assert len(index.search("graph neural networks", k=5).to_pandas()) == 5
     """
     modules, chains = loaded_in_fresh_process(code)
@@ -391,3 +412,29 @@ def test_a_read_only_index_refuses_a_correction_in_one_line(read_only_index):
     with pytest.raises(UserError, match=r"stopped: read-only file system .*; the index there is unchanged"):
         index.topics.rename(0, "anything")
     assert index.topics.report == [] and "anything" not in set(index.topics.table("coarse")["name"])
+
+
+def test_split_parts_nothing_tells_apart_keep_a_suffix(sample_index, folder):
+    """Parts whose papers say the same things have no honest names of their own: the naming gives
+    none (the split then names them "X (part i)"), and a split logged without names (before parts
+    were named) keeps those names."""
+    texts = [
+        f"Spiking neural networks for event cameras. Spiking neural networks on chips, paper {i}." for i in range(6)
+    ]
+    texts += embedding_texts(sample_index.papers)
+    terms = corpus_terms(texts, 4)
+    vectors = sample_index.embed_texts(texts)
+    same = part_names(terms, [np.arange(3), np.arange(3, 6)], vectors, sample_index.embed_texts)
+    first = ", ".join(same[0].terms[: same[0].named_by])
+    assert first.startswith("spiking") and same[1].terms == []  # the second could only be "spiking (2)"
+    taken = part_names(terms, [np.arange(3)], vectors, sample_index.embed_texts, taken={first})
+    assert taken[0].terms == [] or ", ".join(taken[0].terms[: taken[0].named_by]) != first  # never another's name
+
+    index = PaperIndex.load(folder)
+    fine = index.topics.table("fine").sort_values("size").iloc[-1]
+    made = index.topics.split(int(fine["cluster"]), k=2, level="fine")
+    entries = curations.read_log(folder)
+    assert all(entries[-1]["names"]) and len(entries[-1]["terms"]) == 2  # named when made, kept in the log
+    curations.write_log(folder, [{key: value for key, value in entries[-1].items() if key not in ("names", "terms")}])
+    older = PaperIndex.load(folder).topics.table("fine").set_index("cluster")
+    assert older.loc[made, "name"].tolist() == [f"{fine['name']} (part {i})" for i in (1, 2)]

@@ -7,7 +7,8 @@ never touches it), JSON written atomically::
         {"op": "rename", "level": "coarse", "topic": "old name", "members": [ids], "name": "new name", "made": …},
         {"op": "merge", "level": …, "topic": "A", "members": [ids of A], "other": "B", "other_members": [ids of B],
          "name": null (A's) or "new name", "made": …},
-        {"op": "split", "level": …, "topic": …, "members": [ids], "k": 2, "parts": [[ids], [ids]], "made": …},
+        {"op": "split", "level": …, "topic": …, "members": [ids], "k": 2, "parts": [[ids], [ids]],
+         "names": ["name of part 1" or null, …], "terms": [[terms of part 1], …], "made": …},
         {"op": "move", "level": …, "papers": [ids], "topic": "target", "members": [ids of the target], "made": …}]}
 
 Each entry records the papers of the topics it was made on, as they were then (after the entries
@@ -106,11 +107,12 @@ def _locked(folder: Path):
         raise write_error(exc, folder) or exc from None
 
 
-def record(folder: str | Path, entry: dict, apply) -> tuple[list[dict], Curated]:
+def record(folder: str | Path, entry: dict, apply, name_parts=None) -> tuple[list[dict], Curated]:
     """Append ``entry`` to the log of ``folder`` when it applies: ``apply(entries)`` gives the
     :class:`Curated` index of the log plus ``entry``; one that does not apply is a UserError and
-    the log stays as it was. A split records the papers of its parts. Returns the entries now
-    in the log and the Curated."""
+    the log stays as it was. A split records the papers of its parts and, with ``name_parts``
+    (``name_parts(entry)`` of an entry with its parts: {"names": [name or None per part],
+    "terms": [terms per part]}), their names. Returns the entries now in the log and the Curated."""
     folder = Path(folder)
     with _locked(folder):
         entries = read_log(folder)
@@ -120,6 +122,9 @@ def record(folder: str | Path, entry: dict, apply) -> tuple[list[dict], Curated]
             raise UserError(f"cannot {entry['op']}: {outcome.reason}")
         if entry["op"] == "split":
             entry = {**entry, "parts": [curated.members(entry["level"], topic) for topic in outcome.topics]}
+            if name_parts is not None:
+                entry |= name_parts(entry)
+                curated = apply([*entries, entry])
         try:
             write_log(folder, [*entries, entry])
         except OSError as exc:
@@ -433,7 +438,7 @@ def _split(state: _State, level: str, entry: dict, ids: pd.Index, vectors: np.nd
     seeds = _seeds(entry.get("parts"), ids, rows, vectors, k)
     if level == "fine":
         part = kmeans(np.asarray(vectors[rows], dtype=np.float32), k, seeds=seeds)
-        return _fine_parts(state, topic, rows, part, k, state.parent[topic])
+        return _fine_parts(state, topic, rows, part, entry)
     children = np.unique(state.labels["fine"][rows])
     if len(children) >= k:  # whole fine topics grouped by their centroids
         centroids = np.stack([_centroid(vectors, state.rows("fine", child)) for child in children])
@@ -446,8 +451,7 @@ def _split(state: _State, level: str, entry: dict, ids: pd.Index, vectors: np.nd
     for i in range(k):
         new = state.fresh("coarse")
         made.append(new)
-        state.names["coarse"][new] = f"{state.names['coarse'][topic]} (part {i + 1})"
-        state.terms["coarse"][new] = state.terms["coarse"][topic]
+        state.names["coarse"][new], state.terms["coarse"][new] = _part_name(state, "coarse", topic, entry, i)
         state.labels["coarse"][rows[part == i]] = new
     for child in children:
         inside = state.labels["fine"][rows] == child
@@ -462,11 +466,24 @@ def _split(state: _State, level: str, entry: dict, ids: pd.Index, vectors: np.nd
     return made
 
 
-def _fine_parts(state: _State, topic: int, rows: np.ndarray, part: np.ndarray, k: int, coarse: int) -> list[int]:
-    """New fine topics for the ``k`` parts of ``rows``, the papers of fine ``topic``, which goes."""
-    made = [_new_fine(state, topic, rows[part == i], coarse, f" (part {i + 1})") for i in range(k)]
+def _fine_parts(state: _State, topic: int, rows: np.ndarray, part: np.ndarray, entry: dict) -> list[int]:
+    """New fine topics for the parts of ``rows``, the papers of fine ``topic`` (which goes), in its
+    coarse topic, named as ``entry`` recorded (:func:`_part_name`)."""
+    made = [_new_fine(state, topic, rows[part == i], state.parent[topic], "") for i in range(int(entry["k"]))]
+    for i, new in enumerate(made):
+        state.names["fine"][new], state.terms["fine"][new] = _part_name(state, "fine", topic, entry, i)
     state.drop("fine", topic)
     return made
+
+
+def _part_name(state: _State, level: str, topic: int, entry: dict, i: int) -> tuple[str, object]:
+    """The name and terms of part ``i`` of the split ``entry`` of ``topic``: those the split
+    recorded (named by its papers' own terms when it was made), else the topic's name with
+    " (part i)" and its terms."""
+    names, terms = entry.get("names") or [], entry.get("terms") or []
+    if len(names) == len(terms) == int(entry["k"]) and names[i]:
+        return clean_name(names[i]), list(terms[i])
+    return f"{state.names[level][topic]} (part {i + 1})", state.terms[level][topic]
 
 
 def _new_fine(state: _State, like: int, rows: np.ndarray, coarse: int, suffix: str) -> int:

@@ -607,3 +607,24 @@ def topic_names(terms: dict[int, TopicTerms], taken: set[str] = frozenset()) -> 
         used = set(names.values()) | set(taken)
         names[label] = next((name for name in options if name not in used), f"{options[-1]} ({label + 1})")
     return names
+
+def part_names(terms: CorpusTerms, parts: list[np.ndarray], vectors: np.ndarray, encode, **options) -> list[TopicTerms]:
+    """The terms naming each part of a topic a user splits (``parts``: each part's rows of the texts
+    of ``terms``; ``vectors``: the texts' embeddings), by the method that names every topic
+    (:func:`topic_terms`, :func:`topic_names`): each part's own terms against the corpus, the
+    parts' names distinct from each other and from the names in ``options["taken"]``. A part
+    that no term names, or that only a number would tell apart, gets ``TopicTerms([], 0)``: it
+    keeps the whole topic's name with a suffix. ``options["settings"]``: the
+    :class:`~paperscope.settings.NamingSettings` (default: the defaults)."""
+    labels = np.full(len(terms.texts), UNCLUSTERED)
+    for number, rows in enumerate(parts):
+        labels[rows] = number
+    named = topic_terms(terms, {"parts": labels}, vectors, encode, options.get("settings") or NamingSettings())["parts"]
+    names = topic_names(named, set(options.get("taken", ())))
+    found = []
+    for number in range(len(parts)):
+        chosen = named.get(number, TopicTerms([], 0))
+        honest = {", ".join(chosen.terms[:size]) for size in range(chosen.named_by, len(chosen.terms) + 1)}
+        name = names.get(number, "")
+        found.append(chosen._replace(named_by=len(name.split(", "))) if name in honest else TopicTerms([], 0))
+    return found
