@@ -608,6 +608,7 @@ def topic_names(terms: dict[int, TopicTerms], taken: set[str] = frozenset()) -> 
         names[label] = next((name for name in options if name not in used), f"{options[-1]} ({label + 1})")
     return names
 
+
 def part_names(terms: CorpusTerms, parts: list[np.ndarray], vectors: np.ndarray, encode, **options) -> list[TopicTerms]:
     """The terms naming each part of a topic a user splits (``parts``: each part's rows of the texts
     of ``terms``; ``vectors``: the texts' embeddings), by the method that names every topic
