@@ -3,15 +3,18 @@
     .venv/bin/python -m benchmarks.remap --index /tmp/remap/IJCAI [--papers 200000]
 
 1. IJCAI: ``PaperIndex.map.remap`` on a copy of an index of ../shared/evaldata/ijcai2021_2024_area.jsonl
-   (build one with ``paperscope build … --preset fast``), the first remap (candidate terms found and
-   embedded) and a later one (kept beside the index), each in a fresh index object;
+   as this checkout builds it (``paperscope build … --preset fast``; no remap made on it): the
+   first remap (reading the candidate terms and names' vectors the build kept), a later one, and
+   a first one with nothing kept (the terms found and the names embedded, as for an index built
+   before builds kept them), each in a fresh index object;
 2. synthetic, ``--papers`` rows: the remap's computation (``remap_topics``) on arrays made directly
    from the IJCAI index: its vectors repeated with noise (renormalised), its layout repeated with
    jitter, 50,000 rows laid out and the rest placed (as a build of that size leaves them), its
    fine clusters repeated, its texts repeated; candidate names embedded by the index's model.
    No index of that size is built (an hour on this machine); what is not timed is reading the
    arrays from disk (memory-mapped) and writing the map (a few MB of Parquet).
-Prints a Markdown table with the load average, writes JSON.
+Prints a Markdown table with the wall and CPU seconds (this process's, all threads) and the load
+average as each run ends, writes JSON.
 """
 
 from __future__ import annotations
@@ -27,25 +30,38 @@ import numpy as np
 from benchmarks.common import parser, report
 from paperscope import PaperIndex
 from paperscope.embed.corpus import embedding_texts
+from paperscope.index.store import maps
 from paperscope.index.topics.remap import Remapping, remap_topics
 
 LAID_OUT = 50_000
 
 
+def _load() -> float:
+    """The load average over the last minute (as a run ends)."""
+    return round(os.getloadavg()[0], 1)
+
+
+def _remap(folder: Path, topics: int, run: str) -> dict:
+    """One remap of the index in ``folder`` into ``topics`` topics, in a fresh index object with the model loaded."""
+    index = PaperIndex.load(folder)
+    index.embed_query("warm up")  # the model loaded, as in a running app or service
+    start, cpu = time.perf_counter(), time.process_time()
+    index.map.remap(topics)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"papers": len(index), "run": run, "topics": len(index.topics.table("coarse")),
+            "seconds": round(seconds, 2), "cpu seconds": round(cpu, 2), "load average": _load()}  # fmt: skip
+
+
 def time_index(source: str, topics: int) -> list[dict]:
-    """The first and a later remap of a copy of the index at ``source``."""
-    rows = []
+    """On a copy of the index at ``source``: the first remap (what the build kept read), a later
+    one, and a first one with nothing kept (as for an index built before builds kept it)."""
     with tempfile.TemporaryDirectory() as work:
         folder = Path(work) / "index"
         shutil.copytree(source, folder)
-        shutil.rmtree(folder / "maps", ignore_errors=True)
-        for run, n in (("first", topics), ("later", topics + 2)):
-            index = PaperIndex.load(folder)
-            index.embed_query("warm up")  # the model loaded, as in a running app or service
-            start = time.perf_counter()
-            index.map.remap(n)
-            rows.append({"papers": len(index), "run": run, "topics": len(index.topics.table("coarse")),
-                         "seconds": round(time.perf_counter() - start, 2)})  # fmt: skip
+        rows = [_remap(folder, topics, "first"), _remap(folder, topics + 2, "later")]
+        for path in maps.maps_dir(folder).glob(".*.npz"):
+            path.unlink()
+        rows.append(_remap(folder, topics + 4, "first, nothing kept"))
     return rows
 
 
@@ -71,11 +87,11 @@ def time_synthetic(source: str, count: int, topics: int) -> dict:
 
     ids = [f"p{i}" for i in range(count)]
     index.embed_query("warm up")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     made = remap_topics(vectors, texts_of, ids, built, index.embed_texts, asked=Remapping(topics))
-    seconds = time.perf_counter() - start
-    topics_made = made.sections["topics"]
-    return {"papers": count, "run": "first (synthetic)", "topics": topics_made, "seconds": round(seconds, 1)}
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"papers": count, "run": "first (synthetic)", "topics": made.sections["topics"],
+            "seconds": round(seconds, 1), "cpu seconds": round(cpu, 1), "load average": _load()}  # fmt: skip
 
 
 def main() -> None:
@@ -84,14 +100,11 @@ def main() -> None:
     arguments.add_argument("--papers", type=int, default=200_000, help="rows of the synthetic corpus")
     arguments.add_argument("--topics", type=int, default=8)
     options = arguments.parse_args()
-    load = os.getloadavg()[0]
-    rows = time_index(options.index, options.topics)
-    rows.append(time_synthetic(options.index, options.papers, options.topics))
-    for row in rows:
-        row["load average"] = round(load, 1)
+    rows = [*time_index(options.index, options.topics), time_synthetic(options.index, options.papers, options.topics)]
+    columns = ["papers", "run", "topics", "seconds", "cpu seconds", "load average"]
     report(
-        ["papers", "run", "topics", "seconds", "load average"],
-        [[row["papers"], row["run"], row["topics"], row["seconds"], row["load average"]] for row in rows],
+        columns,
+        [[row[column] for column in columns] for row in rows],
         {"rows": rows, "cores": os.cpu_count()},
         options.json,
     )

@@ -10,6 +10,7 @@ import pytest
 from paperscope import PaperIndex, build_index, locations
 from paperscope.index.build.add import add_papers
 from paperscope.index.store import generations
+from paperscope.index.store.maps import MAPS_DIR
 from tests.conftest import copy_index
 
 pytestmark = pytest.mark.slow  # every test here builds or adds to an index of its own
@@ -105,8 +106,8 @@ def test_a_killed_add_leaves_the_index_answering(sample_index_dir, new_papers, t
     assert len(index) == 38 and len(index.similar(index.papers["id"][0], k=3).to_pandas()) == 3
     assert add_papers([new_papers], folder).count == 43  # the next add takes the lock and clears the leftovers
     leftovers = sorted(path.name for path in folder.iterdir() if path.name != generations.LOCK_FILE)
-    assert leftovers == sorted(
-        [generations.POINTER_FILE, generations.IDENTITY_FILE, generations.current_generation_name(folder)]
+    assert leftovers == sorted(  # maps: what a remap need not find again, of the current generation
+        [generations.POINTER_FILE, generations.IDENTITY_FILE, generations.current_generation_name(folder), MAPS_DIR]
     )
 
 

@@ -2,18 +2,22 @@
 vectors and layout, kept as a named map beside the index, one of them current; the CLI, the
 service and the app choose it."""
 
+import logging
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from paperscope import PaperIndex, locations
 from paperscope.files import file_digest
-from paperscope.index.store import generations
+from paperscope.index.build.add import add_papers
+from paperscope.index.store import generations, maps
+from paperscope.index.topics.remap_cache import TERMS, VECTORS
 from tests.conftest import copy_index
 from tests.servers import paperscope_server
 from tests.test_service import call
@@ -57,6 +61,64 @@ def test_remap_cuts_n_topics_without_touching_vectors_faiss_or_layout(index_dir)
     assert listed["name"].tolist() == ["build", f"topics-{wanted}"]
     assert listed["current"].tolist() == [False, True] and listed["topics"].iloc[1] == wanted
     assert listed["topics"].iloc[0] == len(before.groupby("coarse_cluster").size().drop(-1, errors="ignore"))
+
+
+def _caches(folder: Path) -> dict[str, Path]:
+    """What a remap of the current generation need not find again, by kind."""
+    generation = generations.current_generation_name(folder)
+    return {kind: maps.maps_dir(folder) / f".{kind}-{generation}.npz" for kind in (TERMS, VECTORS)}
+
+
+def _remapped(index: PaperIndex, topics: int, name: str, caplog) -> tuple[list, list[str]]:
+    """Remap ``index`` into ``topics`` topics as ``name``: its topics (cluster, name, terms, size
+    at both levels) and the remap's log lines about what it found or embedded anew."""
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="paperscope"):
+        index.map.remap(topics, name=name)
+    table = pd.concat([index.topics.table(level) for level in ("fine", "coarse")])
+    rows = table[["cluster", "name", "terms", "size"]].astype(str).to_dict("records")
+    return rows, [record.getMessage() for record in caplog.records if "candidate" in record.getMessage()]
+
+
+def test_a_built_index_keeps_what_its_first_remap_would_find_and_names_as_without(index_dir, caplog):
+    caches = _caches(index_dir)
+    assert all(path.is_file() for path in caches.values()), sorted(maps.maps_dir(index_dir).iterdir())
+    stamps = {kind: path.stat().st_mtime_ns for kind, path in caches.items()}
+    index = PaperIndex.load(index_dir)
+    wanted = _other_count(index)
+    kept, said = _remapped(index, wanted, "kept", caplog)
+    assert said[0] == "candidate terms of 38 papers: kept from before"  # not found again in the texts
+    assert said[1].startswith("candidate names: 0 embedded, ") and not said[1].endswith(" 0 kept from before")
+    assert {kind: path.stat().st_mtime_ns for kind, path in caches.items()} == stamps  # nothing to add: not rewritten
+    for path in caches.values():
+        path.unlink()
+    anew, said = _remapped(index, wanted, "anew", caplog)
+    assert len(said) == 1 and said[0].startswith("candidate names: ") and not said[0].startswith("candidate names: 0 ")
+    assert all(path.is_file() for path in caches.values())  # kept again by this remap
+    assert anew == kept
+
+
+def test_add_carries_the_caches_over_and_a_remap_after_it_names_as_without(index_dir, tmp_path, caplog):
+    new = tmp_path / "new.csv"
+    new.write_text(
+        "id,title,abstract\nn1,Graph pruning,Sparse graph neural networks pruned by their edge gradients.\n"
+        "n2,Bandits,A regret bound for contextual bandits with delayed feedback and side information.\n"
+    )
+    before = _caches(index_dir)
+    add_papers([new], index_dir)
+    caches = _caches(index_dir)
+    assert caches != before and all(path.is_file() for path in caches.values())
+    assert not any(path.exists() for path in before.values())  # moved, not copied
+    index = PaperIndex.load(index_dir)
+    wanted = _other_count(index)
+    kept, said = _remapped(index, wanted, "kept", caplog)
+    assert said[0] == "candidate terms of 38 papers: kept from before"  # the 38 laid out; the 2 placed
+    with np.load(caches[TERMS]) as stored:
+        np.savez(caches[TERMS], **{key: stored[key] for key in stored.files} | {"recipe": np.array("other code")})
+    caches[VECTORS].unlink()
+    anew, said = _remapped(index, wanted, "anew", caplog)
+    assert not said[0].startswith("candidate terms")  # kept by other code: found again
+    assert kept == anew
 
 
 def test_maps_use_switches_back_and_forth_and_a_load_sees_the_current_one(index_dir):

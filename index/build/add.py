@@ -7,7 +7,8 @@ outside its layout sample); their keyword rows use the index's vocabulary and ID
 id or abstract the index already holds are reported and skipped. The result is written as a new
 generation, atomically, under the folder's build lock: a killed ``add`` leaves the index as it was.
 
-The layout, the topics and the vocabulary stay those of the last full build; once placed papers
+The layout, the topics and the vocabulary stay those of the last full build (and what remaps
+kept of its texts holds: :func:`paperscope.index.store.maps.carry_caches`); once placed papers
 are more than ``REBUILD_SHARE`` of the index, ``add`` says a full rebuild would serve it better.
 """
 
@@ -33,7 +34,7 @@ from paperscope.index.build.shards import with_columns
 from paperscope.index.build.smoothing import smooth
 from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.search.placement import TRUST_K, place_by_neighbours
-from paperscope.index.store import generations
+from paperscope.index.store import generations, maps
 from paperscope.index.topics.topic_map import map_columns
 from paperscope.settings import UNCLUSTERED, Fields
 
@@ -129,7 +130,8 @@ def _add(inputs, folder: Path, fields: Fields, use_cache: bool, on_stage) -> Add
     new["tokens"] = encoder.count_tokens(texts)
     map_columns_of_new = _place(old, vectors)
     generation = _grown(old, new.join(map_columns_of_new), vectors, texts, inputs)
-    generations.write_generation(folder, generation, on_stage=on_stage)
+    written = generations.write_generation(folder, generation, on_stage=on_stage)
+    maps.carry_caches(folder, old.name, written.name)  # the same texts laid out: what a remap kept holds
     placed = generation.manifest.map.placed_share
     logger.info(
         "added %s to %s (%d in all; %.0f%% placed on the map rather than laid out)",

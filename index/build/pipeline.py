@@ -36,7 +36,7 @@ from paperscope.index.build import ann, shards
 from paperscope.index.build.keyword_fit import fit_keyword_index
 from paperscope.index.build.local_engine import LocalEngine
 from paperscope.index.build.smoothing import smooth
-from paperscope.index.store import generations
+from paperscope.index.store import generations, maps
 from paperscope.index.store.manifest import (
     CorpusInfo,
     LongTextInfo,
@@ -47,6 +47,7 @@ from paperscope.index.store.manifest import (
     SearchInfo,
 )  # fmt: skip
 from paperscope.index.topics import topic_map
+from paperscope.index.topics.remap_cache import VECTORS, NameVectors
 from paperscope.settings import DEFAULT_MODES, BuildSettings
 
 logger = logging.getLogger(__name__)
@@ -214,20 +215,25 @@ def _log_long_texts(count: int, total: int, max_tokens: int, long_text: str) -> 
 
 
 def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, read: shards.ReadBack, stages: _Stages):
-    """The topic map (per-paper columns, topics, manifest section) and, for an int8 build, its
+    """The topic map (per-paper columns, topics, manifest section), for an int8 build its
     fidelity to fp32, measured on a sample (whose texts ``read`` holds) in a background thread
     while the map is laid out (mostly on one core: a 300-paper first build 11.2 -> 10.7 s on two
-    cores, medians of 3)."""
+    cores, medians of 3), and what a remap need not find again ({kind: arrays}: the candidate
+    terms and names' vectors, :mod:`paperscope.index.topics.remap_cache`)."""
     encoder, long_text, vectors = job.encoder, job.long_text, read.vectors
     with ThreadPoolExecutor(max_workers=1) as background, stages.stage("map and clusters"):
         measuring = None
         if encoder.quantize:
             quantized = vectors[read.rows]
             measuring = background.submit(quantization_fidelity, encoder, read.texts, quantized, long_text)
-        encode = functools.partial(encoder.encode, long_text=long_text)  # embeds candidate topic names
+        names = NameVectors(functools.partial(encoder.encode, long_text=long_text))  # embeds candidate topic names
+        kept = {}
         per_paper, clusters, map_sections = topic_map.topic_map(
-            vectors, papers.texts_of, read.ids, encode, job.settings.topics, seeds=job.settings.seeds
-        )
+            vectors, papers.texts_of, read.ids, names, job.settings.topics, seeds=job.settings.seeds,
+            cache=(None, kept.__setitem__),
+        )  # fmt: skip
+        if (arrays := names.arrays()) is not None:
+            kept[VECTORS] = arrays
         encoder.release()
         fidelity = measuring.result() if measuring else None
     map_info = MapInfo(**map_sections)
@@ -240,7 +246,7 @@ def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, read: shard
         "%d clusters, %d papers unclustered; map trust %.2f (%s layout)",
         map_info.cluster_count, map_info.unclustered, map_info.trust, map_info.method,
     )  # fmt: skip
-    return per_paper, clusters, map_info, fidelity
+    return per_paper, clusters, map_info, fidelity, kept
 
 
 def _search_side(vectors, papers: shards.ShardSet, settings: BuildSettings, work: Path, stages: _Stages) -> tuple:
@@ -276,7 +282,7 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
     logger.info("embedded %s (%d from the cache)", counted(embedded.embedded, "text"), papers.count - embedded.embedded)
     logger.info("laying out the topic map and naming clusters")
     on_progress(0.8, "laying out the topic map")
-    per_paper, clusters, map_info, fidelity = _map_and_fidelity(job, papers, read, stages)
+    per_paper, clusters, map_info, fidelity, for_remap = _map_and_fidelity(job, papers, read, stages)
     per_paper["added"] = first_seen(output, read.ids)
     on_progress(0.9, "building the search index")
     keyword, faiss_index, ann_quality, smoothed = _search_side(vectors, papers, settings, work, stages)
@@ -312,7 +318,9 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
         kept = [name for name in shards.PAPER_COLUMNS if name not in OPTIONAL_FIELDS or name in read.filled]
         tables = shards.paper_tables(embedded.shards, kept, per_paper)
         generation = generations.Generation(manifest, vectors, faiss_index, tables, clusters, keyword, smoothed)
-        generations.write_generation(output, generation, on_stage=job.on_stage)
+        written = generations.write_generation(output, generation, on_stage=job.on_stage)
+        for kind, arrays in for_remap.items():  # beside it: the first remap finds them
+            maps.write_cache(output, written.name, kind, arrays)
     on_progress(1.0, "done")
     return BuildReport(output, papers.count, embedded.embedded, long_count, seconds)
 

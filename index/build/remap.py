@@ -2,7 +2,8 @@
 
 ``PaperIndex.map.remap`` (and ``paperscope remap``) call :func:`remap`: the topics are re-cut and
 re-named from the stored vectors and layout (:func:`paperscope.index.topics.remap.remap_topics`),
-nothing embedded again but candidate names (kept for the next remap), and written as a named map
+nothing embedded again but candidate names (those the build or a remap before did not embed:
+:mod:`paperscope.index.topics.remap_cache`, kept for the next remap), and written as a named map
 (:func:`paperscope.index.store.maps.write_map`). Imported only when a remap runs: a lookup
 loads none of it.
 """
@@ -19,30 +20,10 @@ from paperscope.embed.corpus import embedding_texts
 from paperscope.errors import UserError
 from paperscope.index.store import generations, maps
 from paperscope.index.topics.remap import Remapping, remap_topics
+from paperscope.index.topics.remap_cache import VECTORS, NameVectors
 
 log = logging.getLogger("paperscope")
 BUILT_COLUMNS = ["x", "y", "map_trust", "placed", "outlying", "cluster"]
-
-
-def _encoder(folder: Path, generation: str, encode):
-    """``encode`` remembering the vectors of terms it embedded, in the maps folder, per generation."""
-    stored = maps.read_cache(folder, generation, "term-vectors")
-    known = dict(zip(stored.get("terms", np.array([])).tolist(), stored.get("vectors", []), strict=False))
-    before = len(known)
-
-    def cached(terms: list[str]) -> np.ndarray:
-        missing = [term for term in dict.fromkeys(terms) if term not in known]
-        if missing:
-            known.update(zip(missing, np.asarray(encode(missing), dtype=np.float32), strict=True))
-        return np.stack([known[term] for term in terms]) if terms else np.empty((0, 0), np.float32)
-
-    def keep() -> None:
-        if len(known) > before:
-            terms = sorted(known)
-            arrays = {"terms": np.array(terms, dtype=str), "vectors": np.stack([known[term] for term in terms])}
-            maps.write_cache(folder, generation, "term-vectors", arrays)
-
-    return cached, keep
 
 
 def remap(
@@ -70,7 +51,7 @@ def remap(
 
     stage = on_stage or (lambda _: None)
     stage("map and clusters")
-    cached, keep = _encoder(folder, generation.name, encode)
+    names = NameVectors.from_arrays(encode, maps.read_cache(folder, generation.name, VECTORS))
     ids = papers.column("id").to_pylist()
     cache = (
         functools.partial(maps.read_cache, folder, generation.name),
@@ -81,12 +62,14 @@ def remap(
         texts_of,
         ids,
         built,
-        cached,
+        names,
         asked=asked,
         settings=generation.manifest.settings.topics,
         cache=cache,
     )
-    keep()
+    log.info("candidate names: %d embedded, %d kept from before", names.embedded, names.before)
+    if (arrays := names.arrays()) is not None:
+        maps.write_cache(folder, generation.name, VECTORS, arrays)
     stage("write")
     with maps.locked(folder):
         maps.write_map(folder, name, generation.name, made, on_stage=stage)

@@ -12,6 +12,8 @@ inside one::
     DIR/maps/NAME/clusters.parquet   the topics of both levels (as a generation's clusters.parquet)
     DIR/maps/.KIND-GENERATION.npz    what the next remap of the generation need not find again: the
                                      candidate names' vectors, the candidate terms of the texts
+                                     (written by the build too; carried over by ``add``:
+                                     :mod:`paperscope.index.topics.remap_cache`)
     DIR/.maps.lock                   held while a map is written, switched or deleted
 
 A map is written into a temporary folder and renamed into place, and only then is ``CURRENT``
@@ -256,6 +258,18 @@ def write_cache(folder: str | Path, generation: str, kind: str, arrays: dict[str
                 path.unlink(missing_ok=True)
         with atomic_path(root / f".{kind}-{generation}.npz") as temporary, open(temporary, "wb") as handle:
             np.savez(handle, **arrays)
+    except OSError:
+        pass
+
+
+def carry_caches(folder: str | Path, generation: str, to: str) -> None:
+    """What remaps of ``generation`` kept, kept for ``to`` instead: a generation whose papers are
+    those of ``generation``, text for text and in its order, and more, none laid out (``add``'s).
+    A cache, never needed: an error is ignored."""
+    suffix = f"-{generation}.npz"
+    try:
+        for path in maps_dir(folder).glob(f".*{suffix}"):
+            os.replace(path, path.with_name(f"{path.name.removesuffix(suffix)}-{to}.npz"))
     except OSError:
         pass
 

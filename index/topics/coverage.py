@@ -19,10 +19,12 @@ from paperscope.embed.terms import singular, words
 _ACRONYM = re.compile(r"^(.*\S)\s+\(([^()]+)\)$")
 
 
-def _normal(text: str) -> str:
+def _normal(text: str, forms: dict[str, str] | None = None) -> str:
     """Lower-case singular words of ``text`` with hyphens split, joined by single spaces and
-    padded with one, so that " words " finds whole words only."""
-    return f" {' '.join(singular(word) for word in words(text))} "
+    padded with one, so that " words " finds whole words only; ``forms``: the singular of words
+    seen before, added to (IJCAI's 512,000 words are 30,000 different ones)."""
+    forms = {} if forms is None else forms
+    return f" {' '.join(forms[w] if w in forms else forms.setdefault(w, singular(w)) for w in words(text))} "
 
 
 def term_forms(term: str) -> list[str]:
@@ -39,7 +41,8 @@ class TermFinder:
 
     def __init__(self, texts: list[str]) -> None:
         """``texts``: one string per paper (its title and abstract)."""
-        self.texts = [_normal(text) for text in texts]
+        forms: dict[str, str] = {}
+        self.texts = [_normal(text, forms) for text in texts]
         postings: dict[str, list[int]] = {}
         for row, text in enumerate(self.texts):
             for word in set(text.split()):

@@ -18,13 +18,11 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-import scipy.sparse
 
-from paperscope.embed.terms import english_stop_words
 from paperscope.errors import UserError
 from paperscope.index.topics.clusters import Clustering, adopt_outliers, coarse_topics
-from paperscope.index.topics.coverage import TermFinder
-from paperscope.index.topics.naming import CorpusTerms, corpus_terms, topic_pools, topic_terms
+from paperscope.index.topics.naming import topic_pools, topic_terms
+from paperscope.index.topics.remap_cache import REMAP_SAMPLE, cached_terms
 from paperscope.index.topics.topic_map import (
     CLUSTER_COLUMNS,
     Placed,
@@ -38,7 +36,6 @@ from paperscope.index.topics.topic_map import (
 from paperscope.settings import UNCLUSTERED, TopicSettings
 
 PLACE_VOTES = 5  # a placed paper joins the topic most of this many nearest laid-out papers are in
-REMAP_SAMPLE = 10_000  # a remap clusters and names on at most this many laid-out papers (seed: the layout's)
 
 
 class Remapping(NamedTuple):
@@ -78,7 +75,7 @@ def _vote(coords: np.ndarray, sampled: np.ndarray, labels: np.ndarray, rest: np.
 
 
 def _sample(vectors: np.ndarray, placed: np.ndarray, settings: TopicSettings) -> Sample:
-    """The laid-out papers, or above ``REMAP_SAMPLE`` of them a random sample of that many."""
+    """The laid-out papers, or above ``REMAP_SAMPLE`` of them a random sample of that many (seed: the layout's)."""
     rows = np.flatnonzero(~placed)
     if len(rows) > REMAP_SAMPLE:
         rows = np.sort(np.random.default_rng(settings.layout.seed).choice(rows, REMAP_SAMPLE, replace=False))
@@ -118,43 +115,13 @@ def _coarse(sample: Sample, fine_labels: np.ndarray, labels: np.ndarray, topics:
     return {label: largest.index(group) for label, group in coarse_of.items()}
 
 
-def _terms(texts: list[str], rows: np.ndarray, settings: TopicSettings, cache) -> CorpusTerms:
-    """:func:`corpus_terms` of the sampled papers' texts, or what a remap before kept of them
-    (``cache``: (read(kind), write(kind, arrays)) or None)."""
-    read, write = cache or (lambda kind: {}, None)
-    kept = read("corpus-terms")
-    fresh = kept and "cased_keys" in kept and np.array_equal(kept.get("rows"), rows)  # a cache of this code's
-    if fresh and int(kept["max_words"]) == settings.names.max_words:
-        shape = tuple(kept["shape"].tolist())
-        ones = np.ones(len(kept["indices"]), dtype=np.int64)  # presence is binary: only where is kept
-        presence = scipy.sparse.csr_matrix((ones, kept["indices"], kept["indptr"]), shape=shape)
-        shown = dict(zip(kept["shown_keys"].tolist(), kept["shown_values"].tolist(), strict=True))
-        vocabulary = kept["vocabulary"].astype(object)
-        cased = dict(zip(kept["cased_keys"].tolist(), kept["cased_values"].tolist(), strict=True))
-        return CorpusTerms(
-            texts, TermFinder(texts), vocabulary, presence if shape[1] else None, shown, english_stop_words(), cased
-        )
-    terms = corpus_terms(texts, settings.names.max_words)
-    if write is not None:
-        presence = terms.presence if terms.presence is not None else scipy.sparse.csr_matrix((len(texts), 0))
-        write("corpus-terms", {
-            "rows": rows, "max_words": np.array(settings.names.max_words), "shape": np.array(presence.shape),
-            "indices": presence.indices.astype(np.int32), "indptr": presence.indptr,
-            "vocabulary": np.array(list(terms.vocabulary), dtype=str),
-            "shown_keys": np.array(list(terms.shown), dtype=str),
-            "shown_values": np.array(list(terms.shown.values()), dtype=str),
-            "cased_keys": np.array(list(terms.cased), dtype=str),
-            "cased_values": np.array(list(terms.cased.values()), dtype=str),
-        })  # fmt: skip
-    return terms
-
-
 def remap_topics(vectors: np.ndarray, texts_of, ids: list[str], built: pd.DataFrame, encode, **options) -> TopicMap:
     """Another map from the stored one (``built``: each paper's x, y, map_trust, placed, outlying
     and cluster, the fine topic as built): options ``asked`` (a :class:`Remapping`) and ``settings``
     (the build's :class:`~paperscope.settings.TopicSettings`). ``texts_of(rows)`` gives the
     embedded texts of laid-out papers, ``encode(terms)`` embeds candidate names; ``cache``:
-    (read(kind), write(kind, arrays)) keeping the texts' candidate terms for the next remap.
+    (read(kind), write(kind, arrays)) reading the texts' candidate terms a build or a remap kept
+    and keeping them for the next (:func:`~.remap_cache.cached_terms`).
     Returns a :class:`~.topic_map.TopicMap` whose per-paper columns keep the stored positions;
     its manifest section says how it was made. A UserError for a number the clusters do not allow."""
     asked, settings = options["asked"], options.get("settings") or TopicSettings()
@@ -165,7 +132,7 @@ def remap_topics(vectors: np.ndarray, texts_of, ids: list[str], built: pd.DataFr
     rows = sample.rows
     built_fine = len(set(built["cluster"].tolist()) - {UNCLUSTERED})
     _check(asked, asked.laid_out if asked.min_topic_size is not None else built_fine)  # before the slow part
-    terms = _terms(texts_of(rows), rows, settings, options.get("cache"))
+    terms = cached_terms(texts_of(rows), rows, settings.names.max_words, options.get("cache"))
     labels, outlying = built["cluster"].to_numpy(np.int64).copy(), built["outlying"].to_numpy(bool).copy()
     description = {"fine": "as built"}
     if asked.min_topic_size is None:

@@ -25,13 +25,13 @@ from paperscope.index.topics.layout import Layout, knn_graph, layout, map_trust
 from paperscope.index.topics.naming import (
     CorpusTerms,
     Pool,
-    corpus_terms,
     hangs_together,
     nameable,
     topic_names,
     topic_pools,
     topic_terms,
 )
+from paperscope.index.topics.remap_cache import cached_terms
 from paperscope.index.topics.seeds import cluster_around_seeds
 from paperscope.settings import UNCLUSTERED, UNCLUSTERED_NAME, SeedTopic, TopicSeeds, TopicSettings
 
@@ -299,6 +299,7 @@ def topic_map(
     settings: TopicSettings | None = None,
     *,
     seeds: TopicSeeds | None = None,
+    cache=None,
 ) -> TopicMap:
     """Everything the map needs, per paper and per topic, plus a manifest section, from the
     papers' vectors (stored ones will do: nothing is embedded again but candidate names).
@@ -309,13 +310,15 @@ def topic_map(
     parameters. Corpora above ``settings.layout.sample`` papers are laid out and clustered on a
     random sample of that size; the other papers are placed by their nearest sampled papers
     (:func:`paperscope.index.search.placement.place_by_neighbours`). With ``seeds``, papers close
-    enough to a seed topic form it, and the rest are clustered (:mod:`.seeds`).
+    enough to a seed topic form it, and the rest are clustered (:mod:`.seeds`). ``cache``:
+    (read(kind) or None, write(kind, arrays)) keeping the candidate terms for a remap
+    (:func:`~.remap_cache.cached_terms`).
 
     The stages: the layout (:func:`layout`), clusters (:func:`_clusters`) with the papers they
     left out adopted (:func:`adopt_outliers`), grab-bags split (:func:`_refine`), every paper
     placed (:func:`_place`), fine topics merged into coarse ones (:func:`_coarse_levels`), and
     names at both levels (:func:`topic_terms`, :func:`_names`); the candidate terms they read are
-    found once (:func:`corpus_terms`). Returns a :class:`TopicMap`: per-paper columns (see
+    found once (:func:`~.naming.corpus_terms`). Returns a :class:`TopicMap`: per-paper columns (see
     :func:`map_columns`); one row per topic of either level with level ("fine" or "coarse"),
     cluster, name, terms, size, central_ids (3 most central sampled papers), x, y (label
     position: the member nearest the topic's median), map_trust, parent (a fine cluster's coarse
@@ -323,7 +326,7 @@ def topic_map(
     """
     settings = settings or TopicSettings()
     sample = _sample(vectors, settings)
-    terms = corpus_terms(texts_of(sample.rows), settings.names.max_words)
+    terms = cached_terms(texts_of(sample.rows), sample.rows, settings.names.max_words, cache)
     laid_out = layout(sample.vectors, sample.knn, settings.layout)
     found = _clusters(sample, terms, encode, settings, seeds)
     adopted = adopt_outliers(sample.vectors, found.labels, settings.clusters.adopt_quantile)
