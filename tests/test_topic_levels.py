@@ -18,11 +18,13 @@ from paperscope.embed.terms import words
 from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.naming import (
     RESIDUE,
+    TopicTerms,
     corpus_terms,
     hangs_together,
     redundant,
     shown_alone,
     together,
+    topic_names,
     topic_pools,
     topic_terms,
 )
@@ -255,3 +257,14 @@ def test_two_fields_one_term_each_do_not_hang_together_as_one_topic():
     pool = ["forecasting", "recommendation", "graph", "sensor"]
     assert not hangs_together(finder, parts[:2], pool, NamingSettings())  # "forecasting, recommendation": glued
     assert hangs_together(finder, [parts[0], parts[2]], pool, NamingSettings())  # "forecasting" is found in both
+
+
+def test_a_fine_topic_shares_its_coarse_topics_name_rather_than_a_number(sample_index):
+    """A fine topic whose only honest name is its coarse topic's (the part the coarse topic is named
+    after) takes it, not "lower bounds (1)"; a topic whose names all clash elsewhere is numbered."""
+    terms = {0: TopicTerms(["lower bounds"], 1), 1: TopicTerms(["lower bounds"], 1)}
+    shared = {0: "lower bounds", 1: "lower bounds"}
+    assert topic_names(terms, {"lower bounds"}, shared) == {0: "lower bounds", 1: "lower bounds (2)"}
+    assert topic_names(terms, {"lower bounds"}) == {0: "lower bounds (1)", 1: "lower bounds (2)"}
+    fine = sample_index.topics.overview("fine")
+    assert not fine["name"].str.contains(r"\(\d+\)$").any(), fine["name"].tolist()

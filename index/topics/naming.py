@@ -621,15 +621,22 @@ def topic_terms(
     return named
 
 
-def topic_names(terms: dict[int, TopicTerms], taken: set[str] = frozenset()) -> dict[int, str]:
+def topic_names(
+    terms: dict[int, TopicTerms], taken: set[str] = frozenset(), shared: dict[int, str] | None = None
+) -> dict[int, str]:
     """Distinct names: the terms a topic's name needs, joined by commas, one more where two names
-    would clash (with each other or with a name in ``taken``), the topic's number as a last resort."""
+    would clash (with each other or with a name in ``taken``); when every one clashes, the name in
+    ``shared`` ({label: name}: a fine topic's coarse topic's, which that topic may share) if it is
+    one of them and no other topic has it, else the topic's number as a last resort."""
     names: dict[int, str] = {}
     for label, (label_terms, named_by) in terms.items():
         options = [", ".join(label_terms[:size]) for size in range(named_by, len(label_terms) + 1)]
         options = [name for name in options if name] or [f"topic {label + 1}"]
         used = set(names.values()) | set(taken)
-        names[label] = next((name for name in options if name not in used), f"{options[-1]} ({label + 1})")
+        fallback = (shared or {}).get(label)
+        if fallback not in options or fallback in names.values():
+            fallback = f"{options[-1]} ({label + 1})"
+        names[label] = next((name for name in options if name not in used), fallback)
     return names
 
 

@@ -287,7 +287,8 @@ def _names(named: dict, coarse_of: dict[int, int], seeded: dict[int, SeedTopic])
     seed_names = {coarse_of[label]: topic.name for label, topic in seeded.items()}
     names = {"coarse": topic_names(named["coarse"], taken=set(seed_names.values())) | seed_names}
     taken = set(names["coarse"].values()) - _single_child_names(coarse_of, names)
-    names["fine"] = topic_names(named["fine"], taken=taken) | {label: topic.name for label, topic in seeded.items()}
+    parents = {label: names["coarse"][group] for label, group in coarse_of.items()}  # shared when nothing else is left
+    names["fine"] = topic_names(named["fine"], taken, parents) | {label: topic.name for label, topic in seeded.items()}
     return names
 
 
