@@ -438,3 +438,20 @@ def test_split_parts_nothing_tells_apart_keep_a_suffix(sample_index, folder):
     curations.write_log(folder, [{key: value for key, value in entries[-1].items() if key not in ("names", "terms")}])
     older = PaperIndex.load(folder).topics.table("fine").set_index("cluster")
     assert older.loc[made, "name"].tolist() == [f"{fine['name']} (part {i})" for i in (1, 2)]
+
+
+def test_a_piece_alone_in_a_coarse_part_is_named_as_the_part(folder):
+    """A coarse split into more parts than it has fine topics cuts fine topics into pieces; a part
+    whose one fine topic is such a piece names it as the part, not "X (part i)"."""
+    index = PaperIndex.load(folder)
+    highest = int(index.topics.table("fine")["cluster"].max())
+    coarse = index.topics.table("coarse").sort_values("size").iloc[0]
+    children = index.topics.table("fine").query("parent == @coarse.cluster")
+    made = index.topics.split(int(coarse["cluster"]), k=len(children) + 1)
+    fine, parts = index.topics.table("fine"), index.topics.table("coarse").set_index("cluster")
+    alone = [fine[fine["parent"] == part] for part in made]
+    pieces = [(part, inside.iloc[0]) for part, inside in zip(made, alone, strict=True) if len(inside) == 1]
+    assert any(row["cluster"] > highest for _, row in pieces), alone  # a piece alone in its part
+    for part, row in pieces:
+        assert row["name"] == parts.loc[part, "name"] and "(part" not in row["name"]
+    assert_consistent(index)

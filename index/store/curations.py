@@ -453,16 +453,22 @@ def _split(state: _State, level: str, entry: dict, ids: pd.Index, vectors: np.nd
         made.append(new)
         state.names["coarse"][new], state.terms["coarse"][new] = _part_name(state, "coarse", topic, entry, i)
         state.labels["coarse"][rows[part == i]] = new
+    pieces = set()  # a fine topic across parts: a piece in each
     for child in children:
         inside = state.labels["fine"][rows] == child
         parts = np.unique(part[inside]).tolist()
         if len(parts) == 1:
             state.parent[child] = made[parts[0]]
             continue
-        for i in parts:  # a fine topic across parts: a piece in each
-            _new_fine(state, child, rows[inside & (part == i)], made[i], f" (part {i + 1})")
+        for i in parts:
+            pieces.add(_new_fine(state, child, rows[inside & (part == i)], made[i], f" (part {i + 1})"))
         state.drop("fine", child)
     state.drop("coarse", topic)
+    for new in made:  # a part whose one fine topic is a piece: the piece is the part, and named so
+        inside = [fine for fine, coarse in state.parent.items() if coarse == new]
+        if len(inside) == 1 and inside[0] in pieces:
+            state.names["fine"][inside[0]] = state.names["coarse"][new]
+            state.terms["fine"][inside[0]] = state.terms["coarse"][new]
     return made
 
 
