@@ -1,5 +1,6 @@
 """Redraw docs/topic-map-ijcai-coarse.png and docs/topic-map-ijcai-fine.png: the app's map of an
-index at its coarse topics and at its fine ones.
+index at its coarse topics and at its fine ones; and docs/app-ijcai.png, a typed query's results
+starred on the map at 1440 x 900.
 
     .venv/bin/python -m docs.make_map_screenshots --index DIR [--prefix docs/topic-map-ijcai]
 
@@ -52,6 +53,11 @@ def main() -> None:
             _shoot(page, f"{args.prefix}-coarse.png")
             show_fine_level(page)
             _shoot(page, f"{args.prefix}-fine.png")
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(f"http://127.0.0.1:{port}/?q=graph+neural+networks+for+traffic+forecasting")
+            page.wait_for_selector(".ps-title", timeout=300_000)
+            page.wait_for_function("() => document.querySelector('.ps-map')?.parentElement.__paperscopeMap?.star")
+            _shoot(page, str(Path(args.prefix).with_name("app-ijcai.png")))
             browser.close()
     finally:
         server.terminate()
