@@ -393,7 +393,9 @@ def _lasso_panel(index: PaperIndex, column: str) -> None:
         _switch(**_view(like_set=ids))
     if clear.button("Clear", key="clear_lasso"):
         _switch(lasso=[])
-    download.download_button("Selection as CSV", chosen.to_csv(index=False), "paperscope-selection.csv", "text/csv")
+    download.download_button(
+        "Selection as CSV", chosen.to_csv(index=False), "paperscope-selection.csv", "text/csv", on_click="ignore"
+    )
     with add:
         add_popover(index, ids, "add-lasso", help="Add the papers selected on the map to a collection")
     items = "".join(
@@ -453,12 +455,15 @@ def _results_list(
     index = load_index(*source)
     exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
     download_csv, download_json = st.columns(2)
-    download_csv.download_button("Results as CSV", exports.to_csv(index=False), "paperscope-results.csv", "text/csv")
+    download_csv.download_button(  # a download changes nothing: no rerun (one could replace the file under it)
+        "Results as CSV", exports.to_csv(index=False), "paperscope-results.csv", "text/csv", on_click="ignore"
+    )
     download_json.download_button(
         "Results as JSON",
         results.to_json(orient="records", force_ascii=False, indent=1),
         "paperscope-results.json",
         "application/json",
+        on_click="ignore",
     )
     if results.empty and results.attrs.get("note"):
         st.info(plain(results.attrs["note"][:1].upper() + results.attrs["note"][1:]) + ".")

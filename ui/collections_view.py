@@ -386,6 +386,7 @@ def collection_header(index, shown: dict) -> None:
             f"{stem}.{suffix}",
             mime,
             key=f"collection_{suffix}",
+            on_click="ignore",  # a download changes nothing: no rerun
             type="tertiary",
             icon=":material/download:",
         )
