@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from paperscope.embed.text import counted
 from paperscope.errors import UserError
 from paperscope.settings import LEVELS
 from paperscope.ui.loading import load, print_json
@@ -35,7 +36,7 @@ def _loaded(args, default_level: str, reported: bool = True):
 def _named(index, level: str, topic: int) -> str:
     table = index.topics.table(level)
     row = table[table["cluster"] == topic].iloc[0]
-    return f"{level} topic {topic} '{row['name']}' ({row['size']} papers)"
+    return f"{level} topic {topic} '{row['name']}' ({counted(int(row['size']), 'paper')})"
 
 
 def cmd_rename(args) -> None:

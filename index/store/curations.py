@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from paperscope.embed.text import counted
 from paperscope.errors import UserError, shown, write_error
 from paperscope.files import atomic_path
 from paperscope.index.common.kmeans import kmeans
@@ -434,7 +435,7 @@ def _split(state: _State, level: str, entry: dict, ids: pd.Index, vectors: np.nd
     if k < 2:
         raise _Skipped(f"k is {k}, a split needs at least 2")
     if len(rows) < k:
-        raise _Skipped(f"{level} topic {topic} has {len(rows)} papers, fewer than k={k}")
+        raise _Skipped(f"{level} topic {topic} has {counted(len(rows), 'paper')}, fewer than k={k}")
     seeds = _seeds(entry.get("parts"), ids, rows, vectors, k)
     if level == "fine":
         part = kmeans(np.asarray(vectors[rows], dtype=np.float32), k, seeds=seeds)
