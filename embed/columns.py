@@ -47,15 +47,23 @@ def as_text(value) -> str:
     if kind is str:  # most values: first, one test
         return normalise_text(value)
     if kind is list:  # of names, or of [last, first] lists (arXiv's authors_parsed)
-        texts = [normalise_text(item) if type(item) is str else as_text(item) for item in value]
-        return "; ".join([text for text in texts if text])
+        return "; ".join([text for text in _texts(value) if text])
     if value is None or (isinstance(value, float) and value != value):
         return ""
-    if isinstance(value, dict):
+    if isinstance(value, dict):  # {'name': …}, or arXiv's versions: {'version': 'v1', 'created': …}
         value = value.get("name") or " ".join([v for v in value.values() if isinstance(v, str)])
     if isinstance(value, (list, tuple)):
         return "; ".join([text for text in map(as_text, value) if text])
     return normalise_text(str(value))
+
+
+def _texts(items) -> list[str]:
+    """:func:`as_text` of each item; an ASCII string's white space joined here (``normalise_text``'s
+    result, as a call for each name of a list costs more than the work)."""
+    return [
+        (" ".join(item.split()) if item.isascii() else normalise_text(item)) if type(item) is str else as_text(item)
+        for item in items
+    ]
 
 
 def _is_number(value) -> bool:
@@ -112,40 +120,53 @@ def infer_kind(values: list) -> str:
     return "text"
 
 
-def convert(value, kind: str):
-    """``value`` as a value of ``kind`` (None when empty, or for a number or date a word for none
-    such as "n/a"): text as one normalised string, a number
-    as an int or float, a date as a ``datetime.date``, a list as a list of non-empty strings.
-    A value not of the kind raises ValueError saying why."""
-    if kind == "text":
-        return as_text(value) or None  # "" for None, NaN and white space
-    if kind == "date" and type(value) is str and len(value) == 10 and value[4] == "-" == value[7]:
+def _text_value(value) -> str | None:
+    return as_text(value) or None  # None for None, NaN and white space
+
+
+def _number_value(value) -> int | float | None:
+    if _no_value(value):
+        return None
+    if not _is_number(value) or (isinstance(value, float) and math.isinf(value)):
+        raise ValueError(f"{shown(repr(value))[:60]} is not a number")
+    if isinstance(value, str):
+        text = value.strip()
+        return int(text) if _WHOLE.fullmatch(text) else float(text)
+    return value
+
+
+def _date_value(value) -> datetime.date | None:
+    if type(value) is str and len(value) == 10 and value[4] == "-" == value[7]:
         try:  # YYYY-MM-DD, the common form, read at once (fromisoformat takes ASCII digits only)
             return datetime.date.fromisoformat(value)
         except ValueError:
             pass
-    if _empty(value):
+    if _no_value(value):
         return None
-    if kind in ("number", "date") and _no_value(value):
-        return None
-    if kind == "number":
-        if not _is_number(value) or (isinstance(value, float) and math.isinf(value)):
-            raise ValueError(f"{shown(repr(value))[:60]} is not a number")
-        if isinstance(value, str):
-            text = value.strip()
-            return int(text) if _WHOLE.fullmatch(text) else float(text)
+    if isinstance(value, datetime.datetime):
+        return value.date()
+    if isinstance(value, datetime.date):
         return value
-    if kind == "date":
-        if isinstance(value, datetime.datetime):
-            return value.date()
-        if isinstance(value, datetime.date):
-            return value
-        found = _date(value) if isinstance(value, str) and _DATE.fullmatch(value.strip()) else None
-        if found is None:
-            raise ValueError(f"{shown(repr(value))[:60]} is not a date (YYYY-MM-DD)")
-        return found
+    found = _date(value) if isinstance(value, str) and _DATE.fullmatch(value.strip()) else None
+    if found is None:
+        raise ValueError(f"{shown(repr(value))[:60]} is not a date (YYYY-MM-DD)")
+    return found
+
+
+def _list_value(value) -> list[str] | None:
     items = value if isinstance(value, (list, tuple)) else [value]
-    return [text for text in map(as_text, items) if text] or None
+    return [text for text in _texts(items) if text] or None  # None for None, NaN and white space
+
+
+CONVERTERS = {"text": _text_value, "number": _number_value, "date": _date_value, "list": _list_value}
+
+
+def convert(value, kind: str):
+    """``value`` as a value of ``kind`` (None when empty, or for a number or date a word for none
+    such as "n/a"): text as one normalised string, a number
+    as an int or float, a date as a ``datetime.date``, a list as a list of non-empty strings.
+    A value not of the kind raises ValueError saying why. (``CONVERTERS[kind]`` is the same function.)"""
+    return CONVERTERS[kind](value)
 
 
 ARROW_TYPES = {"text": pa.string(), "number": pa.float64(), "date": pa.date32(), "list": pa.list_(pa.string())}

@@ -27,7 +27,7 @@ import orjson
 import pandas as pd
 
 from paperscope.embed import library, streams
-from paperscope.embed.columns import CorpusColumns, as_text, convert, stored_name
+from paperscope.embed.columns import CONVERTERS, CorpusColumns, as_text, stored_name
 from paperscope.embed.conditions import Condition, parse
 from paperscope.embed.text import normalise_text
 from paperscope.embed.titles import derive_title
@@ -597,10 +597,10 @@ def _mapping(path: Path, rows, mapping: dict, extras: dict, links: list, reading
     they read, before the rest is mapped and converted (when they read only own columns and plain
     fields: the records a subset of the arXiv snapshot leaves out cost a third of those it keeps)."""
     fields = [(name, column) for name, column in mapping.items() if name != "url"]
-    kinds = [(column, name, reading.columns.kinds[name]) for column, name in extras.items()]
+    kinds = [(column, name, CONVERTERS[reading.columns.kinds[name]]) for column, name in extras.items()]
     tests = reading.tests(path) if reading.where else []
     tested = {name for _, name, _, _, extra in tests if extra}
-    first = [(column, name, kind) for column, name, kind in kinds if name in tested]  # what the tests read
+    first = [(column, name, converted) for column, name, converted in kinds if name in tested]  # what the tests read
     on_fields = {name for _, name, _, _, extra in tests if not extra}
     early = bool(tests) and on_fields <= set(PLAIN_FIELDS)
     probed = [(name, column) for name, column in fields if name in on_fields]
@@ -608,7 +608,7 @@ def _mapping(path: Path, rows, mapping: dict, extras: dict, links: list, reading
         try:
             if early:  # the tested values alone, first
                 probe = {name: as_text(raw.get(column)) for name, column in probed}
-                probe["extra"] = {name: convert(raw.get(column), kind) for column, name, kind in first}
+                probe["extra"] = {name: converted(raw.get(column)) for column, name, converted in first}
                 if not reading.passes(probe, tests):
                     yield None  # left out: its bytes counted in the reading's progress
                     continue
@@ -624,11 +624,11 @@ def _mapping(path: Path, rows, mapping: dict, extras: dict, links: list, reading
                 record["url"] = link
             record["source"] = f"{path.name}:{line}"
             if tests and not early:  # a record left out is left before its other columns are converted
-                record["extra"] = {name: convert(raw.get(column), kind) for column, name, kind in first}
+                record["extra"] = {name: converted(raw.get(column)) for column, name, converted in first}
                 if not reading.passes(record, tests):
                     yield None
                     continue
-            record["extra"] = {name: convert(raw.get(column), kind) for column, name, kind in kinds}
+            record["extra"] = {name: converted(raw.get(column)) for column, name, converted in kinds}
         except ValueError:  # the first value not of its column's kind, named
             for column in extras:
                 reading.columns.value(f"{path}:{line}", column, raw.get(column))

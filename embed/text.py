@@ -17,16 +17,18 @@ _ASCII_SPACES = "\t\r\x0b\x0c\x1c\x1d\x1e\x1f"  # str.split()'s white space in A
 
 def normalise_text(text: str) -> str:
     """Unicode NFC, every whitespace run (line breaks, tabs, no-break spaces) to one space."""
-    if len(text) > 100 and text.isascii():  # an abstract: 4x as fast as split and join (NFC leaves ASCII alone)
-        text = text.replace("\n", " ")
-        for space in _ASCII_SPACES:
-            if space in text:
-                text = text.replace(space, " ")
-        text = text.strip()
-        while "  " in text:
-            text = text.replace("  ", " ")
-        return text
-    return " ".join(unicodedata.normalize("NFC", text).split())
+    if not text.isascii():
+        return " ".join(unicodedata.normalize("NFC", text).split())
+    if len(text) <= 100:  # a name, a title, a date: NFC leaves ASCII alone
+        return " ".join(text.split())
+    text = text.replace("\n", " ")  # an abstract: 4x as fast as split and join
+    for space in _ASCII_SPACES:
+        if space in text:
+            text = text.replace(space, " ")
+    text = text.strip()
+    while "  " in text:
+        text = text.replace("  ", " ")
+    return text
 
 
 def split_sentences(text: str) -> list[str]:
