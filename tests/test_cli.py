@@ -10,6 +10,7 @@ import pytest
 
 from paperscope.index.store import generations
 from paperscope.ui.launch import wait_until_healthy
+from tests.conftest import copy_index
 from tests.servers import free_port
 
 PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
@@ -125,6 +126,24 @@ def test_app_starts_without_any_prompt_on_a_fresh_home(sample_index_dir, tmp_pat
         output = server.communicate(timeout=30)[0].decode()
     assert healthy, f"the app did not answer within 60 s (a first-run prompt?):\n{output}"
     assert "Email" not in output
+
+
+@pytest.mark.slow
+def test_the_sample_index_is_built_again_after_an_update_changes_what_an_index_holds(sample_index_dir, tmp_path):
+    # the sample's index built by this code is used as it is; one whose manifest says other code
+    # built it (an older paperscope: other topic names) is built again on the next lookup
+    home = tmp_path / "home"
+    folder = copy_index(sample_index_dir, home / "indexes" / "neurips2025-sample")
+    first = generations.current_generation_name(folder)
+    assert "building" not in run("search", "speculative decoding", "-k", "1", home=home).stderr
+    manifest_path = folder / first / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["versions"][generations.CODE_VERSION] == generations.code_digest()
+    manifest["versions"][generations.CODE_VERSION] = "an older paperscope"
+    manifest_path.write_text(json.dumps(manifest))
+    lookup = run("search", "speculative decoding", "-k", "1", home=home)
+    assert "building the bundled NeurIPS 2025 sample index" in lookup.stderr and lookup.stdout.strip()
+    assert generations.current_generation_name(folder) != first and generations.built_by_this_code(folder)
 
 
 @pytest.mark.slow

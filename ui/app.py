@@ -28,9 +28,9 @@ from paperscope.embed.terms import singular
 from paperscope.errors import UserError
 from paperscope.index.paper_index import (
     PaperIndex,
+    built_by_this_code,
     curations_stamp,
     current_generation_name,
-    is_current_format,
     is_index,
 )
 from paperscope.settings import LEVELS, MAX_UPLOAD_MB, MODES, UNCLUSTERED_NAME
@@ -506,7 +506,7 @@ def _open_index(choices: dict[str, str]) -> tuple[str, str, str, PaperIndex]:
     if label not in choices:
         label = next(iter(choices))
     folder = choices[label]
-    if folder == str(locations.default_index_dir()) and not is_current_format(folder):
+    if folder == str(locations.default_index_dir()) and not built_by_this_code(folder):
         from paperscope.index.build.pipeline import sample_index  # build code: only when the sample is built
 
         build_with_progress(sample_index, "the NeurIPS 2025 sample index (first run)")

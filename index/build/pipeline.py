@@ -97,7 +97,7 @@ def _versions() -> dict[str, str]:
     for name in names:
         with suppress(metadata.PackageNotFoundError):
             found[name] = metadata.version(name)
-    return found
+    return {**found, generations.CODE_VERSION: generations.code_digest()}
 
 
 def fidelity_sample(count: int, sample: int = 100) -> np.ndarray:
@@ -326,9 +326,10 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
 
 
 def sample_index(on_progress=None) -> Path:
-    """The default index of the bundled NeurIPS 2025 sample, built on first use; returns its folder."""
+    """The default index of the bundled NeurIPS 2025 sample, built on first use and again after an update
+    that changes what an index holds (:func:`generations.built_by_this_code`); returns its folder."""
     folder = locations.default_index_dir()
-    if not generations.is_current_format(folder):
+    if not generations.built_by_this_code(folder):
         logger.info("first run of this version: building the bundled NeurIPS 2025 sample index at %s", folder)
         build_index(locations.bundled_corpus(), folder, on_progress=on_progress)
     return folder

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
+import hashlib
 import json
 import os
 import shutil
@@ -233,6 +235,28 @@ def is_current_format(folder: str | Path) -> bool:
     except (OSError, ValueError, UserError):
         return False
     return True
+
+
+CODE_VERSION = "paperscope-code"  # the manifest's versions entry that holds :func:`code_digest`
+
+
+@functools.cache
+def code_digest() -> str:
+    """A digest of the source of embed/ and index/, the code that decides what an index holds (its
+    papers, map and topic names): kept in each manifest's versions, so that an update that changes
+    it rebuilds the bundled sample's index (:func:`built_by_this_code`)."""
+    from paperscope import embed, index
+
+    digest = hashlib.sha256()
+    for room in (embed, index):
+        for path in sorted(Path(room.__file__).parent.rglob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def built_by_this_code(folder: str | Path) -> bool:
+    """Whether ``folder`` holds a finished index of this format built by this very code (:func:`code_digest`)."""
+    return is_current_format(folder) and read_manifest(folder).versions.get(CODE_VERSION) == code_digest()
 
 
 def _source(folder: Path) -> tuple[Path, Manifest, str]:
