@@ -1,41 +1,66 @@
 """What reading a record of the arXiv snapshot costs, by path: the reader a build uses against the
 faster-looking alternatives, so that the 50,000 records/s goal is argued from numbers.
 
-    .venv/bin/python -m benchmarks.reader_paths [--records 200000]
+    .venv/bin/python -m benchmarks.reader_paths [--records 200000] [--snapshot FILE]
 
-Writes a synthetic snapshot of ``--records`` records (``benchmarks.arxiv_snapshot.write_snapshot``)
-and measures, in CPU microseconds per record (this process's CPU time, so other work on the machine
-counts little):
-1. the build's whole reading: ``embed.corpus.admitted_papers`` (parse, fields, own columns, admission);
+Writes a synthetic snapshot of ``--records`` records (``benchmarks.arxiv_snapshot.write_snapshot``;
+or reads ``--snapshot``) and measures, in CPU microseconds per record (the CPU time of this process
+and of those it started, so other work on the machine counts little) and wall seconds:
+1. the build's whole reading: ``embed.corpus.admitted_papers`` (parse, fields, own columns,
+   admission), in one process and with the build's reading processes (``settings.READ_WORKERS``;
+   the file passes ``settings.PARALLEL_READ_BYTES`` from ~40,000 records);
 2. its parsing alone: orjson, a line at a time;
-3. Arrow's JSON reader (``pyarrow.json.read_json``) on the same file, one thread and all threads
-   (wall time too): columns in C++, parsed only;
-4. the normalisation of the abstracts (``embed.text.normalise_text``) one at a time, against the
-   same done on a whole column joined into one string (the way a columnar reader would do it).
+3. Arrow's JSON reader (``pyarrow.json.read_json``) on the same file, one thread and all threads:
+   columns in C++, parsed only;
+4. the normalisation of the abstracts: ``embed.text.normalise_text`` one at a time; the same on a
+   whole column joined into one string; Arrow's string kernels on the column (what a columnar reader
+   would use): one regular expression, or literal replaces.
 Prints a Markdown table with the load average, writes JSON.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import tempfile
 import time
 from pathlib import Path
 
 import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.json as arrow_json
 
 from benchmarks.arxiv_snapshot import write_snapshot
 from benchmarks.common import parser, report
 from paperscope.embed.corpus import Admission, Reading, admitted_papers
 from paperscope.embed.text import normalise_text
+from paperscope.settings import READ_WORKERS
+
+SPACES = r"[\t\n\x0b\x0c\r\x1c-\x1f ]+"  # the ASCII white space normalise_text joins
 
 
 def timed(work) -> tuple[float, float]:
-    """Wall and CPU seconds of ``work()``."""
-    started, cpu = time.perf_counter(), time.process_time()
+    """Wall and CPU seconds of ``work()``, the CPU of the processes it started and ended included."""
+    started, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
     work()
-    return time.perf_counter() - started, time.process_time() - cpu
+    return time.perf_counter() - started, time.process_time() - cpu + _children_cpu() - children
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def arrow_normalised(abstracts: pa.Array, pattern: str | None) -> pa.Array:
+    """The abstracts' white space joined by Arrow's string kernels: one regular expression
+    (``pattern``), else literal replaces repeated until no double space is left."""
+    if pattern:
+        return pc.utf8_trim(pc.replace_substring_regex(abstracts, pattern, " "), " ")
+    joined = pc.replace_substring(abstracts, "\n", " ")
+    while pc.any(pc.match_substring(joined, "  ")).as_py():
+        joined = pc.replace_substring(joined, "  ", " ")
+    return pc.utf8_trim(joined, " ")
 
 
 def joined_normalised(texts: list[str]) -> list[str]:
@@ -50,8 +75,14 @@ def measure(path: Path, records: int) -> dict:
     """Each path's CPU microseconds per record (and wall seconds) on ``path``."""
     lines = path.read_bytes().splitlines()
     abstracts = [orjson.loads(line)["abstract"] for line in lines]
+    column = pa.array(abstracts)
+
+    def build(workers: int) -> int:
+        return sum(1 for _ in admitted_papers([path], None, Admission(Reading(workers=workers)), announce=False))
+
     paths = {
-        "admitted_papers (the build)": lambda: sum(1 for _ in admitted_papers([path], None, Admission(Reading()))),
+        "admitted_papers, one process": lambda: build(1),
+        f"admitted_papers, {READ_WORKERS} reading processes (the build)": lambda: build(READ_WORKERS),
         "orjson, a line at a time": lambda: [orjson.loads(line) for line in lines],
         "Arrow JSON reader, 1 thread": lambda: arrow_json.read_json(
             path, read_options=arrow_json.ReadOptions(use_threads=False)
@@ -61,6 +92,8 @@ def measure(path: Path, records: int) -> dict:
         "abstracts normalised as one joined column": lambda: [
             joined_normalised(abstracts[start : start + 1024]) for start in range(0, len(abstracts), 1024)
         ],
+        "abstracts normalised by Arrow, one regular expression": lambda: arrow_normalised(column, SPACES),
+        "abstracts normalised by Arrow, literal replaces": lambda: arrow_normalised(column, None),
     }
     results = {}
     for label, work in paths.items():
@@ -73,13 +106,17 @@ def main() -> None:
     """Make the file, measure each path, print the table and write the JSON."""
     arguments = parser(__doc__, "reader_paths")
     arguments.add_argument("--records", type=int, default=200_000, help="records in the synthetic snapshot")
+    arguments.add_argument("--snapshot", type=Path, help="a synthetic snapshot written before (its records counted)")
     args = arguments.parse_args()
     with tempfile.TemporaryDirectory(prefix="paperscope-reader-") as folder:
-        path = Path(folder) / "snapshot.json"
-        write_snapshot(path, args.records)
+        path = args.snapshot or Path(folder) / "snapshot.json"
+        if args.snapshot is None:
+            write_snapshot(path, args.records)
+        with open(path, "rb") as lines:
+            records = sum(1 for _ in lines)
         load = os.getloadavg()
-        results = {"records": args.records, "load_average": load, "paths": measure(path, args.records)}
-    print(f"{args.records:,} records, load average {load[0]:.1f}")
+        results = {"records": records, "load_average": load, "paths": measure(path, records)}
+    print(f"{records:,} records, load average {load[0]:.1f}")
     rows = [[label, run["cpu_us_per_record"], run["wall_s"]] for label, run in results["paths"].items()]
     report(["path", "CPU µs a record", "wall s"], rows, results, args.json)
 

@@ -11,13 +11,18 @@ dumps (BibTeX, RIS, CSL-JSON, OpenAlex works, Semantic Scholar records) are read
 from __future__ import annotations
 
 import csv
+import datetime
 import hashlib
 import json
 import logging
+import multiprocessing
 import re
 import shutil
+import signal
 import tempfile
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from itertools import chain
@@ -32,7 +37,14 @@ from paperscope.embed.conditions import Condition, parse
 from paperscope.embed.text import normalise_text
 from paperscope.embed.titles import derive_title
 from paperscope.errors import UserError
-from paperscope.settings import MAX_LINE_BYTES, PARQUET_BATCH_ROWS, STREAM_HEAD_BYTES, STREAM_HEAD_RECORDS
+from paperscope.settings import (
+    MAX_LINE_BYTES,
+    PARALLEL_READ_BYTES,
+    PARQUET_BATCH_ROWS,
+    READ_BLOCK_CHARS,
+    STREAM_HEAD_BYTES,
+    STREAM_HEAD_RECORDS,
+)
 
 # Candidate column names, most specific first; matched after column_key (case, spaces,
 # punctuation and bracketed notes do not count: "Paper Title (final)" is paper_title).
@@ -187,25 +199,42 @@ def _read_delimited(path: Path, chunks, delimiter: str) -> Iterator[tuple[int, d
         ) from None
 
 
-def _read_jsonl(path: Path, chunks) -> Iterator[tuple[int, dict]]:
-    """JSON lines from ``source.chunks()``, numbered as ``Source.lines`` numbers them: a line is read by
-    orjson (3x as fast as json); any line orjson refuses, or may read otherwise than json would (a
-    whole number past 64 bits comes as a float), and any chunk holding another line break that
-    ``str.splitlines`` splits at, is read as before, a line at a time, by json (its errors)."""
-    number = 0
-    for _, chunk in chunks:
-        if "\r" not in chunk and "\x85" not in chunk and "\u2028" not in chunk and "\u2029" not in chunk:
-            try:
-                record = orjson.loads(chunk)
-            except orjson.JSONDecodeError:
-                record = None
-            if type(record) is dict and _exact(record):
-                number += 1
-                yield number, record
-                continue
-        for line in chunk.splitlines() or [""]:
-            number += 1
-            yield from _read_json_line(path, number, line)
+class JsonLines:
+    """The records of JSON lines (``chunks``: ``Source.chunks()``'s (line, text) pairs), numbered as
+    ``Source.lines`` numbers them from ``start``: a line is read by orjson (3x as fast as json); any
+    line orjson refuses, or may read otherwise than json would (a whole number past 64 bits comes as
+    a float), and any chunk holding another line break that ``str.splitlines`` splits at, is read as
+    before, a line at a time, by json (its errors). ``number``: the last line read; ``pending``:
+    whether lines of the chunk read last are still to come (else the rest of ``chunks`` is unread)."""
+
+    def __init__(self, path: Path, chunks, start: int = 0):
+        self.path = path
+        self.chunks = chunks
+        self.number = start
+        self.pending = False
+
+    def __iter__(self) -> Iterator[tuple[int, dict]]:
+        for _, chunk in self.chunks:
+            if "\r" not in chunk and "\x85" not in chunk and "\u2028" not in chunk and "\u2029" not in chunk:
+                try:
+                    record = orjson.loads(chunk)
+                except orjson.JSONDecodeError:
+                    record = None
+                if type(record) is dict and _exact(record):
+                    self.number += 1
+                    yield self.number, record
+                    continue
+            lines = chunk.splitlines() or [""]
+            for index, line in enumerate(lines, start=1):
+                self.number += 1
+                self.pending = index < len(lines)
+                yield from _read_json_line(self.path, self.number, line)
+            self.pending = False
+
+
+def line_count(chunk: str) -> int:
+    """The lines :class:`JsonLines` numbers in one chunk (a JSON object is never more than one)."""
+    return len(chunk.splitlines()) or 1
 
 
 def _exact(value) -> bool:
@@ -256,16 +285,20 @@ def _read_json_text(path: Path, text: str) -> list[tuple[int, dict]]:
     return [(i + 1, record) for i, record in enumerate(data)]
 
 
+def _json_lines(source: streams.Source) -> bool:
+    """Whether a ``.json`` file holds a JSON object a line (the arXiv snapshot's ``.json``)."""
+    head = source.head(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not head.startswith(b"{"):
+        return False
+    first, _, rest = source.head(streams.BUFFER_BYTES).removeprefix(b"\xef\xbb\xbf").lstrip().partition(b"\n")
+    return bool(rest.strip()) and _is_object(first.decode("utf-8", errors="replace"))
+
+
 def _read_json(path: Path, source: streams.Source) -> Iterator[tuple[int, dict]]:
-    """A JSON list streamed item by item (:func:`_json_items`); a file of JSON objects a line each (the arXiv
-    snapshot's ``.json``) as JSON lines; any other JSON (an object holding the list) read whole.
+    """A JSON list streamed item by item (:func:`_json_items`); any other JSON (an object holding the
+    list) read whole. (A file of JSON objects a line each is read as JSON lines: :func:`_rows`.)
     An error while streaming names the line it is on, the file never read again."""
     head = source.head(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
-    if head.startswith(b"{"):
-        first, _, rest = source.head(streams.BUFFER_BYTES).removeprefix(b"\xef\xbb\xbf").lstrip().partition(b"\n")
-        if rest.strip() and _is_object(first.decode("utf-8", errors="replace")):
-            yield from _read_jsonl(path, source.chunks())
-            return
     if not head.startswith(b"[") or source.head(2).startswith(streams.UTF16_MARKS):
         yield from _read_json_text(path, streams.decode(path, source.read_all()))  # nothing read yet: all of it
         return
@@ -448,22 +481,26 @@ def _rows(path: Path, source: streams.Source, fmt: str) -> Iterator[tuple[int, d
     """The raw records of a file of a corpus format, streamed: (line or item number, record)."""
     if fmt == "parquet":
         return _read_parquet(path, source)
+    if fmt == "jsonl" or (fmt == "json" and _json_lines(source)):
+        return JsonLines(path, source.chunks())
     if fmt == "json":
         return _read_json(path, source)
     if fmt in ("csv", "tsv"):
         return _read_delimited(path, source.chunks(), "," if fmt == "csv" else "\t")
-    return _read_text_format(path, source.lines()) if fmt == "text" else _read_jsonl(path, source.chunks())
+    return _read_text_format(path, source.lines())
 
 
 @dataclass
 class Reading:
     """What the reading of one build's files shares: the kinds of the corpus's own columns
     (``columns``: told by the first file that has each), the conditions a record must pass to be
-    read (``where``: ``build --where``) and how many records they left out (``left_out``)."""
+    read (``where``: ``build --where``), how many records they left out (``left_out``) and how many
+    processes map the records of a large file of JSON lines (``workers``)."""
 
     columns: CorpusColumns = field(default_factory=CorpusColumns)
     where: tuple[Condition, ...] = ()
     left_out: int = 0
+    workers: int = 1  # processes that map a file of JSON lines of PARALLEL_READ_BYTES or more (_parallel_mapping)
 
     def __post_init__(self):
         self.where = tuple(parse(condition) for condition in self.where)
@@ -585,7 +622,81 @@ def _mapped_records(
         (column for column in columns if column_key(column) in FIELD_NAMES["url"]),
         key=lambda column: FIELD_NAMES["url"].index(column_key(column)),
     )
+    large = path.stat().st_size >= PARALLEL_READ_BYTES  # a pipe's size is 0
+    if isinstance(rows, JsonLines) and not rows.pending and reading.workers > 1 and large:
+        yield from _mapping(path, head, mapping, extras, links, reading)
+        yield from _parallel_mapping(path, rows, (mapping, extras, links), reading)
+        return
     yield from _mapping(path, chain(head, rows), mapping, extras, links, reading)
+
+
+def _parallel_mapping(path: Path, rows: JsonLines, plan: tuple, reading: Reading) -> Iterator[dict]:
+    """The records of the rest of ``rows`` (JSON lines after its head) mapped as :func:`_mapping` maps
+    them (``plan``: its mapping, own columns and links), by ``reading.workers`` processes a block of
+    lines each, in order: this process reads the lines and hands them over (up to two blocks a
+    process ahead); the first error is raised where the file's reading would have raised it."""
+    # forked: a spawned process would run the caller's script again (one without a __main__ guard
+    # builds anew); they run nothing but this module's mapping, no lock of the caller's threads
+    context = multiprocessing.get_context("fork")
+    start, pending = rows.number, deque()
+    with ProcessPoolExecutor(reading.workers, mp_context=context, initializer=_reading_process) as pool:
+        try:
+            for block in _blocks(rows.chunks):
+                pending.append(pool.submit(_map_block, path, start, block, plan, reading))
+                start += sum(map(line_count, block))
+                while len(pending) > 2 * reading.workers or (pending and pending[0].done()):
+                    yield from _block_records(pending.popleft(), reading)
+            while pending:
+                yield from _block_records(pending.popleft(), reading)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _blocks(chunks) -> Iterator[list[str]]:
+    """``chunks`` (``Source.chunks()``'s pairs) as lists of lines of about READ_BLOCK_CHARS."""
+    block, size = [], 0
+    for _, chunk in chunks:
+        block.append(chunk)
+        size += len(chunk)
+        if size >= READ_BLOCK_CHARS:
+            yield block
+            block, size = [], 0
+    if block:
+        yield block
+
+
+def _reading_process() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the build, which stops its readers
+
+
+def _map_block(path: Path, start: int, block: list[str], plan: tuple, reading: Reading) -> tuple[bytes | list, int]:
+    """In a reading process: the records of ``block`` (the lines after line ``start``) that meet the
+    conditions of ``reading``, as JSON (a third of pickle's cost each way; as they are when a number
+    does not fit 64 bits), and how many they left out."""
+    reading.left_out = 0
+    lines = JsonLines(path, enumerate(block), start)
+    records = [record for record in _mapping(path, lines, *plan, reading) if record is not None]
+    try:
+        return orjson.dumps(records), reading.left_out
+    except orjson.JSONEncodeError:
+        return records, reading.left_out
+
+
+def _block_records(done: Future, reading: Reading) -> list[dict]:
+    """The records of a block :func:`_map_block` mapped: own columns of dates as dates again."""
+    records, left_out = done.result()
+    reading.left_out += left_out
+    if isinstance(records, list):
+        return records
+    records = orjson.loads(records)
+    dates = [name for name, kind in reading.columns.kinds.items() if kind == "date"]
+    for record in records:
+        extra = record["extra"]
+        for name in dates:
+            if extra.get(name) is not None:
+                extra[name] = datetime.date.fromisoformat(extra[name])
+    return records
 
 
 PLAIN_FIELDS = ("id", "title", "abstract", "authors", "venue", "categories")  # read as text, nothing derived

@@ -17,6 +17,7 @@ naming the choices, raised when the value is made.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, get_args
@@ -58,6 +59,11 @@ MAX_LINE_BYTES = 64 * 1024**2  # one line of a text format (a JSON line, a CSV r
 STREAM_HEAD_RECORDS = 1_000  # records read before the fields are chosen: their keys name the columns...
 STREAM_HEAD_BYTES = 16 * 1024**2  # ...or fewer, those in the first 16 MiB (the head is held until then)
 PARQUET_BATCH_ROWS = 10_000  # rows of a Parquet file converted at a time
+# A file of JSON lines this large is mapped by several processes (Reading.workers), READ_BLOCK_CHARS of
+# lines at a time: starting them costs ~1 s each, a 64 MiB file of the arXiv snapshot's 4 s to read alone.
+PARALLEL_READ_BYTES = 64 * 1024**2
+READ_BLOCK_CHARS = 4 * 1024**2
+READ_WORKERS = min(os.cpu_count() or 1, 8)  # a build's (and add's) reading processes
 # Measured with benchmarks/duplicates_threshold.py: see paperscope.index.analysis.corpus.
 DUPLICATE_THRESHOLD = 0.92
 # Rankings written into each manifest; chosen by benchmarks/quality.py (see docs/quality.md).

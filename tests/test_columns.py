@@ -47,15 +47,20 @@ def own_record(i: int) -> dict:
     }
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory) -> tuple[Path, list[dict]]:
+def conference_records() -> list[dict]:
     """The sample's 38 abstracts with ids, titles and the columns of :func:`own_record`."""
     papers, _ = read_corpus(locations.bundled_corpus())
-    folder = tmp_path_factory.mktemp("columns")
-    records = [
+    return [
         {"id": f"p{i}", "title": row.title, "abstract": row.abstract, **own_record(i)}
         for i, row in enumerate(papers.itertuples())
     ]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> tuple[Path, list[dict]]:
+    """:func:`conference_records` as JSON lines."""
+    folder = tmp_path_factory.mktemp("columns")
+    records = conference_records()
     path = folder / "conference.jsonl"
     path.write_text("\n".join(json.dumps(record) for record in records))
     return path, records

@@ -36,7 +36,7 @@ from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.search.placement import TRUST_K, place_by_neighbours
 from paperscope.index.store import generations, maps
 from paperscope.index.topics.topic_map import map_columns
-from paperscope.settings import UNCLUSTERED, Fields
+from paperscope.settings import READ_WORKERS, UNCLUSTERED, Fields
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +94,8 @@ def _new_papers(old: generations.Generation, inputs, fields: Fields) -> tuple[pd
     """The papers of ``inputs`` the index does not hold yet (by id or abstract), and how many were skipped."""
     table = old.papers
     own = {item.name: kind_of(item.type) for item in table.schema if item.name not in RESERVED}
-    admission = Admission(Reading(CorpusColumns({name: kind for name, kind in own.items() if kind})))
+    known = CorpusColumns({name: kind for name, kind in own.items() if kind})
+    admission = Admission(Reading(known, workers=READ_WORKERS))
     for paper_id, abstract in zip(*(table.column(name).to_pylist() for name in ("id", "abstract")), strict=True):
         admission.know(paper_id, abstract_key(abstract))
     new = pd.DataFrame(list(admitted_papers(inputs, fields.overrides(), admission)))

@@ -20,7 +20,7 @@ from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.corpus import Admission, Reading, admitted_papers, embedding_texts
 from paperscope.index.build import shards
 from paperscope.progress import PROGRESS_STEP, ProgressLines, duration
-from paperscope.settings import FAST_P_AT_10, FAST_SPEEDUP, PRESETS
+from paperscope.settings import FAST_P_AT_10, FAST_SPEEDUP, PRESETS, READ_WORKERS
 
 logger = logging.getLogger(__name__)
 SUGGEST_FAST_SECONDS = 60  # an exact embedding expected to take longer says once what the fast preset saves
@@ -91,7 +91,7 @@ class LocalEngine:
         """Embed ``job`` into Parquet shards in ``work`` (see the module docstring)."""
         job.on_stage("read")
         begin = time.perf_counter()
-        admission = Admission(Reading(where=job.settings.where))
+        admission = Admission(Reading(where=job.settings.where, workers=READ_WORKERS))
         total = sum(Path(path).stat().st_size for path in job.inputs if Path(path).is_file()) or 1
         parts, embedded, count, embedding = [], 0, 0, 0.0  # embedding: seconds spent embedding
         pending = 0.0  # bytes read whose papers are not embedded yet
