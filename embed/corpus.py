@@ -623,7 +623,8 @@ def _mapped_records(
         key=lambda column: FIELD_NAMES["url"].index(column_key(column)),
     )
     large = path.stat().st_size >= PARALLEL_READ_BYTES  # a pipe's size is 0
-    if isinstance(rows, JsonLines) and not rows.pending and reading.workers > 1 and large:
+    forks = "fork" in multiprocessing.get_all_start_methods()  # not on Windows
+    if isinstance(rows, JsonLines) and not rows.pending and reading.workers > 1 and large and forks:
         yield from _mapping(path, head, mapping, extras, links, reading)
         yield from _parallel_mapping(path, rows, (mapping, extras, links), reading)
         return
