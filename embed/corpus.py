@@ -232,7 +232,7 @@ class JsonLines:
             self.pending = False
 
 
-def line_count(chunk: str) -> int:
+def _line_count(chunk: str) -> int:
     """The lines :class:`JsonLines` numbers in one chunk (a JSON object is never more than one)."""
     return len(chunk.splitlines()) or 1
 
@@ -644,7 +644,7 @@ def _parallel_mapping(path: Path, rows: JsonLines, plan: tuple, reading: Reading
         try:
             for block in _blocks(rows.chunks):
                 pending.append(pool.submit(_map_block, path, start, block, plan, reading))
-                start += sum(map(line_count, block))
+                start += sum(map(_line_count, block))
                 while len(pending) > 2 * reading.workers or (pending and pending[0].done()):
                     yield from _block_records(pending.popleft(), reading)
             while pending:

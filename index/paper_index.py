@@ -32,11 +32,11 @@ from paperscope.index.search.ranking import Query, Ranker
 from paperscope.index.search.results import Results, check_k
 from paperscope.index.store import curations, generations, maps
 from paperscope.index.store.generations import (
-    built_by_this_code,
     current_generation_name,
     is_current_format,
     is_index,
     leftovers,
+    sample_is_current,
     verify,
 )
 from paperscope.settings import QuerySettings
@@ -44,13 +44,13 @@ from paperscope.settings import QuerySettings
 __all__ = [
     "PaperIndex",
     "Results",
-    "built_by_this_code",
     "check_k",
     "curations_stamp",
     "current_generation_name",
     "is_current_format",
     "is_index",
     "leftovers",
+    "sample_is_current",
     "searchable",
     "verify",
 ]  # fmt: skip

@@ -143,7 +143,25 @@ def test_the_sample_index_is_built_again_after_an_update_changes_what_an_index_h
     manifest_path.write_text(json.dumps(manifest))
     lookup = run("search", "speculative decoding", "-k", "1", home=home)
     assert "building the bundled NeurIPS 2025 sample index" in lookup.stderr and lookup.stdout.strip()
-    assert generations.current_generation_name(folder) != first and generations.built_by_this_code(folder)
+    assert generations.current_generation_name(folder) != first and generations.sample_is_current(folder)
+
+
+@pytest.mark.slow
+def test_a_users_own_index_in_the_default_folder_is_never_replaced_by_the_sample(tmp_path):
+    # `paperscope build FILES` without -o writes to the default folder: an update that changes the
+    # code must not build the sample over the user's papers
+    home = tmp_path / "home"
+    own = Path(__file__).resolve().parents[1] / "data" / "neurips2025_part1.txt"
+    run("build", own, home=home)
+    folder = home / "indexes" / "neurips2025-sample"
+    first = generations.current_generation_name(folder)
+    manifest_path = folder / first / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["versions"][generations.CODE_VERSION] = "an older paperscope"
+    manifest_path.write_text(json.dumps(manifest))
+    lookup = run("info", "--json", home=home)
+    assert "building" not in lookup.stderr and generations.current_generation_name(folder) == first
+    assert json.loads(lookup.stdout)["corpus"]["sources"] == ["neurips2025_part1.txt"]
 
 
 @pytest.mark.slow

@@ -28,10 +28,10 @@ from paperscope.embed.terms import singular
 from paperscope.errors import UserError
 from paperscope.index.paper_index import (
     PaperIndex,
-    built_by_this_code,
     curations_stamp,
     current_generation_name,
     is_index,
+    sample_is_current,
 )
 from paperscope.settings import LEVELS, MAX_UPLOAD_MB, MODES, UNCLUSTERED_NAME
 from paperscope.ui.access import upload_build
@@ -506,7 +506,7 @@ def _open_index(choices: dict[str, str]) -> tuple[str, str, str, PaperIndex]:
     if label not in choices:
         label = next(iter(choices))
     folder = choices[label]
-    if folder == str(locations.default_index_dir()) and not built_by_this_code(folder):
+    if folder == str(locations.default_index_dir()) and not sample_is_current(folder):
         from paperscope.index.build.pipeline import sample_index  # build code: only when the sample is built
 
         build_with_progress(sample_index, "the NeurIPS 2025 sample index (first run)")

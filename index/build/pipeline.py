@@ -327,9 +327,9 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
 
 def sample_index(on_progress=None) -> Path:
     """The default index of the bundled NeurIPS 2025 sample, built on first use and again after an update
-    that changes what an index holds (:func:`generations.built_by_this_code`); returns its folder."""
+    that changes what an index holds (:func:`generations.sample_is_current`); returns its folder."""
     folder = locations.default_index_dir()
-    if not generations.built_by_this_code(folder):
+    if not generations.sample_is_current(folder):
         logger.info("first run of this version: building the bundled NeurIPS 2025 sample index at %s", folder)
         build_index(locations.bundled_corpus(), folder, on_progress=on_progress)
     return folder

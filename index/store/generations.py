@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 from filelock import FileLock, Timeout
 
+from paperscope import locations
 from paperscope.errors import UserError
 from paperscope.files import TEMPORARY_PREFIX, atomic_path, file_digest, mapped_array
 from paperscope.index.common.keyword import KeywordIndex
@@ -244,7 +245,7 @@ CODE_VERSION = "paperscope-code"  # the manifest's versions entry that holds :fu
 def code_digest() -> str:
     """A digest of the source of embed/ and index/, the code that decides what an index holds (its
     papers, map and topic names): kept in each manifest's versions, so that an update that changes
-    it rebuilds the bundled sample's index (:func:`built_by_this_code`)."""
+    it rebuilds the bundled sample's index (:func:`sample_is_current`)."""
     from paperscope import embed, index
 
     digest = hashlib.sha256()
@@ -254,9 +255,15 @@ def code_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-def built_by_this_code(folder: str | Path) -> bool:
-    """Whether ``folder`` holds a finished index of this format built by this very code (:func:`code_digest`)."""
-    return is_current_format(folder) and read_manifest(folder).versions.get(CODE_VERSION) == code_digest()
+def sample_is_current(folder: str | Path) -> bool:
+    """Whether the default index ``folder`` needs no build of the bundled sample: it holds the sample's
+    index of this format, built by this very code (:func:`code_digest`), or an index of a user's own
+    files (``paperscope build FILES`` without ``-o``), never replaced by the sample."""
+    if not is_current_format(folder):
+        return False
+    manifest = read_manifest(folder)
+    sample = tuple(path.name for path in locations.bundled_corpus())
+    return tuple(manifest.corpus.sources) != sample or manifest.versions.get(CODE_VERSION) == code_digest()
 
 
 def _source(folder: Path) -> tuple[Path, Manifest, str]:
