@@ -60,10 +60,12 @@ def assert_consistent(index: PaperIndex) -> None:
 def assert_parts_named_on_their_own(index: PaperIndex, level: str, made: list[int]) -> None:
     """Each part of a split is named by its own papers' terms, as a build names a topic: no
     "(part i)", names distinct from each other and from every other topic's, each term used by two
-    of the part's papers or more and at least twice as common among them as in the corpus."""
+    of the part's papers or more (by a part of one paper, twice or more in its text) and at least
+    twice as common among them as in the corpus."""
     table = index.topics.table(level).set_index("cluster")
     column = "cluster" if level == "fine" else "coarse_cluster"
-    finder = TermFinder(embedding_texts(index.papers))
+    texts = embedding_texts(index.papers)
+    finder = TermFinder(texts)
     assert table["name"].is_unique
     for topic in made:
         name, terms = table.loc[topic, "name"], list(table.loc[topic, "terms"])
@@ -71,7 +73,8 @@ def assert_parts_named_on_their_own(index: PaperIndex, level: str, made: list[in
         assert "(part" not in name and named == terms[: len(named)], (name, terms)
         rows = np.flatnonzero(index.papers[column].to_numpy() == topic)
         for term in named:
-            assert finder.found(term)[rows].sum() >= 2 and finder.lift(rows, term) >= 2, (name, term)
+            used = finder.found(term)[rows].sum() if len(rows) > 1 else texts[rows[0]].lower().count(term.lower())
+            assert used >= 2 and finder.lift(rows, term) >= 2, (name, term)
 
 
 def members(index: PaperIndex, level: str, topic: int) -> set[str]:
@@ -412,6 +415,22 @@ def test_a_read_only_index_refuses_a_correction_in_one_line(read_only_index):
     with pytest.raises(UserError, match=r"stopped: read-only file system .*; the index there is unchanged"):
         index.topics.rename(0, "anything")
     assert index.topics.report == [] and "anything" not in set(index.topics.table("coarse")["name"])
+
+
+def test_a_part_of_one_paper_is_named_by_what_its_text_repeats(sample_index):
+    """A split may leave one paper alone in a part: each of its phrases is "used by all its papers",
+    so only the phrases its text repeats can tell its topic (not any three words of it, such as
+    "multi-agent collaboration enhance" from a first sentence)."""
+    texts = embedding_texts(sample_index.papers)
+    terms = corpus_terms(texts, 3)
+    vectors = np.asarray(sample_index.vectors, dtype=np.float32)
+    lengths = np.array([len(text) for text in texts])
+    alone, rest = int(np.argmax(lengths)), np.argsort(lengths)[:5]  # the longest abstract: most to repeat
+    named = part_names(terms, [np.array([alone]), rest], vectors, sample_index.embed_texts)
+    name = named[0].terms[: named[0].named_by]
+    assert name, named
+    for term in name:
+        assert texts[alone].lower().count(term.lower()) >= 2, (term, texts[alone])
 
 
 def test_split_parts_nothing_tells_apart_keep_a_suffix(sample_index, folder):

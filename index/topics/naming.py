@@ -305,8 +305,9 @@ def _whole(term: str, counts: dict[str, int], containers: dict[str, list[str]], 
 
 
 def _class_terms(terms: CorpusTerms, labels: np.ndarray) -> dict[int, dict[str, int]]:
-    """Per topic of ``labels``, its candidate terms that at least two of its papers use (one, in a
-    topic of one paper), with how many do."""
+    """Per topic of ``labels``, its candidate terms that at least two of its papers use, with how
+    many do; in a topic of one paper, those its text uses twice or more, with how often it does
+    (every phrase of a lone paper is used by all of its papers: only repetition tells its topic)."""
     topics = sorted(set(labels.tolist()) - {UNCLUSTERED})
     if terms.presence is None:
         return {label: {} for label in topics}
@@ -322,7 +323,12 @@ def _class_terms(terms: CorpusTerms, labels: np.ndarray) -> dict[int, dict[str, 
     for row, label in enumerate(topics):
         columns = counts.indices[counts.indptr[row] : counts.indptr[row + 1]]
         in_papers = counts.data[counts.indptr[row] : counts.indptr[row + 1]]
-        shared = in_papers >= min(2, sizes[row])  # used by a single paper of the topic: not its topic
+        if sizes[row] == 1:
+            text = terms.joined(int(np.flatnonzero(class_of_paper == row)[0]))
+            uses = {term: text.count(f" {term} ") for term in terms.vocabulary[columns].tolist()}
+            found[label] = {term: used for term, used in uses.items() if used >= 2}
+            continue
+        shared = in_papers >= 2  # used by a single paper of the topic: not its topic
         found[label] = dict(zip(terms.vocabulary[columns[shared]].tolist(), in_papers[shared].tolist(), strict=True))
     return found
 
