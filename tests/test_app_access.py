@@ -66,7 +66,7 @@ def test_an_upload_storm_builds_one_at_a_time_and_at_most_the_hours_limit(sample
     home = tmp_path / "home"
     env = {**os.environ, "PAPERSCOPE_HOME": str(home)}  # the server's data folder: its uploads, its audit log
     first, second = browser.new_page(), browser.new_page()
-    big = _corpus(tmp_path / "big.jsonl", 400, "big")
+    big = _corpus(tmp_path / "big.jsonl", 200, "big")
     other, third = _corpus(tmp_path / "other.jsonl", 5, "other"), _corpus(tmp_path / "third.jsonl", 5, "third")
     try:
         arguments = ("--uploads-per-hour", "1")
@@ -78,7 +78,7 @@ def test_an_upload_storm_builds_one_at_a_time_and_at_most_the_hours_limit(sample
             second.locator("input[type=file]").set_input_files(str(other))  # while the first builds
             second.wait_for_selector(f"text={LOCK_REFUSAL}", timeout=60_000)
             assert first.get_by_text("Built big-").count() == 0  # the first was still building
-            first.wait_for_selector("text=400 papers ·", timeout=300_000)
+            first.wait_for_selector("text=200 papers ·", timeout=300_000)
             second.locator("input[type=file]").set_input_files(str(third))
             second.wait_for_selector(f"text=/{HOUR_REFUSAL}/", timeout=60_000)
     finally:

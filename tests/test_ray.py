@@ -13,6 +13,19 @@ from paperscope import BuildSettings, PaperIndex, UserError, build_index, locati
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    """One local Ray of 2 CPUs, started as a notebook user starts theirs, for this module's builds: a
+    build uses the Ray it finds running instead of starting and stopping its own (10-25 s each here)."""
+    import ray
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_AUTH_MODE", "disabled")
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="error")
+        yield
+        ray.shutdown()
+
+
 @pytest.fixture(scope="module")
 def ray_index_dir(tmp_path_factory):
     from paperscope.index.build import ray_engine, shards
