@@ -9,14 +9,16 @@ import numpy as np
 import pytest
 
 from paperscope import BuildSettings, PaperIndex, UserError, build_index, locations
+from tests.corpora import read_corpus
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def local_ray():
-    """One local Ray of 2 CPUs, started as a notebook user starts theirs, for this module's builds: a
-    build uses the Ray it finds running instead of starting and stopping its own (10-25 s each here)."""
+    """One local Ray of 2 CPUs, started as a notebook user starts theirs, for this module's builds in
+    this process: a build uses the Ray it finds running instead of starting and stopping its own
+    (10-25 s each here; the command line's build, which does, is the first test)."""
     import ray
 
     with pytest.MonkeyPatch.context() as patch:
@@ -26,8 +28,25 @@ def local_ray():
         ray.shutdown()
 
 
+def test_the_command_lines_ray_build_starts_its_own_ray_and_deduplicates_like_the_local_engine(tmp_path):
+    first, second = locations.bundled_corpus()
+    copy = tmp_path / "again.txt"
+    copy.write_text(first.read_text())  # every abstract of part 1 again, after part 2
+    command = [sys.executable, "-m", "paperscope.ui.cli", "build", "--engine", "ray", "--workers", "2"]
+    done = subprocess.run(
+        [*command, str(first), str(second), str(copy), "-o", str(tmp_path / "ray")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Ray " in done.stderr and "local, 2 CPUs, 2 embedding actors" in done.stderr
+    repeated, sample = len(read_corpus([first])[0]), len(read_corpus([first, second])[0])
+    assert f"{repeated} duplicate abstracts kept once: again.txt:3 repeats {first.name}:3;" in done.stderr
+    assert "Traceback" not in done.stderr
+    index = PaperIndex.load(tmp_path / "ray")
+    assert index.manifest.count == sample and index.manifest.engine["name"] == "ray"
+
+
 @pytest.fixture(scope="module")
-def ray_index_dir(tmp_path_factory):
+def ray_index_dir(tmp_path_factory, local_ray):
     from paperscope.index.build import ray_engine, shards
 
     folder = tmp_path_factory.mktemp("ray") / "index"
@@ -69,17 +88,7 @@ def test_ray_and_local_engines_give_identical_neighbours(ray_index_dir, sample_i
     )
 
 
-def test_ray_engine_deduplicates_like_the_local_engine(tmp_path, caplog):
-    first, second = locations.bundled_corpus()
-    copy = tmp_path / "again.txt"
-    copy.write_text(first.read_text())  # every abstract of part 1 again, after part 2
-    with caplog.at_level("INFO", logger="paperscope"):
-        build_index([first, second, copy], tmp_path / "ray", BuildSettings(engine="ray", workers=2))
-    assert PaperIndex.load(tmp_path / "ray").manifest.count == 38
-    assert any("duplicate abstracts kept once" in line and "again.txt" in line for line in caplog.messages)
-
-
-def test_ray_engine_reports_bad_input_in_one_line_and_writes_nothing(tmp_path):
+def test_ray_engine_reports_bad_input_in_one_line_and_writes_nothing(tmp_path, local_ray):
     broken = tmp_path / "broken.csv"
     broken.write_text('id,abstract\n1,"an unfinished quote\n')
     with pytest.raises(UserError, match=r"broken.csv:2: malformed CSV"):
@@ -108,7 +117,7 @@ def test_ray_engine_reports_bad_input_in_one_line_and_writes_nothing(tmp_path):
         build_index(locations.bundled_corpus(), tmp_path / "index", BuildSettings(workers=2))
 
 
-def test_ray_engine_keeps_the_corpus_columns_and_reads_only_where(tmp_path):
+def test_ray_engine_keeps_the_corpus_columns_and_reads_only_where(tmp_path, local_ray):
     """Own columns (a date, a list of text, a number) reach the index through Ray typed as the local
     engine keeps them, and --where leaves out the records that do not meet it."""
     import datetime
