@@ -1,0 +1,250 @@
+"""The kinds of value the command line's options take: argparse ``type=`` functions that check a
+value as it is parsed, before any work starts, so that a mistake is one line naming the option.
+
+Each carries its ``kind`` (``"number"``, ``"file"``, ``"index"``, ``"output file"``…), read by
+``tests/test_arguments.py`` to try the wrong values of that kind on every option of every command:
+an option given one of these is covered without a test of its own. Two options that go together
+are declared with :func:`needs` and checked after parsing by :func:`check_pairs`; an output that
+exists is refused unless ``--force`` by :func:`check_outputs` (where the command has ``--force``).
+Nothing heavy is imported here: ``--help`` imports neither numpy nor the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from paperscope.errors import UserError, shown
+
+MAX_COUNT = 10**9  # the ceiling of any count a user gives (papers, workers, lines): past it a number is a typo
+MAX_TEXT_CHARS = 1_000  # a name, an id, a column or a condition (a query's limit is its own)
+
+
+def _refuse(message: str):
+    return argparse.ArgumentTypeError(message)
+
+
+def _readable(text: str) -> str:
+    """The text as given, refused when empty or not UTF-8 (a name in another encoding: surrogates)."""
+    if not text.strip():
+        raise _refuse("empty; give a value")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _refuse(f"'{shown(text)}' is not UTF-8 text") from None
+    if "\0" in text:
+        raise _refuse(f"'{shown(text)}' holds a NUL character")
+    return text
+
+
+@dataclass(frozen=True)
+class Whole:
+    """A whole number from ``low`` to ``high``."""
+
+    low: int
+    high: int = MAX_COUNT
+    kind = "number"
+
+    def __call__(self, text: str) -> int:
+        try:
+            value = int(_readable(text).strip())
+        except ValueError:
+            raise _refuse(f"'{shown(text)}' is not a whole number") from None
+        if not self.low <= value <= self.high:
+            raise _refuse(f"{value} is out of range: give {self.low} to {self.high:,}")
+        return value
+
+
+@dataclass(frozen=True)
+class Fraction:
+    """A number above ``low`` (or at it, when ``low_included``) and at most ``high``."""
+
+    low: float
+    high: float
+    low_included: bool = False
+    kind = "fraction"
+
+    def __call__(self, text: str) -> float:
+        try:
+            value = float(_readable(text).strip())
+        except ValueError:
+            raise _refuse(f"'{shown(text)}' is not a number") from None
+        above = value >= self.low if self.low_included else value > self.low
+        if math.isnan(value) or not above or value > self.high:
+            bound = "[" if self.low_included else "("
+            raise _refuse(f"{shown(text)} is out of range: give a number in {bound}{self.low}, {self.high}]")
+        return value
+
+
+@dataclass(frozen=True)
+class Text:
+    """Text of 1 to ``most`` characters, UTF-8, on one line unless ``lines``."""
+
+    most: int = MAX_TEXT_CHARS
+    lines: bool = False
+    kind = "text"
+
+    def __call__(self, text: str) -> str:
+        _readable(text)
+        if len(text) > self.most:
+            raise _refuse(f"{len(text):,} characters; at most {self.most:,}")
+        if not self.lines and ("\n" in text or "\r" in text):
+            raise _refuse(f"'{shown(text)}' spans lines; give it on one line")
+        return text
+
+
+def _path(text: str) -> Path:
+    return Path(_readable(text))
+
+
+def existing_file(text: str) -> str:
+    """A file that exists (a corpus, a token file, a backup)."""
+    path = _path(text)
+    if path.is_dir():
+        raise _refuse(f"{text} is a folder; give a file")
+    if not path.is_file():
+        raise _refuse(f"{text}: no such file")
+    if not os.access(path, os.R_OK):
+        raise _refuse(f"{text}: not readable (permission denied)")
+    return text
+
+
+existing_file.kind = "file"
+
+
+def existing_folder(text: str) -> str:
+    """A folder that exists (a model's)."""
+    path = _path(text)
+    if path.exists() and not path.is_dir():
+        raise _refuse(f"{text} is a file; give a folder")
+    if not path.is_dir():
+        raise _refuse(f"{text}: no such folder")
+    return text
+
+
+existing_folder.kind = "folder"
+
+
+def index_folder(text: str) -> str:
+    """An index folder: not a file (a missing one is the load's to tell, with how to build one)."""
+    if _path(text).exists() and not Path(text).is_dir():
+        raise _refuse(f"{text} is a file, not an index folder (paperscope build -o DIR writes one)")
+    return text
+
+
+index_folder.kind = "index"
+
+
+def _writable_place(path: Path, text: str) -> None:
+    """Refuse a path whose nearest existing folder is a file or cannot be written to."""
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise _refuse(f"{text}: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise _refuse(f"{text}: cannot write in {parent} (permission denied)")
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    """A file to write, with one of ``suffixes`` (none: any): not a folder, in a place that can be
+    written to. Whether it may replace an existing file is :func:`check_outputs`'s."""
+
+    suffixes: tuple[str, ...] = ()
+    kind = "output file"
+
+    def __call__(self, text: str) -> str:
+        path = _path(text)
+        if self.suffixes and path.suffix.lower() not in self.suffixes:
+            raise _refuse(f"{text}: give a file name ending in {', '.join(self.suffixes)}")
+        if path.is_dir():
+            raise _refuse(f"{text} is a folder; give a file name")
+        _writable_place(path, text)
+        return text
+
+
+def output_folder(text: str) -> str:
+    """A folder to write an index into: not a file, in a place that can be written to."""
+    path = _path(text)
+    if path.exists() and not path.is_dir():
+        raise _refuse(f"{text} is a file; give a folder for the index")
+    if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+        raise _refuse(f"{text}: cannot write in it (permission denied)")
+    _writable_place(path, text)
+    return text
+
+
+output_folder.kind = "output folder"
+
+
+def date(text: str) -> str:
+    """A date or time, ISO 8601 (2026-12-01, 2026-12-01T08:00)."""
+    try:
+        datetime.datetime.fromisoformat(_readable(text).strip())
+    except ValueError:
+        raise _refuse(f"'{shown(text)}' is not a date: give YYYY-MM-DD (or an ISO 8601 time)") from None
+    return text
+
+
+date.kind = "date"
+
+
+def condition(text: str) -> str:
+    """A condition on a column: ``COLUMN OPERATOR VALUE`` (``embed.conditions``), kept as written."""
+    from paperscope.embed.conditions import parse
+
+    try:
+        parse(_readable(text))
+    except UserError as exc:
+        raise _refuse(str(exc)) from None
+    return text
+
+
+condition.kind = "condition"
+
+
+def needs(action: argparse.Action, other: str, value=None) -> argparse.Action:
+    """Declare that ``action``'s option goes only with option ``other`` (with ``value``, when given):
+    :func:`check_pairs` refuses it alone. Returns the action."""
+    action.needs = (other, value)
+    return action
+
+
+def check_pairs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """A UserError for an option given without the one it needs (:func:`needs`)."""
+    for action in parser._actions:
+        if not hasattr(action, "needs") or getattr(args, action.dest, None) in (None, action.default, False):
+            continue
+        other, value = action.needs
+        other_action = next(each for each in parser._actions if other in each.option_strings)
+        given = getattr(args, other_action.dest, None)
+        if (value is None and given in (None, other_action.default, False)) or (value is not None and given != value):
+            wanted = f"{other} {value}" if value is not None else other
+            raise UserError(f"{action.option_strings[0]} goes with {wanted} (see: {parser.prog} --help)")
+
+
+def check_outputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """A UserError naming an output file (:class:`OutputFile`) that exists, where the command has
+    ``--force`` and it is not given: nothing a user has is replaced without asking."""
+    if not hasattr(args, "force") or args.force:
+        return
+    for action in parser._actions:
+        path = getattr(args, action.dest, None)
+        if isinstance(action.type, OutputFile) and path and Path(path).exists():
+            raise UserError(f"{action.option_strings[0]} {path}: the file exists; give --force to replace it")
+
+
+def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub-sub)command ``args`` chose (``command``, then ``action``)."""
+    for dest in ("command", "action"):
+        chosen = getattr(args, dest, None)
+        subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction) and a.dest == dest]
+        if not chosen or not subparsers:
+            break
+        parser = subparsers[0].choices[chosen]
+    return parser
