@@ -102,6 +102,10 @@ def test_the_feed_ranks_only_papers_added_since_it_was_marked_shown_and_reading_
     # a cron mail and a person at the terminal both see the feed: reading it changes nothing
     digest = paperscope("digest", "--index", folder, "--json", home=home)
     assert {paper["id"] for paper in json.loads(digest.stdout)[0]["papers"]} == {"p36", "p37"}
+    markdown = paperscope("digest", "--md", "--index", folder, home=home)  # the README's cron mail
+    assert markdown.returncode == 0 and not markdown.stderr, markdown.stderr
+    assert markdown.stdout.startswith("## feed\n") and "(p36, " in markdown.stdout and "(p37, " in markdown.stdout
+    assert "shares " in markdown.stdout  # each paper's reason, the terms it shares with the collection
     again = paperscope("recommend", "feed", "--new", "--json", "--index", folder, home=home)
     assert {paper["id"] for paper in json.loads(again.stdout)} == {"p36", "p37"}
     marked = paperscope("collection", "mark-shown", "--all", "--index", folder, home=home)

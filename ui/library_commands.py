@@ -13,6 +13,7 @@ from pathlib import Path
 from paperscope.embed.text import counted
 from paperscope.errors import UserError
 from paperscope.settings import MAX_RESULTS
+from paperscope.ui import arguments
 from paperscope.ui.loading import load, print_json, print_results, reason_text, with_index, with_json
 
 logger = logging.getLogger("paperscope")
@@ -172,14 +173,14 @@ def _digest_markdown(digest: list[dict]) -> str:
     lines = []
     for entry in digest:
         lines.append(f"## {entry['name']}\n")
-        papers = entry["papers"].to_pandas()
-        if papers.empty:
+        papers = entry["papers"].to_records()  # lists as lists (a DataFrame holds the reasons' terms as arrays)
+        if not papers:
             lines.append(f"No new papers since {entry['since'][:16].replace('T', ' ')}.\n")
             continue
-        for row in papers.itertuples():
-            link = f" — {row.url}" if getattr(row, "url", None) else ""
-            lines.append(f"{row.rank}. **{row.title}** ({row.id}, {row.score:.2f}){link}")
-            lines.append(f"   {reason_text(row.because)}")
+        for row in papers:
+            link = f" — {row['url']}" if row.get("url") else ""
+            lines.append(f"{row['rank']}. **{row['title']}** ({row['id']}, {row['score']:.2f}){link}")
+            lines.append(f"   {reason_text(row['because'])}")
         lines.append("")
     return "\n".join(lines) or "No collections yet.\n"
 
@@ -241,8 +242,10 @@ def collection_options(collection) -> None:
     )  # fmt: skip
     export.add_argument("name", metavar="NAME")
     export.add_argument(
-        "-o", "--output", metavar="FILE", required=True, help="FILE.bib, FILE.ris, FILE.json or FILE.csv"
-    )
+        "-o", "--output", metavar="FILE", type=arguments.OutputFile(), required=True,
+        help="FILE.bib, FILE.ris, FILE.json or FILE.csv",
+    )  # fmt: skip
+    arguments.with_force(export, "the file")
     export.add_argument(
         "--prefer", choices=("entry", "corpus"), default="entry",
         help="whose value a field takes when the entry and the corpus disagree (default: the entry's)",
@@ -259,7 +262,10 @@ def collection_options(collection) -> None:
     )
     embed.add_argument("name", metavar="NAME", nargs="?", help="one collection (default: all of the index)")
     backup = actions.add_parser("backup", help="write every collection of the data folder to one JSON file")
-    backup.add_argument("-o", "--output", metavar="FILE", required=True, help="the backup file (JSON)")
+    backup.add_argument(
+        "-o", "--output", metavar="FILE", type=arguments.OutputFile(), required=True, help="the backup file (JSON)"
+    )
+    arguments.with_force(backup, "the file")
     restore = actions.add_parser("restore", help="read collections back from a backup file (another machine's too)")
     restore.add_argument("file", metavar="FILE", help="a file written by paperscope collection backup")
     restore.add_argument(
