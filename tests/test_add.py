@@ -1,6 +1,7 @@
 """`paperscope add`: new papers join an index without a rebuild, and a killed add changes nothing."""
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -130,7 +131,9 @@ def test_new_papers_that_fit_no_topic_are_counted_and_drawn_as_such(sample_index
         report = add_papers([corpus], folder)
     assert report.no_topic == 2
     said = [record.getMessage() for record in caplog.records]
-    assert "2 new papers fit no topic: rebuild the map (paperscope build) to place them as a topic of their own" in said
+    # the rebuild it names reads the sample's files and the added one, into this folder (never the sample alone)
+    rebuild = shlex.join(["paperscope", "build", *map(str, locations.bundled_corpus()), "new.jsonl", "-o", str(folder)])
+    assert f"2 new papers fit no topic: rebuild the map ({rebuild}) to place them as a topic of their own" in said
     added = PaperIndex.load(folder)
     for paper_id in ("recipe0", "recipe1"):
         assert added.paper(paper_id)["cluster"] == -1 and added.paper(paper_id)["coarse_name"] == "unclustered"

@@ -104,7 +104,7 @@ def test_missing_index_folder_says_how_to_build_one(tmp_path):
     assert result.returncode == 2
     assert (
         result.stderr.strip() == f"paperscope: error: {tmp_path / 'nowhere'}: no such index folder; "
-        f"build one with: paperscope build -o {tmp_path / 'nowhere'}"
+        f"build one with: paperscope build YOUR_FILES -o {tmp_path / 'nowhere'}"
     )
 
 

@@ -77,7 +77,7 @@ def streamlit_command(
     arguments = ["--uploads-per-hour", str(access.uploads_per_hour)] + (["--read-only"] if access.read_only else [])
     if index:
         if not Path(index).is_dir():
-            raise UserError(f"{index}: no such index folder; build one with: paperscope build -o {index}")
+            raise UserError(f"{index}: no such index folder; build one with: paperscope build YOUR_FILES -o {index}")
         arguments += ["--index", str(Path(index).resolve())]
     return [*command, "--", *arguments]
 

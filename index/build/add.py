@@ -73,7 +73,7 @@ def add_papers(
     folder = Path(folder)
     begin = time.perf_counter()
     if not generations.is_index(folder):
-        raise UserError(f"{folder}: not a paperscope index; build one with: paperscope build FILES -o {folder}")
+        raise UserError(f"{folder}: not a paperscope index; build one with: {generations.build_command(folder)}")
     try:
         with generations.build_lock(folder):
             report = _add(inputs, folder, fields or Fields(), use_cache, on_stage)
@@ -139,17 +139,18 @@ def _add(inputs, folder: Path, fields: Fields, use_cache: bool, on_stage) -> Add
         counted(len(new), "paper"), folder, count + len(new), 100 * placed,
     )  # fmt: skip
     no_topic = int((map_columns_of_new["cluster"].to_numpy() == UNCLUSTERED).sum())
+    rebuild = generations.build_command(folder, generation.manifest.corpus.sources)
     if no_topic:
         logger.warning(
-            "%s fit no topic: rebuild the map (paperscope build) to place them as a topic of their own",
-            counted(no_topic, "new paper"),
-        )
+            "%s fit no topic: rebuild the map (%s) to place them as a topic of their own",
+            counted(no_topic, "new paper"), rebuild,
+        )  # fmt: skip
     if placed > REBUILD_SHARE:
         logger.warning(
             "more than %.0f%% of the papers were added after the last full build: their topics are the "
-            "old ones; rebuild with `paperscope build` to lay out the map and find topics anew",
-            100 * REBUILD_SHARE,
-        )
+            "old ones; rebuild (%s) to lay out the map and find topics anew",
+            100 * REBUILD_SHARE, rebuild,
+        )  # fmt: skip
     return AddReport(folder, len(new), skipped, count + len(new), placed, 0.0, no_topic)
 
 

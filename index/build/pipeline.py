@@ -162,6 +162,31 @@ def build_index(
     return report
 
 
+def check_output(output: str | Path, with_files: bool, force: bool = False) -> None:
+    """Refuse, before any work, a build into ``output`` that would replace what a user has, unless
+    ``force``: a folder that is not an index (an empty one is fine), or, for a build of the bundled
+    sample (``with_files`` False), an index of other files. (A file there is the command line's
+    ``-o`` type's to refuse, as it parses.)"""
+    output = Path(output)
+    if force or not output.is_dir():
+        return
+    if not generations.holds_index(output) and any(output.iterdir()):
+        raise UserError(
+            f"{output}: a folder that is not a paperscope index; build into a new or empty folder, "
+            "or give --force to build into this one"
+        )
+    if with_files or not generations.is_index(output):
+        return
+    sources, count = generations.built_from(output)
+    if sources != generations.sample_names():
+        held = f"an index of {count:,} papers" if count is not None else "an index"
+        of = f"of {', '.join(sources)}" if sources else "whose files its manifest does not name"
+        raise UserError(
+            f"{output}: holds {held} {of}, not the bundled sample; rebuild it from them "
+            f"({generations.build_command(output, sources)}), or give --force to build the sample there"
+        )
+
+
 def _with_earlier_seeds(settings: BuildSettings, output: Path) -> BuildSettings:
     """``settings`` with the seed topics of the index being rebuilt at ``output`` when they name
     none (``seeds`` None): seed topics, like curations, survive a rebuild."""

@@ -35,6 +35,7 @@ import functools
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import uuid
 from contextlib import contextmanager
@@ -262,25 +263,86 @@ def sample_is_current(folder: str | Path) -> bool:
     if not is_current_format(folder):
         return False
     manifest = read_manifest(folder)
-    sample = tuple(path.name for path in locations.bundled_corpus())
-    return tuple(manifest.corpus.sources) != sample or manifest.versions.get(CODE_VERSION) == code_digest()
+    return tuple(manifest.corpus.sources) != sample_names() or manifest.versions.get(CODE_VERSION) == code_digest()
+
+
+def sample_names() -> tuple[str, ...]:
+    """The bundled sample's file names, as a manifest of its index lists them."""
+    return tuple(path.name for path in locations.bundled_corpus())
+
+
+YOUR_FILES = "YOUR_FILES"  # what a rebuild hint names when the index's own files are not known
+
+
+def build_command(folder: str | Path, sources: tuple[str, ...] | None = None) -> str:
+    """The command that builds the index at ``folder`` again from ``sources``, the corpus files its
+    manifest names (the bundled sample's: a build without files reads them; after an add, the
+    sample's own by their full paths), or from YOUR_FILES where they are not known. Never a command
+    that builds another corpus into the folder (a build without files there refuses one of other files)."""
+    sample = sample_names()
+    if sources is None:
+        files = [YOUR_FILES]
+    elif tuple(sources) == sample:
+        files = []
+    elif tuple(sources[: len(sample)]) == sample:
+        files = [str(path) for path in locations.bundled_corpus()] + list(sources[len(sample) :])
+    else:
+        files = list(sources)
+    return shlex.join(["paperscope", "build", *files, "-o", str(folder)])
+
+
+def holds_index(folder: str | Path) -> bool:
+    """Whether ``folder`` is an index folder, finished, damaged or of a stopped first build: it
+    holds what a build writes (``CURRENT``, ``IDENTITY``, the build lock or a generation)."""
+    folder = Path(folder)
+    names = (POINTER_FILE, IDENTITY_FILE, LOCK_FILE)
+    return folder.is_dir() and (any((folder / name).exists() for name in names) or any(folder.glob("gen-*")))
+
+
+def built_from(folder: str | Path) -> tuple[tuple[str, ...] | None, int | None]:
+    """The corpus files and the number of papers of the index at ``folder``, as its current
+    manifest says, read leniently (a manifest of another format too); None for what it does not say."""
+    name = current_generation_name(Path(folder))
+    try:
+        value = json.loads((Path(folder) / str(name) / MANIFEST_FILE).read_text()) if name else None
+    except (OSError, ValueError):
+        return None, None
+    count = value.get("count") if isinstance(value, dict) else None
+    return _sources_of(value), count if isinstance(count, int) else None
+
+
+def _sources_of(value) -> tuple[str, ...] | None:
+    """``corpus.sources`` of a manifest's JSON, if it is a non-empty list of names."""
+    corpus = value.get("corpus") if isinstance(value, dict) else None
+    sources = corpus.get("sources") if isinstance(corpus, dict) else None
+    if isinstance(sources, list) and sources and all(isinstance(source, str) for source in sources):
+        return tuple(sources)
+    return None
 
 
 def _source(folder: Path) -> tuple[Path, Manifest, str]:
-    """The current generation's folder and manifest, checked for format; and the rebuild hint."""
-    hint = f"build one with: paperscope build -o {folder}"
+    """The current generation's folder and manifest, checked for format; and the rebuild hint,
+    naming the files the index was built from where its manifest says (:func:`build_command`)."""
+    hint = f"build one with: {build_command(folder)}"
     if not folder.is_dir():
         raise UserError(f"{folder}: no such index folder; {hint}")
     name = current_generation_name(folder)
     if name is None:
+        if not holds_index(folder) and any(folder.iterdir()):  # the user's own files: a build goes in a new folder
+            hint = f"build one with: {build_command(folder / 'index')}"
         raise UserError(f"{folder}: not a paperscope index (no {POINTER_FILE} file); {hint}")
     source = folder / name
     try:
-        manifest = Manifest.from_json(json.loads((source / MANIFEST_FILE).read_text()), str(folder))
+        value = json.loads((source / MANIFEST_FILE).read_text())
     except FileNotFoundError:
         raise UserError(f"{source}: {MANIFEST_FILE} is missing; rebuild the index ({hint})") from None
     except json.JSONDecodeError as exc:
         raise UserError(f"{source / MANIFEST_FILE}: corrupt ({exc.msg}); rebuild the index ({hint})") from None
+    hint = f"build one with: {build_command(folder, _sources_of(value))}"
+    try:
+        manifest = Manifest.from_json(value, str(folder))
+    except UserError as exc:
+        raise UserError(f"{exc} ({hint})") from None
     for file_name, expected in manifest.files.items():
         path = source / file_name
         if not path.is_file():

@@ -192,7 +192,7 @@ class Manifest:
         if value.get("format") != FORMAT_NAME or value.get("format_version") != FORMAT_VERSION:
             raise UserError(
                 f"{where}: index format {value.get('format_version')!r}, this paperscope reads {FORMAT_VERSION}; "
-                "rebuild it with paperscope build"
+                "rebuild the index"
             )
         try:
             search = {name: item for name, item in value["search"].items() if name in _SEARCH_FIELDS}
