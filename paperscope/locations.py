@@ -11,6 +11,7 @@ sample and indexes built from uploads), ``embedding-cache/``, ``onnx/`` (exporte
 from __future__ import annotations
 
 import os
+import shlex
 from importlib.resources import files
 from pathlib import Path
 
@@ -34,6 +35,14 @@ def indexes_dir() -> Path:
 def default_index_dir() -> Path:
     """The index commands use when none is given: the bundled NeurIPS 2025 sample."""
     return indexes_dir() / SAMPLE_INDEX_NAME
+
+
+def index_option(folder: str | Path | None) -> str:
+    """What a command that a message prints adds to act on the index at ``folder``: `` --index
+    DIR``, or nothing for the default index (``None``), which a command without it acts on."""
+    if folder is None or Path(folder).absolute() == default_index_dir().absolute():
+        return ""
+    return f" --index {shlex.quote(str(folder))}"
 
 
 def cache_dir() -> Path:

@@ -35,6 +35,7 @@ from paperscope.index.common.papers import PaperTable
 from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.store.generations import identity
 from paperscope.index.store.manifest import Manifest
+from paperscope.locations import index_option
 from paperscope.progress import ProgressLines
 from paperscope.settings import MAX_NAME_CHARS
 
@@ -165,7 +166,7 @@ class Collections:
             elif names:
                 hint = f"; this index has {', '.join(names[:10])}"
             else:
-                hint = "; create one with: paperscope collection create NAME"
+                hint = f"; create one with: paperscope collection create NAME{index_option(self.parts.folder)}"
             raise UnknownCollection(f"no collection named '{name}' for {self.parts.folder}{hint}")
         return found["id"]
 

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from paperscope.embed.columns import RESERVED, kind_of
 from paperscope.embed.corpus import OPTIONAL_FIELDS
 from paperscope.errors import UnknownPaper, UserError, shown
+from paperscope.locations import index_option
 
 CLOSE_IDS_UP_TO = 100_000  # papers; above this an unknown id is not compared with every id
 
@@ -69,7 +70,8 @@ class PaperTable:
         suggestions = list(dict.fromkeys(close + by_title))
         if not suggestions:
             return UnknownPaper(
-                f"no paper with id '{shown(paper_id)}' in {self.folder}; `paperscope search TEXT` finds papers by text"
+                f"no paper with id '{shown(paper_id)}' in {self.folder}; "
+                f"`paperscope search TEXT{index_option(self.folder)}` finds papers by text"
             )
         named = self.take(self.rows(suggestions), ["id", "title"]).to_pylist()
         listed = ", ".join(f"{paper['id']} ({paper['title'][:50]})" for paper in named)

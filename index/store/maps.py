@@ -41,6 +41,7 @@ import pandas as pd
 
 from paperscope.errors import Contradiction, NotFound, UserError, write_error
 from paperscope.files import TEMPORARY_PREFIX, atomic_path
+from paperscope.locations import index_option
 
 BUILD = "build"  # the generation's own map: always there, never deleted
 MAPS_DIR, POINTER_FILE, INFO_FILE = "maps", "CURRENT", "map.json"
@@ -230,7 +231,9 @@ def delete(folder: str | Path, name: str) -> None:
         raise NotFound(f"no map named '{name}'; the maps are: {', '.join([BUILD, *names(folder)])}")
     with locked(folder):
         if current_name(folder) == name:
-            raise UserError(f"map '{name}' is the current one; switch first: paperscope maps use {BUILD}")
+            raise UserError(
+                f"map '{name}' is the current one; switch first: paperscope maps use {BUILD}{index_option(folder)}"
+            )
         old = maps_dir(folder) / f"{TEMPORARY_PREFIX}{uuid.uuid4().hex[:8]}-old-{name}"
         os.replace(maps_dir(folder) / name, old)
         shutil.rmtree(old, ignore_errors=True)
