@@ -1,0 +1,155 @@
+"""Nothing a user has is overwritten, and every hint that prints a command does what it says
+(issue 50): outputs refuse an existing file unless --force; a build refuses a folder that is not
+an index, and the bundled sample over an index of other files; each hint a real mistake provokes
+is run as printed, and the user's index holds its own papers afterwards, never the sample's."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from paperscope import PaperIndex
+from paperscope.index.store import generations
+from paperscope.ui import cli
+from tests.conftest import copy_index
+
+
+def _run(capsys, *argv) -> tuple[int, str]:
+    """The real command line, in this process: its exit status and what it said on stderr."""
+    capsys.readouterr()
+    status = cli.main([str(arg) for arg in argv])
+    return status, capsys.readouterr().err
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+@pytest.mark.parametrize(
+    "command, name",
+    [
+        (["collection", "export", "rl", "-o"], "precious.bib"),
+        (["map", "-o"], "map.html"),
+        (["collection", "backup", "-o"], "backup.json"),
+    ],
+)
+def test_an_output_file_that_exists_is_refused_without_force(sample_index_dir, tmp_path, capsys, command, name):
+    precious = tmp_path / name
+    precious.write_text("@article{a, title = {169 entries of a Zotero library}}\n")
+    status, said = _run(capsys, *command, precious, "--index", sample_index_dir)
+    assert status == 2
+    assert said.splitlines() == [f"paperscope: error: -o {precious}: the file exists; give --force to replace it"]
+    assert precious.read_text() == "@article{a, title = {169 entries of a Zotero library}}\n"
+    assert sorted(tmp_path.iterdir()) == [precious]
+
+
+def test_force_replaces_the_file(sample_index_dir, tmp_path, capsys):
+    backup = tmp_path / "backup.json"
+    backup.write_text("old")
+    status, said = _run(capsys, "collection", "backup", "-o", backup, "--force", "--index", sample_index_dir)
+    assert status == 0, said
+    assert '"format"' in backup.read_text()
+
+
+def test_a_build_refuses_a_file_and_a_folder_that_is_not_an_index(tmp_path, capsys):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("Title\nAn abstract long enough to be read as one by the reader of plain text files.\n")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "thesis.tex").write_text("three years of work")
+    status, said = _run(capsys, "build", corpus, "-o", notes)
+    assert status == 2 and len(said.splitlines()) == 1
+    assert said.startswith(f"paperscope: error: {notes}: a folder that is not a paperscope index;")
+    assert "--force" in said
+    assert _snapshot(notes) == {"thesis.tex": b"three years of work"}
+    status, said = _run(capsys, "build", corpus, "-o", notes / "thesis.tex")
+    assert status == 2 and len(said.splitlines()) == 1 and f"{notes / 'thesis.tex'}" in said
+    assert "Traceback" not in said and _snapshot(notes) == {"thesis.tex": b"three years of work"}
+
+
+def test_a_build_of_the_sample_refuses_an_index_of_other_files(library_corpus, tmp_path, capsys):
+    # the hint damaged indexes gave: `paperscope build -o DIR`, which replaced 300 papers with the 38 of the sample
+    folder = copy_index(library_corpus / "index", tmp_path / "index")
+    before = _snapshot(folder)
+    status, said = _run(capsys, "build", "-o", folder)
+    assert status == 2
+    assert said.splitlines() == [
+        f"paperscope: error: {folder}: holds an index of 36 papers of corpus.jsonl, not the bundled sample; "
+        f"rebuild it from them (paperscope build corpus.jsonl -o {folder}), or give --force to build the sample there"
+    ]
+    assert _snapshot(folder) == before
+
+
+# --- every hint, run as printed ------------------------------------------------------------------
+
+PLACEHOLDERS = {"NAME": "fresh", "TEXT": "graph neural networks"}  # YOUR_FILES: the user's corpus
+NAMES = "|".join(re.escape(name) for name, *_ in cli.COMMANDS)
+COMMAND = re.compile(rf"\bpaperscope (?:{NAMES})\b[^`();]*")
+
+
+def _commands(message: str) -> list[str]:
+    """The commands a message prints (after any command name the parser knows)."""
+    return [found.group(0).strip() for found in COMMAND.finditer(message)]
+
+
+def _flip_a_byte(folder: Path) -> None:
+    vectors = folder / generations.current_generation_name(folder) / generations.VECTORS_FILE
+    data = bytearray(vectors.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    vectors.write_bytes(bytes(data))
+
+
+def _corrupt_manifest(folder: Path) -> None:
+    (folder / generations.current_generation_name(folder) / generations.MANIFEST_FILE).write_text("{")
+
+
+def _hints(library: Path, tmp_path: Path) -> dict[str, tuple[list, Path | str]]:
+    """Each mistake a hint answers: the command that provokes it, and what following the hint must
+    do: the index folder it must leave holding the user's papers, or what it must say it did."""
+    damaged, broken, collections = (copy_index(library / "index", tmp_path / name) for name in ("a", "b", "c"))
+    _flip_a_byte(damaged)
+    _corrupt_manifest(broken)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "thesis.tex").write_text("three years of work")
+    return {
+        "checksum": (["verify", "--index", damaged], damaged),
+        "corrupt manifest": (["info", "--index", broken], broken),
+        "no such folder": (["info", "--index", tmp_path / "nowhere"], tmp_path / "nowhere"),
+        "a folder of the user's": (["info", "--index", notes], notes / "index"),
+        "no collection yet": (["collection", "show", "nosuch", "--index", collections], "created 'fresh'"),
+        "deferred embedding": (
+            [
+                *("collection", "create", "mine", "--from", library / "refs.bib"),
+                "--defer-embedding",
+                "--index",
+                collections,
+            ],
+            "embedded 1 entry outside the corpus",
+        ),
+        "no paper": (["similar", "zzzz-no-such-paper", "--index", collections], ""),
+    }
+
+
+@pytest.mark.slow
+def test_every_hint_runs_as_printed_and_keeps_the_users_papers(library_corpus, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(library_corpus)  # where the user built the index: its files are named as given then
+    papers = set(PaperIndex.load(library_corpus / "index").ids())
+    for case, (provoke, done) in _hints(library_corpus, tmp_path).items():
+        status, said = _run(capsys, *provoke)
+        commands = _commands(said)
+        assert commands, (case, said)
+        for command in commands:
+            argv = shlex.split(command)[1:]
+            argv = [str(library_corpus / "corpus.jsonl") if arg == generations.YOUR_FILES else arg for arg in argv]
+            argv = [PLACEHOLDERS.get(arg, arg) for arg in argv]
+            assert not [arg for arg in argv if re.fullmatch(r"[A-Z_]{3,}", arg)], (case, command)  # unknown placeholder
+            status, followed = _run(capsys, *argv)
+            assert status == 0, (case, command, followed)
+            assert isinstance(done, Path) or done in followed, (case, command, followed)
+        if isinstance(done, Path):
+            assert set(PaperIndex.load(done).ids()) == papers, case
+    assert (tmp_path / "notes" / "thesis.tex").read_text() == "three years of work"
