@@ -12,7 +12,9 @@ milliseconds. A lookup reads only the rows it finds and checks their checksums; 
 truncated or unreadable, or rows whose checksum or length is wrong, are reported in one warning
 line and treated as missing (their texts are embedded again, never returned wrong).
 
-A build adds its new vectors in shards of up to ``SHARD_ROWS``; when ``MERGE_WIDTH`` shards of one
+A build adds its new vectors in shards of up to ``SHARD_ROWS``, written at least every
+``FLUSH_SECONDS`` and when the build is stopped (Ctrl-C, SIGTERM), so that the same build started
+again takes them from here; when ``MERGE_WIDTH`` shards of one
 size tier (a factor of ``MERGE_WIDTH`` in rows) exist, they are merged into one of the next tier,
 so a cache of n vectors has about ``MERGE_WIDTH`` x log(n) shards and each vector is rewritten
 log(n) times. Files are read with ``allow_pickle=False``.
@@ -35,7 +37,8 @@ from paperscope.files import TEMPORARY_PREFIX, atomic_path
 
 logger = logging.getLogger(__name__)
 
-SHARD_ROWS = 5_000  # vectors a build writes per new shard (at most this many are lost when a build is killed)
+SHARD_ROWS = 5_000  # vectors a build writes per new shard
+FLUSH_SECONDS = 60.0  # or fewer, once the oldest has waited this long: a killed build loses at most a minute
 MERGE_WIDTH = 4
 KEY_BYTES = 16
 _WEIGHTS = np.random.default_rng(20261201).integers(1, 2**63, 1024, dtype=np.uint64) | np.uint64(1)  # odd
@@ -98,6 +101,7 @@ class EmbeddingCache:
                     str(exc).splitlines()[0][:80],
                 )
         self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._waiting_since = 0.0  # time.monotonic() of the oldest waiting vectors
         self.read_only = False  # set when a write fails: the cache is then only read
 
     def __len__(self) -> int:
@@ -132,15 +136,19 @@ class EmbeddingCache:
         return found
 
     def add(self, keys: list[bytes], vectors: np.ndarray) -> None:
-        """Keep new vectors; they are written as a shard once ``SHARD_ROWS`` are waiting, and by
-        :meth:`flush` (this cache does not return them: a later EmbeddingCache does)."""
+        """Keep new vectors; they are written as a shard once ``SHARD_ROWS`` are waiting or the
+        oldest waited ``FLUSH_SECONDS``, and by :meth:`flush` (this cache does not return them: a
+        later EmbeddingCache does)."""
         if len(keys):
+            if not self._pending:
+                self._waiting_since = time.monotonic()
             self._pending.append((np.array(keys, dtype=f"S{KEY_BYTES}"), np.asarray(vectors, dtype=np.float32)))
-        if sum(len(k) for k, _ in self._pending) >= SHARD_ROWS:
+        waited = time.monotonic() - self._waiting_since
+        if sum(len(k) for k, _ in self._pending) >= SHARD_ROWS or (self._pending and waited >= FLUSH_SECONDS):
             self.flush()
 
-    def flush(self) -> None:
-        """Write the waiting vectors as one shard, then merge shards of a full size tier."""
+    def flush(self, merge: bool = True) -> None:
+        """Write the waiting vectors as one shard, then (with ``merge``) merge shards of a full size tier."""
         if not self._pending:
             return
         keys = np.concatenate([k for k, _ in self._pending])
@@ -151,7 +159,8 @@ class EmbeddingCache:
             return
         try:
             _write_shard(self.folder, keys, vectors[first])
-            self._merge()
+            if merge:
+                self._merge()
         except OSError as exc:  # a read-only or full data folder: the build goes on without caching
             self.read_only = True
             logger.warning(
@@ -201,20 +210,26 @@ def encode_with_cache(
     """Embed ``texts``, taking what ``cache`` holds and adding the rest to it chunk by chunk.
 
     ``on_progress(count)`` is called with the number of texts each chunk embedded. Returns the
-    (n, dimension) float32 vectors and how many texts were embedded anew. The caller flushes the cache.
+    (n, dimension) float32 vectors and how many texts were embedded anew. The caller flushes the
+    cache; when the embedding is stopped (an exception, KeyboardInterrupt included), this does.
     """
     keys = [text_key(text) for text in texts]
     found = cache.get(keys) if cache is not None else [None] * len(texts)
     missing = [i for i, vector in enumerate(found) if vector is None]
-    for start in range(0, len(missing), chunk_size):  # the model loads only if something is new
-        chunk = missing[start : start + chunk_size]
-        fresh = encoder.encode([texts[i] for i in chunk], long_text=long_text)
+    try:
+        for start in range(0, len(missing), chunk_size):  # the model loads only if something is new
+            chunk = missing[start : start + chunk_size]
+            fresh = encoder.encode([texts[i] for i in chunk], long_text=long_text)
+            if cache is not None:
+                cache.add([keys[i] for i in chunk], fresh)
+            for row, vector in zip(chunk, fresh, strict=True):
+                found[row] = vector
+            if on_progress:
+                on_progress(len(chunk))
+    except BaseException:  # Ctrl-C, SIGTERM (the command line raises it here) or a failure: keep what is embedded
         if cache is not None:
-            cache.add([keys[i] for i in chunk], fresh)
-        for row, vector in zip(chunk, fresh, strict=True):
-            found[row] = vector
-        if on_progress:
-            on_progress(len(chunk))
+            cache.flush(merge=False)  # quickly: the next build merges
+        raise
     if not texts:
         return np.zeros((0, encoder.dimension), dtype=np.float32), 0
     return np.stack(found).astype(np.float32), len(missing)

@@ -1,7 +1,10 @@
 """The embedding cache: large memory-mapped shards, merged by size, and damage that is never returned."""
 
+import json
 import logging
 import os
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +15,10 @@ import pytest
 from paperscope import PaperIndex, build_index, locations
 from paperscope.embed import cache as cache_module
 from paperscope.embed.cache import EmbeddingCache, text_key
+from paperscope.embed.corpus import embedding_texts
 from paperscope.index.store import generations
+from tests.conftest import copy_index
+from tests.corpora import read_corpus
 
 
 def _vectors(count: int, seed: int) -> np.ndarray:
@@ -90,3 +96,50 @@ def test_two_builds_sharing_one_cache_at_once_both_succeed(fresh_home, tmp_path)
     (folder,) = locations.cache_dir().iterdir()
     shards = EmbeddingCache(folder.parent, *folder.name.rsplit("-", 1)).shards
     assert shards and all(len(shard) == 38 for shard in shards)  # each build wrote every text, intact
+
+
+def _start_build(corpus: Path, output: Path) -> subprocess.Popen:
+    """``paperscope build CORPUS -o OUTPUT --preset fast`` in a process of its own, its log piped."""
+    command = [sys.executable, "-m", "paperscope.ui.cli", "build", str(corpus), "-o", str(output), "--preset", "fast"]
+    return subprocess.Popen(command, env=dict(os.environ), stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signal_number, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["INT", "TERM"])
+def test_a_build_stopped_while_embedding_keeps_its_vectors_and_the_same_build_resumes_from_them(
+    fresh_home, sample_index_dir, tmp_path, signal_number, status
+):
+    words = ["graph", "diffusion", "speech", "robot", "theorem", "cloud", "vision", "policy", "kernel", "agent"]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        "\n".join(
+            json.dumps({"title": f"Paper {i}", "abstract": f"We study {words[i % 10]} {words[i // 10 % 10]} models at "
+                        f"scale {i}. Results on {words[i // 100 % 10]} benchmarks improve by {i % 97} points."})
+            for i in range(1_000)
+        )
+    )  # fmt: skip
+    index = copy_index(sample_index_dir, tmp_path / "index")  # the user's index, which the stopped build must keep
+    before = {path.relative_to(index): path.read_bytes() for path in index.rglob("*") if path.is_file()}
+    build = _start_build(corpus, index)
+    log = []
+    for line in build.stderr:  # stopped at its first progress line: a few chunks of the 1,000 are embedded
+        log.append(line)
+        if line.startswith("embedding:"):
+            build.send_signal(signal_number)
+            break
+    log.append(build.stderr.read())
+    assert build.wait(timeout=60) == status, "".join(log)
+    assert "Traceback" not in "".join(log)
+    after = {path.relative_to(index): path.read_bytes() for path in index.rglob("*") if path.is_file()}
+    assert after == before  # untouched, and no work folder left in it
+
+    again = _start_build(corpus, index)
+    _, log = again.communicate(timeout=600)
+    assert again.returncode == 0, log
+    embedded = re.search(r"embedded ([\d,]+) texts \((\d+) from the cache\)", log)  # the new ones, then the kept
+    assert embedded and int(embedded[2]) > 0 and int(embedded[1].replace(",", "")) + int(embedded[2]) == 1_000, log
+    resumed = PaperIndex.load(index)
+    papers, _ = read_corpus([corpus])
+    assert resumed.ids() == papers["id"].tolist()
+    uninterrupted = resumed.embed_texts(embedding_texts(papers))  # as a build without the cache embeds them
+    assert np.allclose(np.asarray(resumed.vectors), uninterrupted, atol=1e-3)
