@@ -104,8 +104,25 @@ def text_id(abstract: str) -> str:
     return hashlib.sha256(abstract.encode("utf-8")).hexdigest()[:12]
 
 
+# Files a user may mistake for a corpus, known by their first bytes: what each is, said in the refusal
+FOREIGN_SIGNATURES = (
+    (b"PK\x03\x04", "a ZIP archive (a Word .docx, an Excel .xlsx, an OpenDocument file…)"),
+    (b"%PDF-", "a PDF document"),
+    (b"\xd0\xcf\x11\xe0", "an Office document (.doc, .xls)"),
+    (b"{\\rtf", "an RTF document"),
+)
+FORMATS_READ = (
+    "text (.txt, .md), .csv, .tsv, .json, .jsonl or .parquet, or a library file (.bib, .ris, CSL-JSON, "
+    "OpenAlex or Semantic Scholar JSON lines), optionally .gz"
+)
+
+
 def detect_format(path: Path, head: bytes) -> str:
-    """Pick a reader from the file name, falling back to the first bytes."""
+    """Pick a reader from the file name, falling back to the first bytes; a document of another
+    kind (a .docx, a PDF…) is a UserError naming the formats read."""
+    for signature, what in FOREIGN_SIGNATURES:
+        if head.startswith(signature):
+            raise UserError(f"{path}: {what}, not a corpus format paperscope reads; give {FORMATS_READ}")
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     ext = suffixes[-1] if suffixes else ""
     by_ext = {
@@ -763,7 +780,8 @@ def _library_records(
     the entries without an abstract logged, those left out unless ``keep_without_abstract``."""
     name = library.FORMAT_NAMES[read.kind]
     if not read.rows:
-        raise UserError(f"{path}: no {name} entries found")
+        shape = library.ENTRY_SHAPES.get(read.kind)
+        raise UserError(f"{path}: no {name} entries found" + (f" ({shape})" if shape else ""))
     library.apply_overrides(path, read, overrides)
     missing = sum(not record.get("abstract") for _, _, record in read.rows)
     if announce:

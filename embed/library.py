@@ -30,6 +30,10 @@ FORMAT_NAMES = {
     "openalex": "OpenAlex works",
     "s2": "Semantic Scholar records",
 }
+ENTRY_SHAPES = {  # how an entry of the text formats begins, said when a file holds none
+    "bib": "an entry starts with @TYPE{KEY, as in @article{smith2024,",
+    "ris": "a record runs from a 'TY  - ' line to an 'ER  - ' line",
+}
 MAX_ABSTRACT_WORDS = 100_000  # positions past this in an inverted index are not an abstract
 
 

@@ -182,18 +182,30 @@ class Source:
                 yield number, line
 
 
+LIBRARY_SUFFIXES = {".bib": "BibTeX", ".bibtex": "BibTeX", ".ris": "RIS"}  # named in the errors of their files
+
+
+def _not_text(path: Path, line: int, byte: int | None) -> UserError:
+    """The error for a file that is not UTF-8 text at ``line``: NUL bytes (``byte`` None) or
+    ``byte``; the advice fits the file: a library export (by its suffix) or a corpus."""
+    why = "binary data (NUL bytes)" if byte is None else f"not UTF-8 text (byte 0x{byte:02x})"
+    suffixes = [suffix.lower() for suffix in path.suffixes if suffix.lower() != ".gz"]
+    library = LIBRARY_SUFFIXES.get(suffixes[-1] if suffixes else "")
+    if library:
+        damaged = f", not {library} text (damaged, or another kind named {suffixes[-1]}?)" if byte is None else ""
+        return UserError(f"{path}:{line}: {why}{damaged}; export the library again as {library} in UTF-8")
+    if byte is None:
+        return UserError(f"{path}:{line}: {why}, not a text corpus; pass CSV, TSV, JSON, JSONL, TXT or Parquet")
+    return UserError(f"{path}:{line}: {why}; save it as UTF-8 or pass a CSV/JSON/Parquet file")
+
+
 def _decode_line(path: Path, number: int, line: bytes) -> str:
     if b"\x00" in line:
-        raise UserError(
-            f"{path}:{number}: binary data (NUL bytes), not a text corpus; pass CSV, TSV, JSON, JSONL, TXT or Parquet"
-        )
+        raise _not_text(path, number, None)
     try:
         return line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UserError(
-            f"{path}:{number}: not UTF-8 text (byte 0x{line[exc.start]:02x}); "
-            "save it as UTF-8 or pass a CSV/JSON/Parquet file"
-        ) from None
+        raise _not_text(path, number, line[exc.start]) from None
 
 
 def decode(path: Path, data: bytes) -> str:
@@ -201,18 +213,11 @@ def decode(path: Path, data: bytes) -> str:
     encodings are refused, naming the line."""
     utf16 = data.startswith(UTF16_MARKS)
     if not utf16 and b"\x00" in data:
-        line = data[: data.index(b"\x00")].count(b"\n") + 1
-        raise UserError(
-            f"{path}:{line}: binary data (NUL bytes), not a text corpus; pass CSV, TSV, JSON, JSONL, TXT or Parquet"
-        )
+        raise _not_text(path, data[: data.index(b"\x00")].count(b"\n") + 1, None)
     try:
         text = data.decode("utf-16" if utf16 else "utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise UserError(
-            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
-            "save it as UTF-8 or pass a CSV/JSON/Parquet file"
-        ) from None
+        raise _not_text(path, data[: exc.start].count(b"\n") + 1, data[exc.start]) from None
     if not text.strip():
         raise UserError(f"{path}: the file is empty")
     if "\x00" in text:

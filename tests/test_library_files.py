@@ -403,6 +403,53 @@ def test_malformed_files_are_one_line_naming_file_and_line(tmp_path, name):
     assert HOSTILE[name][1] in message and "\n" not in message, message
 
 
+def _docx() -> bytes:
+    """A Word document as Word writes one: a ZIP archive of XML parts."""
+    import io
+    import zipfile
+
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types/>')
+        archive.writestr("word/document.xml", "<w:document><w:t>An abstract, typed in Word.</w:t></w:document>")
+    return data.getvalue()
+
+
+# Files that are not what a corpus reader reads: the error says what is wrong with them, not which
+# corpus formats exist (a garbled .bib got "pass CSV, TSV, JSON, JSONL, TXT or Parquet"; issue 50)
+NOT_READABLE = {
+    "paper.docx": (_docx(), "paper.docx: a ZIP archive (a Word .docx"),
+    "paper.pdf": (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n", "paper.pdf: a PDF document, not a corpus format"),
+    "garbled.bib": (
+        b"@article{a, title = {Fine}, abstract = {Fine.}}\n@article{b,\n title = {\x00\x13\x88}}\n",
+        "garbled.bib:3: binary data (NUL bytes), not BibTeX text",
+    ),
+    "garbled.ris": (
+        b"TY  - JOUR\nTI  - x\nAB  - \x00\xff\x10\nER  - \n",
+        "garbled.ris:3: binary data (NUL bytes), not RIS text",
+    ),
+    "latin1.ris": (
+        "TY  - JOUR\nTI  - Caf\xe9\nER  - \n".encode("latin-1"),
+        "latin1.ris:2: not UTF-8 text (byte 0xe9); export the library again as RIS in UTF-8",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_READABLE))
+def test_a_file_that_is_no_corpus_is_told_what_is_wrong_with_it(tmp_path, name):
+    from tests.corpora import read_corpus
+
+    content, said = NOT_READABLE[name]
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(UserError) as error:
+        read_corpus([tmp_path / name])
+    message = str(error.value)
+    assert said in message and "\n" not in message, message
+    assert "no abstracts" not in message and "pass CSV" not in message and "CSV/JSON/Parquet" not in message
+    if name.endswith((".docx", ".pdf")):  # the formats it does read, by name
+        assert all(suffix in message for suffix in (".txt", ".csv", ".jsonl", ".parquet", ".bib", ".ris")), message
+
+
 @pytest.mark.slow
 def test_cli_refuses_malformed_library_files_with_exit_2(tmp_path):
     for name in ("unbalanced.bib", "noer.ris", "notalist.json"):
