@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -199,6 +200,9 @@ def test_uploading_a_corpus_builds_it_and_switches_to_it(server, page, tmp_path)
     broken.write_text('{"abstract": "fine"}\n{"abstract": \n')
     disguised = tmp_path / "image.csv"
     disguised.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    document = tmp_path / "notes.txt"  # a Word document saved under a text name
+    with zipfile.ZipFile(document, "w") as archive:
+        archive.writestr("word/document.xml", "<w:document><w:t>An abstract typed in Word.</w:t></w:document>")
     oversized = tmp_path / "huge.csv"
     oversized.write_bytes(b"abstract\n" + b"x" * (51 * 1024 * 1024))
     page.goto(server)
@@ -208,6 +212,8 @@ def test_uploading_a_corpus_builds_it_and_switches_to_it(server, page, tmp_path)
     page.wait_for_selector("text=broken.jsonl:2: broken JSON line", timeout=60_000)
     page.locator("input[type=file]").set_input_files(str(disguised))
     page.wait_for_selector(r"text=/image\.csv:\d+: binary data/", timeout=60_000)  # content, not name, decides
+    page.locator("input[type=file]").set_input_files(str(document))
+    page.wait_for_selector("text=notes.txt: a ZIP archive", timeout=60_000)  # what it is, not a traceback
     page.locator("input[type=file]").set_input_files(str(oversized))
     # Refused before upload: the file is marked invalid and never reaches the server.
     page.wait_for_selector("[data-testid='stFileChip'][aria-invalid='true'][aria-label^='huge.csv']", timeout=60_000)

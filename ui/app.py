@@ -274,7 +274,11 @@ def _upload_form() -> None:
         (s for s in (".csv", ".tsv", ".jsonl", ".json", ".txt", ".parquet", ".bib", ".ris") if suffixes.startswith(s)),
         "",
     )
-    fmt = detect_format(Path(f"upload{suffix}"), data[:64])
+    try:
+        fmt = detect_format(Path(f"upload{suffix}"), data[:64])
+    except UserError as exc:  # a .docx, a PDF…: said with the uploaded file's name
+        st.error(str(exc).replace(f"upload{suffix}:", f"{upload.name}:", 1))
+        return
     # The uploaded name never becomes a path: only a cleaned stem for the index name, plus a hash.
     stem = re.sub(r"[^a-z0-9]+", "-", Path(upload.name).name.lower().split(".")[0]).strip("-")[:40] or "upload"
     name = f"{stem}-{hashlib.sha256(data).hexdigest()[:8]}"
