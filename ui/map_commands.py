@@ -8,7 +8,9 @@ switches, ``maps delete NAME`` deletes one (see :mod:`paperscope.index.store.map
 from __future__ import annotations
 
 import logging
+import shlex
 
+from paperscope import locations
 from paperscope.errors import UserError
 from paperscope.records import records
 from paperscope.ui.loading import load, print_json, with_index, with_json
@@ -34,7 +36,10 @@ def cmd_maps(args) -> None:
     if args.action in ("use", "delete") and not args.map:
         raise UserError(f"paperscope maps {args.action} needs a map's name (paperscope maps lists them)")
     if args.action == "list" and args.map:
-        raise UserError(f"paperscope maps lists the maps; to switch to '{args.map}': paperscope maps use {args.map}")
+        raise UserError(
+            f"paperscope maps lists the maps; to switch to '{args.map}': "
+            f"paperscope maps use {shlex.quote(args.map)}{locations.index_option(args.index)}"
+        )
     index = load(args)
     if args.action == "use":
         index.map.use(args.map)

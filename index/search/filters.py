@@ -18,6 +18,7 @@ from paperscope.embed.columns import stored_name
 from paperscope.embed.conditions import Condition, parse
 from paperscope.errors import NotFound, UserError, shown
 from paperscope.index.common.papers import PaperTable
+from paperscope.locations import index_option
 from paperscope.settings import LEVELS, check_choice
 
 TOPIC_COLUMNS = {"coarse": ["coarse_name"], "fine": ["cluster_name"], None: ["coarse_name", "cluster_name"]}
@@ -52,7 +53,8 @@ def _topics_condition(papers: PaperTable, topics, level: str | None):
     known = set().union(*(pc.unique(column).to_pylist() for column in columns))
     for name in names.to_pylist():
         if name not in known:
-            raise NotFound(f"no topic named '{shown(name)}' in {papers.folder}; `paperscope topics` lists them")
+            listing = f"paperscope topics{index_option(papers.folder)}"
+            raise NotFound(f"no topic named '{shown(name)}' in {papers.folder}; `{listing}` lists them")
     return functools.reduce(pc.or_, (pc.is_in(column, value_set=names) for column in columns))
 
 
