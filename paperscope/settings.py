@@ -421,7 +421,8 @@ class QuerySettings:
 
 
 # Sharing a server with a group (docs/serving.md, "For a group"): the service's requests a minute per
-# token (per client address without tokens), in each worker process; the app's uploads.
+# token (per client address without tokens), in each worker process; the app's uploads. Both are the
+# defaults of a server other machines reach; on a loopback address there is no limit unless asked.
 RATE_LIMIT_PER_MINUTE = 120  # two a second, sustained; a burst of 120 at once (a page of lookups)
 MAX_UPLOAD_MB = 50  # one upload to the app (Streamlit's server.maxUploadSize too)
 UPLOADS_PER_HOUR = 10  # builds from uploads per app server in any hour: each keeps both cores busy a while
@@ -431,16 +432,26 @@ TOKEN_SCOPES = ("read", "write")  # a token file's scopes: read answers lookups,
 @dataclass(frozen=True)
 class AccessSettings:
     """Who may do what on a server: ``read_only`` (every write refused), ``rate_limit`` (requests a
-    minute per client; 0: none), and for the app ``uploads_per_hour`` (0: none)."""
+    minute per client; 0: none), and for the app ``uploads_per_hour`` (0: none). A limit left to
+    None is set by the address served on (:meth:`on`): none on loopback, the default beyond."""
 
     read_only: bool = False
-    rate_limit: int = RATE_LIMIT_PER_MINUTE
-    uploads_per_hour: int = UPLOADS_PER_HOUR
+    rate_limit: int | None = None
+    uploads_per_hour: int | None = None
 
     def __post_init__(self):
-        if isinstance(self.rate_limit, bool) or not isinstance(self.rate_limit, int) or self.rate_limit < 0:
-            raise UserError(
-                f"--rate-limit must be requests a minute, a whole number (0: none), got {shown(self.rate_limit)}"
-            )
-        if self.uploads_per_hour < 0:
+        limit = self.rate_limit
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise UserError(f"--rate-limit must be requests a minute, a whole number (0: none), got {shown(limit)}")
+        if self.uploads_per_hour is not None and self.uploads_per_hour < 0:
             raise UserError(f"--uploads-per-hour must be 0 (none) or more, got {self.uploads_per_hour}")
+
+    def on(self, loopback: bool) -> AccessSettings:
+        """These settings on a server at a loopback address (``loopback``: only this machine reaches
+        it; a script's thousands of lookups are its own) or beyond: the limits left to None set."""
+        rate, uploads = (0, 0) if loopback else (RATE_LIMIT_PER_MINUTE, UPLOADS_PER_HOUR)
+        return dataclasses.replace(
+            self,
+            rate_limit=rate if self.rate_limit is None else self.rate_limit,
+            uploads_per_hour=uploads if self.uploads_per_hour is None else self.uploads_per_hour,
+        )

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from paperscope.settings import RATE_LIMIT_PER_MINUTE, UPLOADS_PER_HOUR, AccessSettings
 from paperscope.ui.access import READ_ONLY
 from paperscope.ui.service import MAX_BODY_BYTES
 from tests.conftest import copy_index
@@ -195,6 +196,40 @@ def test_a_burst_past_the_limit_is_answered_429_for_that_token_only(sample_index
         assert call(url, "GET", "/collections", headers=bearer(WRITER))[0] == 200  # another token: its own bucket
         statuses = [call(url, "GET", "/collections", headers=bearer("wrong-token-guessed-000"))[0] for _ in range(12)]
         assert statuses == [401] * 10 + [429] * 2  # guessing tokens is limited too, by address
+
+
+@pytest.mark.slow
+def test_on_a_loopback_address_a_script_s_lookups_are_not_limited_by_default(sample_index_dir, tmp_path):
+    folder, log = copy_index(sample_index_dir, tmp_path / "index"), tmp_path / "server.log"
+    with open(log, "w") as stream, paperscope_server("serve", folder, ("--workers", "1"), stderr=stream) as (url, _):
+        ids = [paper["id"] for paper in call(url, "POST", "/search", {"text": "diffusion", "k": 30})[1]]
+        statuses = [call(url, "GET", f"/papers/{urllib.parse.quote(ids[i % len(ids)])}")[0] for i in range(300)]
+    assert statuses == [200] * 300  # the old default, 120 a minute per client, answered most past the 120th 429
+    assert "; no rate limit" in log.read_text()
+
+
+@pytest.mark.slow
+def test_beyond_loopback_the_rate_limit_is_on_by_default_and_an_explicit_one_wins(sample_index_dir, tmp_path):
+    folder = copy_index(sample_index_dir, tmp_path / "index")
+    beyond = ("--host", "0.0.0.0", "--read-only", "--workers", "1")  # reachable from 127.0.0.1 as well
+    with paperscope_server("serve", folder, beyond) as (url, _):
+        statuses = [call(url, "GET", "/papers/none")[0] for _ in range(2 * RATE_LIMIT_PER_MINUTE)]
+    assert 429 in statuses and statuses.index(429) >= RATE_LIMIT_PER_MINUTE  # a burst of the limit, then refills
+    assert set(statuses[: statuses.index(429)]) == {404}
+    with paperscope_server("serve", folder, (*beyond, "--rate-limit", "0")) as (url, _):
+        assert {call(url, "GET", "/papers/none")[0] for _ in range(2 * RATE_LIMIT_PER_MINUTE)} == {404}
+
+
+def test_the_app_limits_uploads_by_default_only_beyond_loopback_and_an_explicit_limit_wins():
+    from paperscope.ui.launch import streamlit_command
+
+    def uploads_an_hour(host: str, **given) -> int:  # what the app reads from its command line (ui/app_access.py)
+        command = streamlit_command(8501, host=host, access=AccessSettings(**given))
+        return int(command[command.index("--uploads-per-hour") + 1])
+
+    assert uploads_an_hour("127.0.0.1") == uploads_an_hour("::1") == 0
+    assert uploads_an_hour("0.0.0.0", read_only=True) == UPLOADS_PER_HOUR
+    assert uploads_an_hour("localhost", uploads_per_hour=3) == 3 and uploads_an_hour("::", uploads_per_hour=0) == 0
 
 
 EXAMPLE = Path(__file__).parent.parent / "docs" / "examples" / "nginx-paperscope.conf"

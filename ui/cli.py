@@ -606,8 +606,8 @@ def _app_options(app) -> None:
         "--uploads-per-hour",
         type=int,
         metavar="N",
-        default=UPLOADS_PER_HOUR,
-        help=f"corpora built from uploads an hour on this server, one at a time; 0: none (default {UPLOADS_PER_HOUR})",
+        help="corpora built from uploads an hour on this server, one at a time; 0: none (default: none on a "
+        f"loopback --host, {UPLOADS_PER_HOUR} beyond)",
     )
 
 
@@ -632,9 +632,8 @@ def _serve_options(serve) -> None:
         "--rate-limit",
         type=int,
         metavar="N",
-        default=RATE_LIMIT_PER_MINUTE,
         help=f"requests a minute per token, or per client address without tokens, in each worker; 0: none "
-        f"(default {RATE_LIMIT_PER_MINUTE})",
+        f"(default: none on a loopback --host, {RATE_LIMIT_PER_MINUTE} beyond)",
     )
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from paperscope.errors import UserError
 from paperscope.settings import MAX_UPLOAD_MB, AccessSettings
+from paperscope.ui.access import check_exposure, is_loopback
 
 APP = Path(__file__).with_name("app.py")
 LOCAL = "127.0.0.1"  # where servers listen unless told: this machine only
@@ -56,11 +57,12 @@ def streamlit_command(
     port: int, index: str | None = None, host: str = LOCAL, access: AccessSettings | None = None
 ) -> list[str]:
     """The command line that serves the dashboard on ``host``:``port`` (over the index folder
-    ``index``, if given; ``access``: read-only, the uploads an hour: the app reads them from its
-    arguments, ``ui/app_access.py``). Always headless: otherwise Streamlit's first run stops at an e-mail prompt
-    in the terminal; the browser is opened by :func:`run_app` instead, once the server answers. An
-    address of its own: Streamlit then neither listens on every interface nor asks an outside
-    service for this machine's external IP."""
+    ``index``, if given; ``access``: read-only, the uploads an hour (left to None: none on a
+    loopback address): the app reads them from its arguments, ``ui/app_access.py``). Always
+    headless: otherwise Streamlit's first run stops at an e-mail prompt in the terminal; the
+    browser is opened by :func:`run_app` instead, once the server answers. An address of its own:
+    Streamlit then neither listens on every interface nor asks an outside service for this
+    machine's external IP."""
     settings = {
         "browser.gatherUsageStats": "false",
         "server.address": host,
@@ -73,7 +75,7 @@ def streamlit_command(
     command = [sys.executable, "-m", "streamlit", "run", str(APP)]
     for name, value in settings.items():
         command += [f"--{name}", value]
-    access = access or AccessSettings()
+    access = (access or AccessSettings()).on(is_loopback(host))
     arguments = ["--uploads-per-hour", str(access.uploads_per_hour)] + (["--read-only"] if access.read_only else [])
     if index:
         if not Path(index).is_dir():
@@ -89,8 +91,6 @@ def run_app(
     opens the browser once the server answers, unless ``headless``; ``access``: read-only mode, the
     uploads an hour (an address other machines reach needs read-only mode). Returns the server's
     exit status."""
-    from paperscope.ui.access import check_exposure
-
     access = access or AccessSettings()
     check_exposure(host, "app", read_only=access.read_only)
     check_free(host, port)

@@ -39,7 +39,7 @@ from paperscope.errors import Contradiction, NotFound, UserError
 from paperscope.index.paper_index import PaperIndex, curations_stamp, current_generation_name, searchable
 from paperscope.records import jsonable, records
 from paperscope.settings import LEVELS, MAX_QUERY_CHARS, MAX_RESULTS, MODES, AccessSettings
-from paperscope.ui.access import TOKEN_FILE_VARIABLE, Guard, Token, read_tokens
+from paperscope.ui.access import TOKEN_FILE_VARIABLE, Guard, Token, is_loopback, read_tokens
 from paperscope.ui.logs import log_to_stderr
 from paperscope.ui.records import NOTE_HEADER, with_note
 from paperscope.ui.service_library import add_library_routes
@@ -504,8 +504,8 @@ def create_app(
 ) -> FastAPI:
     """The API over the index in ``folder``, loaded now (a UserError if it cannot be); with
     ``tokens``, each request but the health check needs one; ``access``: read-only mode and the
-    rate limit (``ui/access.py``)."""
-    access = access or AccessSettings()
+    rate limit (``ui/access.py``; left to None, on: the address served on is not known here)."""
+    access = (access or AccessSettings()).on(loopback=False)
     live = LiveIndex(Path(folder), model_path)
 
     @asynccontextmanager
@@ -579,14 +579,14 @@ def serve(
     """Load the index in ``folder`` and answer requests on ``host``:``port`` until stopped, in
     ``workers`` processes (default: :func:`default_workers`; each loads the index, whose files
     they share, memory-mapped, and its own query model, about 250 MB each). ``token_file``: the
-    tokens asked of clients; ``access``: read-only mode and the rate limit (per worker). An address
-    other machines reach needs tokens or read-only mode."""
+    tokens asked of clients; ``access``: read-only mode and the rate limit (per worker; left to
+    None, none on a loopback address). An address other machines reach needs tokens or read-only mode."""
     import uvicorn
 
     from paperscope.ui.access import check_exposure
     from paperscope.ui.launch import check_free
 
-    access = access or AccessSettings()
+    access = (access or AccessSettings()).on(is_loopback(host))
     tokens = read_tokens(token_file) if token_file else ()
     check_exposure(host, "serve", tokens=bool(tokens), read_only=access.read_only)
     workers = default_workers() if workers is None else workers
