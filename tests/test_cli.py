@@ -87,10 +87,10 @@ def test_bad_input_is_one_line_non_zero_and_leaves_the_index(sample_index_dir, t
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["-k", "0"], "k must be a whole number from 1 to 1,000"),
-        (["-k", "-2"], "k must be a whole number from 1 to 1,000"),
-        (["-k", "100000"], "k must be a whole number from 1 to 1,000, got 100000"),  # as the service's limit
-        (["-k", "many"], "invalid int value: 'many'"),
+        (["-k", "0"], "argument -k: must be a whole number from 1 to 1,000, got 0"),
+        (["-k", "-2"], "argument -k: must be a whole number from 1 to 1,000, got -2"),
+        (["-k", "100000"], "argument -k: must be a whole number from 1 to 1,000, got 100000"),  # the service's limit
+        (["-k", "many"], "argument -k: 'many' is not a whole number"),
     ],
 )
 @pytest.mark.slow

@@ -198,11 +198,11 @@ def test_moved_papers_join_the_topic_at_either_level(folder):
 def test_user_mistakes_are_one_line_and_exit_2(folder, capsys):
     for arguments, says in [
         (["topics", "rename", "999", "x"], "is not one of the coarse topics"),
-        (["topics", "split", "0", "-k", "1"], "k must be a whole number of at least 2"),
-        (["topics", "split", "0", "-k", "x"], "invalid int value"),
+        (["topics", "split", "0", "-k", "1"], "argument -k: must be a whole number from 2 to 100, got 1"),
+        (["topics", "split", "0", "-k", "x"], "argument -k: 'x' is not a whole number"),
         (["topics", "move", "nope", "--to", "0"], "no paper with id 'nope'"),
         (["topics", "merge", "0", "0"], "merge needs two different topics"),
-        (["topics", "rename", "0", " "], "at least one printable character"),
+        (["topics", "rename", "0", " "], "argument NAME: empty; give a value"),
         (["topics", "--by", "venue", "rename", "0", "x"], "takes neither"),
         (["topics", "unmake"], "invalid choice: 'unmake'"),
     ]:

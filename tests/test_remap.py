@@ -178,7 +178,7 @@ def test_a_killed_remap_leaves_the_current_map_as_it_was(index_dir):
 @pytest.mark.parametrize(
     "arguments, says",
     [
-        (["remap", "--topics", "1"], "--topics must be a whole number of at least 2, got 1"),
+        (["remap", "--topics", "1"], "argument --topics: must be a whole number from 2 to 1,000,000,000, got 1"),
         (["remap", "--topics", "999"], "--topics 999: the map has"),
         (["remap", "--topics", "2", "--name", "../x"], "map name '../x': use letters"),
         (["remap", "--topics", "2", "--name", "build"], "'build' is the build's own map"),

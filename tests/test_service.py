@@ -185,7 +185,10 @@ def test_it_listens_on_this_machine_only_unless_told(served):
 
 @pytest.mark.parametrize(
     ("arguments", "says"),
-    [(["--index", "/nonexistent/index"], "no such index folder"), (["--workers", "0"], "--workers must be at least 1")],
+    [
+        (["--index", "/nonexistent/index"], "no such index folder"),
+        (["--workers", "0"], "argument --workers: must be a whole number from 1 to 64, got 0"),
+    ],
 )
 def test_a_server_that_cannot_start_says_why_in_one_line(sample_index_dir, arguments, says):
     command = [PAPERSCOPE, "serve", "--index", str(sample_index_dir), *arguments]

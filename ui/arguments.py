@@ -15,6 +15,7 @@ import argparse
 import datetime
 import math
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,17 +56,17 @@ class Whole:
         except ValueError:
             raise _refuse(f"'{shown(text)}' is not a whole number") from None
         if not self.low <= value <= self.high:
-            raise _refuse(f"{value} is out of range: give {self.low} to {self.high:,}")
+            raise _refuse(f"must be a whole number from {self.low} to {self.high:,}, got {value}")
         return value
 
 
 @dataclass(frozen=True)
 class Fraction:
-    """A number above ``low`` (or at it, when ``low_included``) and at most ``high``."""
+    """A number above ``low`` and below ``high`` (or at it, when ``high_included``)."""
 
     low: float
     high: float
-    low_included: bool = False
+    high_included: bool = True
     kind = "fraction"
 
     def __call__(self, text: str) -> float:
@@ -73,10 +74,10 @@ class Fraction:
             value = float(_readable(text).strip())
         except ValueError:
             raise _refuse(f"'{shown(text)}' is not a number") from None
-        above = value >= self.low if self.low_included else value > self.low
-        if math.isnan(value) or not above or value > self.high:
-            bound = "[" if self.low_included else "("
-            raise _refuse(f"{shown(text)} is out of range: give a number in {bound}{self.low}, {self.high}]")
+        below = value <= self.high if self.high_included else value < self.high
+        if math.isnan(value) or not (value > self.low and below):
+            end = "]" if self.high_included else ")"
+            raise _refuse(f"must be in ({self.low:g}, {self.high:g}{end}, got {shown(text)}")
         return value
 
 
@@ -140,14 +141,18 @@ index_folder.kind = "index"
 
 
 def _writable_place(path: Path, text: str) -> None:
-    """Refuse a path whose nearest existing folder is a file or cannot be written to."""
+    """Refuse a path whose nearest existing folder is a file or cannot be written to: tried with a
+    folder made and removed at once (permissions say yes to root, where /proc or a read-only
+    mount still refuse)."""
     parent = path.absolute().parent
     while not parent.exists():
         parent = parent.parent
     if not parent.is_dir():
         raise _refuse(f"{text}: {parent} is a file, not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise _refuse(f"{text}: cannot write in {parent} (permission denied)")
+    try:
+        tempfile.TemporaryDirectory(dir=parent, prefix=".paperscope-probe-").cleanup()
+    except OSError as exc:
+        raise _refuse(f"{text}: cannot write in {parent} ({(exc.strerror or str(exc)).lower()})") from None
 
 
 @dataclass(frozen=True)
@@ -173,9 +178,7 @@ def output_folder(text: str) -> str:
     path = _path(text)
     if path.exists() and not path.is_dir():
         raise _refuse(f"{text} is a file; give a folder for the index")
-    if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
-        raise _refuse(f"{text}: cannot write in it (permission denied)")
-    _writable_place(path, text)
+    _writable_place(path / "index", text)
     return text
 
 
@@ -237,6 +240,12 @@ def check_outputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         path = getattr(args, action.dest, None)
         if isinstance(action.type, OutputFile) and path and Path(path).exists():
             raise UserError(f"{action.option_strings[0]} {path}: the file exists; give --force to replace it")
+
+
+def with_force(parser: argparse.ArgumentParser, what: str) -> None:
+    """The ``--force`` option of a command that writes ``what``: without it :func:`check_outputs`
+    (and a build's own check of its folder) refuse to replace what is there."""
+    parser.add_argument("--force", action="store_true", help=f"replace {what} that is there already")
 
 
 def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:

@@ -43,16 +43,18 @@ def record(who: str, via: str, action: str, index, outcome) -> None:
         logger.error("%s: could not record %s by %s in the audit log: %s", path, action, who, exc)
 
 
-def entries(limit: int | None = None, path: Path | None = None) -> list[dict]:
-    """The audit log's lines, oldest first (the last ``limit`` of them); a line that is not JSON
-    (a disk filled mid-write) is skipped."""
+def entries(limit: int | None = None, path: Path | None = None, index: str | None = None) -> list[dict]:
+    """The audit log's lines, oldest first (the last ``limit`` of them; only those of the index
+    folder ``index``, resolved, when given); a line that is not JSON (a disk filled mid-write) is skipped."""
     path = path or locations.audit_file()
     if not path.is_file():
         return []
     found = []
     for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
-            found.append(json.loads(text))
+            line = json.loads(text)
         except json.JSONDecodeError:
             continue
+        if index is None or line.get("index") == index:
+            found.append(line)
     return found[-limit:] if limit else found

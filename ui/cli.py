@@ -15,6 +15,7 @@ import sys
 import threading
 from pathlib import Path
 
+from paperscope.embed.text import counted
 from paperscope.errors import UserError
 from paperscope.settings import (
     AUTO_FAST_PAPERS,
@@ -24,6 +25,8 @@ from paperscope.settings import (
     FAST_SPEEDUP,
     LEVELS,
     LONG_TEXT_STRATEGIES,
+    MAX_NAME_CHARS,
+    MAX_QUERY_CHARS,
     MAX_RESULTS,
     MODES,
     PRESETS,
@@ -37,7 +40,8 @@ from paperscope.settings import (
     Smoothing,
     TopicSeeds,
 )
-from paperscope.ui import curation_commands, library_commands, map_commands
+from paperscope.ui import arguments, curation_commands, library_commands, map_commands
+from paperscope.ui.arguments import OutputFile, Text, Whole, needs
 from paperscope.ui.loading import index_folder, load, print_results, with_index, with_json
 from paperscope.ui.logs import log_to_stderr
 
@@ -46,6 +50,8 @@ MAP_NEIGHBOURS = 5  # papers joined to a clicked one in the HTML map
 BRIDGE_NEIGHBOURS = 10  # nearest papers bridges count in each topic (its default)
 BY_VALUES = 12  # values of a column topics --by shows apart (paperscope.index.analysis.topics.MAX_VALUES)
 BY_LABEL_CHARS = 16  # longest value shown whole in the header of topics --by
+PORT = Whole(1, 65_535)
+MAX_SERVE_WORKERS = 64  # processes of paperscope serve (~250 MB each)
 logger = logging.getLogger("paperscope")
 
 
@@ -71,7 +77,7 @@ def _fields(args) -> Fields:
 def cmd_build(args) -> None:
     """Build an index folder from corpus files (the bundled sample when none are given)."""
     from paperscope import locations
-    from paperscope.index.build.pipeline import build_index
+    from paperscope.index.build.pipeline import build_index, check_output
 
     settings = BuildSettings(
         preset=args.preset,
@@ -89,6 +95,7 @@ def cmd_build(args) -> None:
         where=tuple(args.where),
     )
     output = Path(args.output) if args.output else locations.default_index_dir()
+    check_output(output, bool(args.inputs), args.force)
     build_index(args.inputs or locations.bundled_corpus(), output, settings)
 
 
@@ -108,6 +115,7 @@ def _seeds(path: str | None, similarity: float | None) -> TopicSeeds | None:
 
 def _smoothing(text: str) -> Smoothing | None:
     """--smoothing K:W or off."""
+    text = Text()(text)
     if text == "off":
         return None
     try:
@@ -117,6 +125,30 @@ def _smoothing(text: str) -> Smoothing | None:
         raise argparse.ArgumentTypeError(f"'{text}' is not K:W (e.g. 3:0.5) or off") from None
     except UserError:
         raise argparse.ArgumentTypeError(f"'{text}': K must be at least 1 and W in (0, 10]") from None
+
+
+_smoothing.kind = "smoothing"
+
+
+def _seed_file(text: str) -> str:
+    """--topics-from FILE, or 'none'."""
+    return text if text == "none" else arguments.existing_file(text)
+
+
+_seed_file.kind = "file"
+
+
+def _faiss(text: str) -> str:
+    """--faiss FACTORY, checked before a build embeds anything."""
+    from paperscope.index.build.ann import check_factory
+
+    try:
+        return check_factory(Text()(text))
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_faiss.kind = "faiss"
 
 
 def cmd_add(args) -> None:
@@ -243,12 +275,13 @@ def cmd_topics(args) -> None:
     if args.by:
         _print_topics_by(index.topics.by(args.by, args.level, args.bins), args.json)
         return
-    if args.bins is not None:
-        raise UserError("--bins goes with --by COLUMN")
     if args.compare:
         _print_compared(index.topics.compare(*args.compare, level=args.level), args.json)
         return
     topics = index.topics.overview(args.level)
+    if topics.empty:
+        logger.info("no %s topics: the build found none among the %s (too few, or too far apart)", args.level,
+                    counted(len(index), "paper"))  # fmt: skip
     if args.json:
         from paperscope.records import records
 
@@ -321,7 +354,7 @@ def cmd_bridges(args) -> None:
     """Print the papers between two topics (their nearest papers fall in both): balance, the
     neighbours in each topic, id, title and the paper's own topic."""
     index = load(args)
-    found = index.bridges(args.first, args.second, level=args.level, k=args.k)
+    found = index.topics.bridges(args.first, args.second, level=args.level, k=args.k)
     if args.json:
         from paperscope.records import records
 
@@ -389,12 +422,12 @@ def cmd_audit(args) -> None:
     from paperscope import locations
     from paperscope.ui.audit import entries
 
-    found = entries(args.limit or None)
+    found = entries(args.limit or None, index=args.index and str(Path(args.index).resolve()))
     if args.json:
         print(json.dumps(found, indent=2, ensure_ascii=False))
         return
     if not found:
-        logger.info("no write recorded yet in %s", locations.audit_file())
+        logger.info("no write%s recorded yet in %s", f" to {args.index}" if args.index else "", locations.audit_file())
         return
     for line in found:
         print(f"{line.get('time', '')}  {line.get('who', '')}  {line.get('via', '')}  {line.get('action', '')}"
@@ -402,12 +435,23 @@ def cmd_audit(args) -> None:
 
 
 def _audit_options(audit) -> None:
-    audit.add_argument("--limit", type=int, metavar="N", default=50, help="the last N writes; 0: all (default 50)")
+    audit.add_argument("--limit", type=Whole(0), metavar="N", default=50, help="the last N writes; 0: all (default 50)")
+    audit.add_argument(
+        "--index",
+        metavar="DIR",
+        type=arguments.index_folder,
+        help="only the writes to this index folder (default: all)",
+    )
     with_json(audit, "a JSON list of the log's lines")
 
 
 def _with_model(sub) -> None:
-    sub.add_argument("--model", metavar="PATH", help="folder of the model the index was built with, if moved")
+    sub.add_argument(
+        "--model",
+        metavar="PATH",
+        type=arguments.existing_folder,
+        help="folder of the model the index was built with, if moved",
+    )
 
 
 def _with_lookup(sub) -> None:
@@ -415,7 +459,7 @@ def _with_lookup(sub) -> None:
     with_index(sub)
     sub.add_argument(
         "-k",
-        type=int,
+        type=Whole(1, MAX_RESULTS),
         default=10,
         help=f"number of results, 1 to {MAX_RESULTS:,} (the service's limit too); more than the corpus holds returns "
         "them all (default 10)",
@@ -430,6 +474,7 @@ def _with_lookup(sub) -> None:
     sub.add_argument(
         "--where",
         metavar="CONDITION",
+        type=arguments.condition,
         action="append",
         default=[],
         help="only papers meeting CONDITION, on any column of the corpus (paperscope info lists them): "
@@ -437,16 +482,21 @@ def _with_lookup(sub) -> None:
         "(operators =, !=, <, <=, >, >=, contains; repeat for several, all met)",
     )
     sub.add_argument(
-        "--show", metavar="COLUMN", action="append", default=[], help="print this column's value after each title"
+        "--show",
+        metavar="COLUMN",
+        type=Text(),
+        action="append",
+        default=[],
+        help="print this column's value after each title",
     )
     _with_model(sub)
 
 
 def _with_fields(sub, no_cache: str) -> None:
     """The columns to read of corpus files, and --no-cache (help ``no_cache``)."""
-    sub.add_argument("--id-field", metavar="NAME", help="column holding paper ids")
-    sub.add_argument("--title-field", metavar="NAME", help="column holding titles")
-    sub.add_argument("--text-field", metavar="NAME", help="column holding abstracts")
+    sub.add_argument("--id-field", metavar="NAME", type=Text(), help="column holding paper ids")
+    sub.add_argument("--title-field", metavar="NAME", type=Text(), help="column holding titles")
+    sub.add_argument("--text-field", metavar="NAME", type=Text(), help="column holding abstracts")
     sub.add_argument("--no-cache", action="store_true", help=no_cache)
 
 
@@ -456,6 +506,7 @@ def _with_where(build) -> None:
         "--where",
         "--filter",
         metavar="CONDITION",
+        type=arguments.condition,
         action="append",
         default=[],
         help="read only the records meeting CONDITION, on any column of the files: 'categories contains cs.LG', "
@@ -469,14 +520,22 @@ def _build_options(build) -> None:
         "inputs",
         nargs="*",
         metavar="FILE",
+        type=arguments.existing_file,
         help=(
             "corpus files: .txt, .csv, .tsv, .json, .jsonl, .parquet; library files: .bib, .ris, CSL-JSON, "
             "OpenAlex or Semantic Scholar JSON lines; optionally .gz (default: the bundled sample)"
         ),
     )
-    build.add_argument("-o", "--output", metavar="DIR", help="index folder to write (default: the sample's index)")
     build.add_argument(
-        "--model", metavar="PATH", help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)"
+        "-o", "--output", metavar="DIR", type=arguments.output_folder,
+        help="index folder to write: a new or empty folder, or an index to rebuild (default: the sample's index)",
+    )  # fmt: skip
+    arguments.with_force(build, "a folder that is not an index, or an index of other files than the sample's,")
+    build.add_argument(
+        "--model",
+        metavar="PATH",
+        type=arguments.existing_folder,
+        help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)",
     )
     build.add_argument(
         "--preset",
@@ -510,19 +569,22 @@ def _build_options(build) -> None:
     build.add_argument(
         "--topics-from",
         metavar="FILE",
+        type=_seed_file,
         help="seed topics, one a line: NAME or NAME: description; papers close enough to one form it, the rest "
         "are clustered as usual; kept for later rebuilds of the folder ('none' drops them)",
     )
-    build.add_argument(
+    similarity = build.add_argument(
         "--seed-similarity",
-        type=float,
+        type=arguments.Fraction(0, 1, high_included=False),
         metavar="S",
         help="with --topics-from: the least cosine similarity a paper needs to join a seed, a floor: it also needs the "
         f"seed's words and a similarity unusual for that seed (docs/topic-map.md; default {SEED_SIMILARITY})",
     )
+    needs(similarity, "--topics-from")
     build.add_argument(
         "--faiss",
         metavar="FACTORY",
+        type=_faiss,
         help="FAISS index_factory string, e.g. Flat or HNSW32,Flat (default: exact up to 250,000 "
         "papers, then HNSW tuned to recall@10 >= 0.95)",
     )
@@ -533,36 +595,46 @@ def _build_options(build) -> None:
         help="where reading and embedding run: this process, or Ray Data (pip install "
         "'paperscope[ray]'); same index either way (default: local)",
     )
-    build.add_argument(
+    address = build.add_argument(
         "--address",
         metavar="ray://HOST:PORT",
+        type=Text(),
         help="with --engine ray: an existing Ray cluster (default: start Ray on this machine)",
     )
-    build.add_argument(
+    workers = build.add_argument(
         "--workers",
-        type=int,
+        type=Whole(1),
         metavar="N",
         help="with --engine ray: embedding actors, one CPU each (default: the cluster's CPUs)",
     )
+    needs(address, "--engine", "ray")
+    needs(workers, "--engine", "ray")
 
 
 def _add_options(add) -> None:
-    add.add_argument("inputs", nargs="+", metavar="FILE", help="corpus files with the new papers")
+    add.add_argument(
+        "inputs", nargs="+", metavar="FILE", type=arguments.existing_file, help="corpus files with the new papers"
+    )
     with_index(add)
     _with_fields(add, "embed the new papers again, ignoring the embedding cache")
 
 
 def _similar_options(similar) -> None:
-    similar.add_argument("paper_ids", metavar="PAPER_ID", nargs="+", help="one id, or several: more like these")
     similar.add_argument(
-        "--not", dest="negative", metavar="PAPER_ID", nargs="+", default=[], help="less like these papers"
+        "paper_ids", metavar="PAPER_ID", type=Text(), nargs="+", help="one id, or several: more like these"
+    )
+    similar.add_argument(
+        "--not", dest="negative", metavar="PAPER_ID", type=Text(), nargs="+", default=[], help="less like these papers"
     )
     _with_lookup(similar)
 
 
 def _search_options(search) -> None:
     search.add_argument(
-        "text", metavar="TEXT", help="free text, e.g. a question or an abstract (up to 20,000 characters)"
+        "text",
+        metavar="TEXT",
+        type=Text(MAX_QUERY_CHARS, lines=True),
+        help=f"free text, e.g. a question or an abstract (up to {MAX_QUERY_CHARS:,} characters)",
     )
     _with_lookup(search)
 
@@ -573,8 +645,8 @@ def _info_options(info) -> None:
 
 
 def _explain_options(explain) -> None:
-    explain.add_argument("first_id", metavar="ID1")
-    explain.add_argument("second_id", metavar="ID2")
+    explain.add_argument("first_id", metavar="ID1", type=Text())
+    explain.add_argument("second_id", metavar="ID2", type=Text())
     with_index(explain)
     with_json(explain, "the explanation as JSON")
     _with_model(explain)
@@ -584,7 +656,7 @@ def _duplicates_options(duplicates) -> None:
     with_index(duplicates)
     duplicates.add_argument(
         "--threshold",
-        type=float,
+        type=arguments.Fraction(0, 1),
         default=DUPLICATE_THRESHOLD,
         help=f"cosine similarity from which a pair counts (default {DUPLICATE_THRESHOLD}, "
         "measured: see benchmarks/duplicates_threshold.py)",
@@ -594,8 +666,10 @@ def _duplicates_options(duplicates) -> None:
 
 def _app_options(app) -> None:
     with_index(app)
-    app.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
-    app.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    app.add_argument("--port", type=PORT, default=8501, help="port to serve on (default 8501)")
+    app.add_argument(
+        "--host", type=Text(), default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
     app.add_argument("--headless", action="store_true", help="do not open a browser (the URL is printed)")
     app.add_argument(
         "--read-only",
@@ -604,7 +678,7 @@ def _app_options(app) -> None:
     )
     app.add_argument(
         "--uploads-per-hour",
-        type=int,
+        type=Whole(0),
         metavar="N",
         help="corpora built from uploads an hour on this server, one at a time; 0: none (default: none on a "
         f"loopback --host, {UPLOADS_PER_HOUR} beyond)",
@@ -614,23 +688,26 @@ def _app_options(app) -> None:
 def _serve_options(serve) -> None:
     with_index(serve)
     serve.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+        "--host", type=Text(), default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
     )
-    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    serve.add_argument("--port", type=PORT, default=8000, help="port to listen on (default 8000)")
     serve.add_argument(
-        "--workers", type=int, help="processes answering requests (default: one per core, at most 8; ~250 MB each)"
+        "--workers",
+        type=Whole(1, MAX_SERVE_WORKERS),
+        help="processes answering requests (default: one per core, at most 8; ~250 MB each)",
     )
     serve.add_argument("--access-log", action="store_true", help="log every request")
     serve.add_argument(
         "--token-file",
         metavar="FILE",
+        type=arguments.existing_file,
         help="tokens clients must send (Authorization: Bearer TOKEN), one a line: NAME TOKEN SCOPE, scope read or "
         "write (default: $PAPERSCOPE_TOKEN_FILE; none: no token asked)",
     )
     serve.add_argument("--read-only", action="store_true", help="answer lookups, refuse every change (403)")
     serve.add_argument(
         "--rate-limit",
-        type=int,
+        type=Whole(0),
         metavar="N",
         help=f"requests a minute per token, or per client address without tokens, in each worker; 0: none "
         f"(default: none on a loopback --host, {RATE_LIMIT_PER_MINUTE} beyond)",
@@ -648,6 +725,7 @@ def _topics_options(topics) -> None:
     shown.add_argument(
         "--by",
         metavar="COLUMN",
+        type=Text(),
         help="each topic's share of the papers of each value of a column: year (with each topic's change), "
         f"venue, categories, authors or any other metadata column the corpus has (the {BY_VALUES} most common "
         "values, the rest as 'other')",
@@ -661,7 +739,7 @@ def _topics_options(topics) -> None:
         "papers in each; a group is COLUMN=VALUE or a condition on any column: --compare venue=ICML "
         "venue=NeurIPS, year=2021 year=2024, 'review_score >= 6' 'review_score < 4'",
     )
-    topics.add_argument(
+    bins = topics.add_argument(
         "--bins",
         type=_bins,
         metavar="N|EDGES",
@@ -669,6 +747,7 @@ def _topics_options(topics) -> None:
         "groups, such as 0,5,10 or 2020-01-01,2023-01-01 (default: each value, or quartiles past "
         f"{BY_VALUES} values; dates by year)",
     )
+    needs(bins, "--by")
     with_json(topics, "a JSON list of topics")
     curation_commands.add_actions(topics, _Parser)
 
@@ -678,35 +757,52 @@ def _group(text: str):
     from paperscope.embed.conditions import parse
 
     try:
-        return parse(text)
+        return parse(Text()(text))
     except UserError:
         raise argparse.ArgumentTypeError(
             f"'{text}' is not a group: give COLUMN=VALUE or a condition (venue=ICML, year=2024, 'review_score >= 6')"
         ) from None
 
 
+_group.kind = "condition"
+
+
 def _bins(text: str):
-    """--bins N or EDGES (comma-separated)."""
-    text = text.strip()
-    if text.isdigit():
-        return int(text)
-    return [edge for edge in (part.strip() for part in text.split(",")) if edge]
+    """--bins N or EDGES (comma-separated): a number of groups from 2 to BY_VALUES, or at least two edges."""
+    text = Text()(text).strip()
+    if text.lstrip("+-").isdigit():
+        return Whole(2, BY_VALUES)(text)
+    edges = [edge for edge in (part.strip() for part in text.split(",")) if edge]
+    if len(set(edges)) < 2:
+        raise argparse.ArgumentTypeError(f"'{text}': give a number of groups or at least two edges, such as 0,5,10")
+    return edges
+
+
+_bins.kind = "bins"
 
 
 def _bridges_options(bridges) -> None:
-    bridges.add_argument("first", metavar="A", help="a topic: its number or (part of) its name, see paperscope topics")
-    bridges.add_argument("second", metavar="B", help="the other topic")
+    bridges.add_argument("first", metavar="A", type=Text(MAX_NAME_CHARS), help=curation_commands.TOPIC)
+    bridges.add_argument("second", metavar="B", type=Text(MAX_NAME_CHARS), help="the other topic")
     with_index(bridges)
     bridges.add_argument("--level", choices=LEVELS, default="coarse", help="level of both topics (default: coarse)")
-    bridges.add_argument("-k", type=int, default=10, help=f"number of papers, 1 to {MAX_RESULTS:,} (default 10)")
+    bridges.add_argument(
+        "-k", type=Whole(1, MAX_RESULTS), default=10, help=f"number of papers, 1 to {MAX_RESULTS:,} (default 10)"
+    )
     with_json(bridges, "a JSON list of papers")
 
 
 def _map_options(topic_map) -> None:
     with_index(topic_map)
-    topic_map.add_argument("-o", "--output", metavar="FILE", required=True, help="map.png or map.html")
     topic_map.add_argument(
-        "--colour-by", metavar="COLUMN", help="colour the points by a column of the corpus (paperscope info lists them)"
+        "-o", "--output", metavar="FILE", type=OutputFile((".png", ".html")), required=True, help="map.png or map.html"
+    )
+    arguments.with_force(topic_map, "the file")
+    topic_map.add_argument(
+        "--colour-by",
+        metavar="COLUMN",
+        type=Text(),
+        help="colour the points by a column of the corpus (paperscope info lists them)",
     )
 
 
@@ -771,7 +867,8 @@ def _audited(args) -> None:
     from paperscope.ui import audit
 
     action = " ".join(filter(None, [args.command, getattr(args, "action", None), getattr(args, "name", None)]))
-    where = getattr(args, "index", None) or getattr(args, "output", None) or "the default index"
+    where = getattr(args, "index", None) or getattr(args, "output", None)
+    where = Path(where).resolve() if where else "the default index"  # resolved: audit --index finds it
     try:
         args.run(args)
     except UserError as exc:
@@ -792,6 +889,9 @@ def main(argv: list[str] | None = None) -> int:
             args.ids += extra  # ids after an option: `collection create NAME --index DIR ID …`
         elif extra:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        chosen = arguments.command_parser(parser, args)
+        arguments.check_pairs(args, chosen)
+        arguments.check_outputs(args, chosen)
         _audited(args)
     except UserError as exc:
         print(f"paperscope: error: {exc}", file=sys.stderr)

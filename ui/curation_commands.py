@@ -11,7 +11,8 @@ import logging
 
 from paperscope.embed.text import counted
 from paperscope.errors import UserError
-from paperscope.settings import LEVELS
+from paperscope.settings import LEVELS, MAX_NAME_CHARS
+from paperscope.ui.arguments import Text, Whole, index_folder
 from paperscope.ui.loading import load, print_json
 
 logger = logging.getLogger("paperscope")
@@ -95,13 +96,15 @@ def _common(sub, level_default: str | None, json_help: str | None = None) -> Non
     if level_default:
         sub.add_argument("--level", choices=LEVELS, default=argparse.SUPPRESS,
                          help=f"level of the topics (default: {level_default})")  # fmt: skip
-    sub.add_argument("--index", metavar="DIR", default=argparse.SUPPRESS,
+    sub.add_argument("--index", metavar="DIR", type=index_folder, default=argparse.SUPPRESS,
                      help="index folder (default: the bundled NeurIPS 2025 sample)")  # fmt: skip
     if json_help:
         sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=f"print {json_help}")
 
 
 TOPIC = "a topic: its number or (part of) its name, see paperscope topics"
+NAME = Text(MAX_NAME_CHARS)  # a topic's number, name or part of it
+MAX_SPLIT = 100  # parts a split makes, at most (each is named by its papers' terms)
 
 
 def add_actions(topics, parser_class) -> None:
@@ -111,18 +114,20 @@ def add_actions(topics, parser_class) -> None:
         title="corrections (kept beside the index in curations.json, applied on every load)",
     )  # fmt: skip
     rename = actions.add_parser("rename", help="rename a topic")
-    rename.add_argument("topic", metavar="TOPIC", help=TOPIC)
-    rename.add_argument("name", metavar="NAME", help="its new name")
+    rename.add_argument("topic", metavar="TOPIC", type=NAME, help=TOPIC)
+    rename.add_argument("name", metavar="NAME", type=NAME, help="its new name")
     merge = actions.add_parser("merge", help="merge topic B into topic A")
-    merge.add_argument("first", metavar="A", help=TOPIC)
-    merge.add_argument("second", metavar="B", help="the topic merged into A")
-    merge.add_argument("--name", help="the merged topic's name (default: A's)")
+    merge.add_argument("first", metavar="A", type=NAME, help=TOPIC)
+    merge.add_argument("second", metavar="B", type=NAME, help="the topic merged into A")
+    merge.add_argument("--name", type=NAME, help="the merged topic's name (default: A's)")
     split = actions.add_parser("split", help="split a topic into k by its papers")
-    split.add_argument("topic", metavar="TOPIC", help=TOPIC)
-    split.add_argument("-k", type=int, default=2, help="number of topics it becomes, 2 or more (default 2)")
+    split.add_argument("topic", metavar="TOPIC", type=NAME, help=TOPIC)
+    split.add_argument(
+        "-k", type=Whole(2, MAX_SPLIT), default=2, help="number of topics it becomes, 2 or more (default 2)"
+    )
     move = actions.add_parser("move", help="move papers into another topic")
-    move.add_argument("paper_ids", metavar="PAPER_ID", nargs="+", help="the papers' ids")
-    move.add_argument("--to", metavar="TOPIC", required=True, help=TOPIC)
+    move.add_argument("paper_ids", metavar="PAPER_ID", type=Text(), nargs="+", help="the papers' ids")
+    move.add_argument("--to", metavar="TOPIC", type=NAME, required=True, help=TOPIC)
     listing = actions.add_parser("curations", help="the corrections made, and whether each still applies")
     for sub, run, level in ((rename, cmd_rename, "coarse"), (merge, cmd_merge, "coarse"), (split, cmd_split, "coarse"),
                             (move, cmd_move, "fine"), (listing, cmd_curations, None)):  # fmt: skip

@@ -8,28 +8,36 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 from pathlib import Path
 
+from paperscope import locations
 from paperscope.embed.text import counted
 from paperscope.errors import UserError
-from paperscope.settings import MAX_RESULTS
+from paperscope.settings import MAX_NAME_CHARS, MAX_RESULTS
 from paperscope.ui import arguments
+from paperscope.ui.arguments import Text, Whole
 from paperscope.ui.loading import load, print_json, print_results, reason_text, with_index, with_json
 
 logger = logging.getLogger("paperscope")
 DIGEST_PAPERS = 5
+NO_COLLECTIONS = "no collections yet; create one with: paperscope collection create NAME [--from FILE] [ID …]"
+NAME = Text(MAX_NAME_CHARS)  # a collection's name
 
 
-def _embed_outside(collections, name: str, matched, defer: bool) -> None:
-    """After an import: embed its outside entries now (progress on stderr), or say when they will be."""
+def _embed_outside(collections, args, matched) -> None:
+    """After an import into ``args.name``: embed its outside entries now (progress on stderr), or
+    (``--defer-embedding``) say when they will be."""
     outside = matched.counts()["outside"]
-    if defer and outside:
+    if args.defer_embedding and outside:
         logger.info(
-            "%s not embedded yet: a recommendation embeds them when it needs them (or: paperscope collection embed)",
+            "%s not embedded yet: a recommendation embeds them when it needs them "
+            "(or: paperscope collection embed %s%s)",
             counted(outside, "entry outside the corpus", "entries outside the corpus"),
-        )
+            shlex.quote(args.name), locations.index_option(args.index),
+        )  # fmt: skip
     elif outside:
-        collections.embed_outside(name)
+        collections.embed_outside(args.name)
 
 
 def cmd_collection_create(args) -> None:
@@ -37,7 +45,7 @@ def cmd_collection_create(args) -> None:
     collections = load(args).collections
     matched = collections.create(args.name, ids=args.ids, files=args.files, embed=False)
     logger.info("created '%s': %s", args.name, matched.summary())
-    _embed_outside(collections, args.name, matched, args.defer_embedding)
+    _embed_outside(collections, args, matched)
 
 
 def cmd_collection_add(args) -> None:
@@ -46,7 +54,7 @@ def cmd_collection_add(args) -> None:
     matched = collections.add(args.name, ids=args.ids, files=args.files, embed=False)
     changed = matched.members or not matched.present
     logger.info("%s: %s", f"added to '{args.name}'" if changed else f"'{args.name}' unchanged", matched.summary())
-    _embed_outside(collections, args.name, matched, args.defer_embedding)
+    _embed_outside(collections, args, matched)
 
 
 def cmd_collection_embed(args) -> None:
@@ -83,7 +91,7 @@ def cmd_collection_list(args) -> None:
         print_json(records(listing))
         return
     if listing.empty:
-        logger.info("no collections yet; create one with: paperscope collection create NAME [--from FILE] [ID …]")
+        logger.info("%s%s", NO_COLLECTIONS, locations.index_option(args.index))
     for row in listing.itertuples():
         extra = "".join(
             f", {count} {label}" for count, label in ((row.outside, "outside the corpus"), (row.missing, "missing"))
@@ -121,8 +129,12 @@ def cmd_collection_show(args) -> None:
 
 def cmd_collection_export(args) -> None:
     """Write a collection as BibTeX, RIS, CSL-JSON or CSV."""
-    written = load(args).collections.export(args.name, args.output, prefer=args.prefer)
-    logger.info("'%s' written to %s", args.name, written)
+    collections = load(args).collections
+    written = collections.export(args.name, args.output, prefer=args.prefer)
+    if collections.members(args.name).empty:
+        logger.info("'%s' written to %s with no entries: %s", args.name, written, collections.empty_note(args.name))
+    else:
+        logger.info("'%s' written to %s", args.name, written)
 
 
 def cmd_collection_mark_shown(args) -> None:
@@ -164,8 +176,6 @@ def cmd_recommend(args) -> None:
     """Papers like a collection (its members excluded), unlike another; with --new only new papers."""
     index = load(args)
     found = index.collections.recommend(args.name, avoid=args.avoid, k=args.k, new=args.new, since=args.since)
-    if not len(found) and not found.note and not args.json:
-        logger.info("no %spapers to recommend", "new " if args.new or args.since else "")
     print_results(found, args.json)
 
 
@@ -189,6 +199,10 @@ def cmd_digest(args) -> None:
     """Each collection's top new papers since it was last marked shown (for a mail from cron after
     an add); it marks nothing: ``paperscope collection mark-shown --all`` does."""
     digest = load(args).collections.digest(k=args.k)
+    if not any(len(entry["papers"]) for entry in digest):  # why, on stderr (the Markdown says it too)
+        whys = "; ".join(f"'{entry['name']}': {entry['papers'].note}" for entry in digest)
+        none = NO_COLLECTIONS + locations.index_option(args.index)
+        logger.info("%s", f"no new papers for any collection ({whys})" if digest else none)
     if args.json:
         print_json([
             {"name": entry["name"], "since": entry["since"], "papers": entry["papers"].to_records()} for entry in digest
@@ -205,10 +219,12 @@ def collection_options(collection) -> None:
         ("add", "add paper ids and library files to a collection", cmd_collection_add),
     ):
         sub = actions.add_parser(name, help=summary)
-        sub.add_argument("name", metavar="NAME")
-        sub.add_argument("ids", metavar="ID", nargs="*", help="ids of papers of the index (before or after options)")
+        sub.add_argument("name", metavar="NAME", type=NAME)
         sub.add_argument(
-            "--from", dest="files", metavar="FILE", nargs="+", default=[],
+            "ids", metavar="ID", type=Text(), nargs="*", help="ids of papers of the index (before or after options)"
+        )
+        sub.add_argument(
+            "--from", dest="files", metavar="FILE", type=arguments.existing_file, nargs="+", default=[],
             help="library files: BibTeX, RIS, CSL-JSON (Zotero, Better BibTeX, Mendeley, JabRef, Google "
             "Scholar), or any corpus file; entries are matched to the index's papers by DOI, arXiv id, then "
             "title, and kept as they are for exports",
@@ -221,18 +237,20 @@ def collection_options(collection) -> None:
         with_index(sub)
         sub.set_defaults(run=run)
     remove = actions.add_parser("remove", help="remove members from a collection")
-    remove.add_argument("name", metavar="NAME")
-    remove.add_argument("ids", metavar="ID", nargs="+", help="paper ids (or keys of outside entries, see show)")
+    remove.add_argument("name", metavar="NAME", type=NAME)
+    remove.add_argument(
+        "ids", metavar="ID", type=Text(), nargs="+", help="paper ids (or keys of outside entries, see show)"
+    )
     dismiss = actions.add_parser(
         "dismiss", help="dismiss papers from a collection's recommendations (not interested; undismiss undoes)"
     )
     undismiss = actions.add_parser("undismiss", help="bring papers dismissed from its recommendations back")
     for sub in (dismiss, undismiss):
-        sub.add_argument("name", metavar="NAME")
-        sub.add_argument("ids", metavar="PAPER_ID", nargs="+", help="ids of papers of the index")
+        sub.add_argument("name", metavar="NAME", type=NAME)
+        sub.add_argument("ids", metavar="PAPER_ID", type=Text(), nargs="+", help="ids of papers of the index")
     listing = actions.add_parser("list", help="the index's collections")
     show = actions.add_parser("show", help="a collection's members, and how its entries matched")
-    show.add_argument("name", metavar="NAME")
+    show.add_argument("name", metavar="NAME", type=NAME)
     export = actions.add_parser(
         "export", help="write a collection as .bib, .ris, .json (CSL-JSON) or .csv",
         description="Each imported entry is written with its own citation key, entry type and every field it had "
@@ -240,10 +258,10 @@ def collection_options(collection) -> None:
         "the corpus only fills the fields it lacks (--prefer corpus: the corpus's values replace the entry's). "
         "Papers added from the corpus get readable keys (surnameYEARword), unique within the file.",
     )  # fmt: skip
-    export.add_argument("name", metavar="NAME")
+    export.add_argument("name", metavar="NAME", type=NAME)
     export.add_argument(
-        "-o", "--output", metavar="FILE", type=arguments.OutputFile(), required=True,
-        help="FILE.bib, FILE.ris, FILE.json or FILE.csv",
+        "-o", "--output", metavar="FILE", type=arguments.OutputFile((".bib", ".ris", ".json", ".csv")),
+        required=True, help="FILE.bib, FILE.ris, FILE.json or FILE.csv",
     )  # fmt: skip
     arguments.with_force(export, "the file")
     export.add_argument(
@@ -251,23 +269,25 @@ def collection_options(collection) -> None:
         help="whose value a field takes when the entry and the corpus disagree (default: the entry's)",
     )  # fmt: skip
     delete = actions.add_parser("delete", help="delete a collection")
-    delete.add_argument("name", metavar="NAME")
+    delete.add_argument("name", metavar="NAME", type=NAME)
     mark = actions.add_parser(
         "mark-shown", help="count the new papers of collections as shown: the next --new and digest start from now"
     )
-    mark.add_argument("names", metavar="NAME", nargs="*", help="the collections (or --all)")
+    mark.add_argument("names", metavar="NAME", type=NAME, nargs="*", help="the collections (or --all)")
     mark.add_argument("--all", action="store_true", help="every collection of the index")
     embed = actions.add_parser(
         "embed", help="embed entries outside the corpus not embedded yet (an import interrupted or deferred)"
     )
-    embed.add_argument("name", metavar="NAME", nargs="?", help="one collection (default: all of the index)")
+    embed.add_argument("name", metavar="NAME", type=NAME, nargs="?", help="one collection (default: all of the index)")
     backup = actions.add_parser("backup", help="write every collection of the data folder to one JSON file")
     backup.add_argument(
         "-o", "--output", metavar="FILE", type=arguments.OutputFile(), required=True, help="the backup file (JSON)"
     )
     arguments.with_force(backup, "the file")
     restore = actions.add_parser("restore", help="read collections back from a backup file (another machine's too)")
-    restore.add_argument("file", metavar="FILE", help="a file written by paperscope collection backup")
+    restore.add_argument(
+        "file", metavar="FILE", type=arguments.existing_file, help="a file written by paperscope collection backup"
+    )
     restore.add_argument(
         "--into-index", action="store_true",
         help="give every collection of the file to the --index given (default: each to the index it was kept "
@@ -286,22 +306,29 @@ def collection_options(collection) -> None:
 
 def recommend_options(recommend) -> None:
     """The ``recommend`` command's options."""
-    recommend.add_argument("name", metavar="NAME", help="the collection to recommend from")
-    recommend.add_argument("--not", dest="avoid", metavar="NAME2", help="a collection to recommend away from")
-    recommend.add_argument("-k", type=int, default=20, help=f"number of papers, 1 to {MAX_RESULTS:,} (default 20)")
+    recommend.add_argument("name", metavar="NAME", type=NAME, help="the collection to recommend from")
     recommend.add_argument(
+        "--not", dest="avoid", metavar="NAME2", type=NAME, help="a collection to recommend away from"
+    )
+    recommend.add_argument(
+        "-k", type=Whole(1, MAX_RESULTS), default=20, help=f"number of papers, 1 to {MAX_RESULTS:,} (default 20)"
+    )
+    fresh = recommend.add_mutually_exclusive_group()  # since the last mark, or since a date: not both
+    fresh.add_argument(
         "--new", action="store_true",
         help="only papers added since the collection was last marked shown (reading marks nothing: "
         "paperscope collection mark-shown does)",
     )  # fmt: skip
-    recommend.add_argument("--since", metavar="DATE", help="only papers added since DATE (2026-12-01)")
+    fresh.add_argument("--since", metavar="DATE", type=arguments.date, help="only papers added since DATE (2026-12-01)")
     with_index(recommend)
     with_json(recommend, "a list of result objects as JSON")
 
 
 def digest_options(digest) -> None:
     """The ``digest`` command's options."""
-    digest.add_argument("-k", type=int, default=DIGEST_PAPERS, help=f"papers per collection (default {DIGEST_PAPERS})")
+    digest.add_argument(
+        "-k", type=Whole(1, MAX_RESULTS), default=DIGEST_PAPERS, help=f"papers per collection (default {DIGEST_PAPERS})"
+    )
     output = digest.add_mutually_exclusive_group()
     output.add_argument("--md", action="store_true", help="print Markdown (the default)")
     with_json(output, "each collection's new papers as JSON")

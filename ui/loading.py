@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 
 from paperscope.errors import UserError, shown
+from paperscope.ui import arguments
 
 
 def index_folder(args) -> Path:
@@ -69,7 +70,10 @@ def _shown_value(value) -> str:
 def with_index(command) -> None:
     """The --index option of a command."""
     command.add_argument(
-        "--index", metavar="DIR", help="index folder (default: the bundled NeurIPS 2025 sample, built on first use)"
+        "--index",
+        metavar="DIR",
+        type=arguments.index_folder,
+        help="index folder (default: the bundled NeurIPS 2025 sample, built on first use)",
     )
 
 

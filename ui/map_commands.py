@@ -13,6 +13,8 @@ import shlex
 from paperscope import locations
 from paperscope.errors import UserError
 from paperscope.records import records
+from paperscope.settings import MAX_NAME_CHARS
+from paperscope.ui.arguments import Text, Whole
 from paperscope.ui.loading import load, print_json, with_index, with_json
 
 logger = logging.getLogger("paperscope")
@@ -59,28 +61,26 @@ def cmd_maps(args) -> None:
         print(f"{mark} {row.name:<24} {row.topics:>4} topics {row.clusters:>5} clusters  {row.created}{stale}")
 
 
-def _positive(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise UserError(f"expected a whole number, got {text!r}") from None
-
-
 def remap_options(remap) -> None:
     """``paperscope remap``'s options."""
-    remap.add_argument("--topics", type=_positive, metavar="N", required=True, help="the number of coarse topics")
+    remap.add_argument("--topics", type=Whole(2), metavar="N", required=True, help="the number of coarse topics")
     remap.add_argument(
-        "--min-topic-size", type=_positive, metavar="N",
+        "--min-topic-size", type=Whole(2), metavar="N",
         help="find the fine clusters again with at least N papers each (default: keep the build's)",
     )  # fmt: skip
-    remap.add_argument("--name", metavar="NAME", help="the map's name (default topics-N); one of that name is replaced")
+    remap.add_argument(
+        "--name",
+        metavar="NAME",
+        type=Text(MAX_NAME_CHARS),
+        help="the map's name (default topics-N); one of that name is replaced",
+    )
     with_index(remap)
 
 
 def maps_options(command) -> None:
     """``paperscope maps``'s options."""
     command.add_argument("action", nargs="?", choices=("list", "use", "delete"), default="list", help="(default: list)")
-    command.add_argument("map", nargs="?", metavar="NAME", help="the map to use or delete")
+    command.add_argument("map", nargs="?", metavar="NAME", type=Text(MAX_NAME_CHARS), help="the map to use or delete")
     with_index(command)
     with_json(command, "the maps as JSON: name, topics, clusters, created, current, stale")
 

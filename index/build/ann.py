@@ -15,11 +15,27 @@ EXACT_LIMIT = 250_000
 TARGET_RECALL = 0.95
 EF_SEARCH_STEPS = (32, 64, 128, 256, 512)
 RECALL_SAMPLES = 500
+CHECK_DIMENSION = 1536  # checks a factory string: divisible as PQ's and OPQ's M need, for common models
 
 
 def choose_factory(count: int, override: str | None = None) -> str:
     """The index_factory string for ``count`` vectors."""
     return override or ("Flat" if count <= EXACT_LIMIT else "HNSW32,Flat")
+
+
+def check_factory(factory: str, dimension: int = CHECK_DIMENSION) -> str:
+    """``factory`` when FAISS can make an index of it (no vectors: instant), else a UserError: the
+    command line checks ``--faiss`` so before a build embeds anything."""
+    import faiss
+
+    from paperscope.errors import UserError, shown
+
+    try:
+        faiss.index_factory(dimension, factory, faiss.METRIC_INNER_PRODUCT)
+    except RuntimeError as exc:
+        reason = str(exc).splitlines()[-1].rpartition(": ")[2][:80]  # FAISS's C++ location before it
+        raise UserError(f"'{shown(factory)}' is not a FAISS index_factory string ({reason})") from None
+    return factory
 
 
 def build_ann(vectors: np.ndarray, factory: str):
