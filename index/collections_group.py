@@ -51,7 +51,7 @@ class CollectionsGroup(Collections):
         avoid_ids = list(dict.fromkeys([*avoid_ids, *self.steering_away(name)]))  # its dismissed papers too
         if new or since is not None:
             fresh = self._index.where(added_since=since if since is not None else self.shown(name))
-            within = fresh if within is None else within & fresh
+            within = fresh if within is None or not fresh.any() else within & fresh  # none new: its note says so
         found = self._index.recommend(
             ids, negative=avoid_ids, k=k, within=within, positive_vectors=vectors, negative_vectors=avoid_vectors
         )

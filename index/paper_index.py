@@ -22,13 +22,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from paperscope.errors import PaperscopeDeprecationWarning, UserError
+from paperscope.embed.text import counted
+from paperscope.errors import Contradiction, PaperscopeDeprecationWarning, UserError, shown
 from paperscope.index.common.papers import PaperTable
 from paperscope.index.groups import MapGroup, TopicsGroup
 from paperscope.index.search import filters
 from paperscope.index.search.acronyms import acronym_rows
 from paperscope.index.search.encoding import QueryEncoder, clean_query, searchable
-from paperscope.index.search.ranking import Query, Ranker
+from paperscope.index.search.ranking import Query, Ranker, Ranking
 from paperscope.index.search.results import Results, check_k
 from paperscope.index.store import curations, generations, maps
 from paperscope.index.store.generations import (
@@ -276,7 +277,14 @@ class PaperIndex:
         if not positive:
             raise UserError("give at least one paper id")
         negative = self.rows(negative).tolist()
-        return Results(self._ranker.similar(positive, negative, k, _settings(settings, mode), within), self._papers)
+        both = sorted(set(positive) & set(negative))
+        if both:
+            named = ", ".join(
+                f"'{shown(paper_id)}'" for paper_id in self._papers.take(both, ["id"]).column("id").to_pylist()
+            )
+            raise Contradiction(f"{named}: both a paper to be like and one to be unlike (not); give each paper once")
+        found = self._ranker.similar(positive, negative, k, _settings(settings, mode), within)
+        return self._results(found, within, len(set(positive + negative)))
 
     def search(self, text: str, k: int = 10, mode: str | None = None, within=None, settings=None) -> Results:
         """The ``k`` papers most similar to free ``text``, as :class:`Results`. Papers using every
@@ -296,7 +304,7 @@ class PaperIndex:
             where = " among the papers passing the filters" if within is not None else ""
             note = f"no paper{where} contains a word of '{text[:80]}'; --mode hybrid finds papers by meaning too"
             found = dataclasses.replace(found, note=note)
-        return Results(found, self._papers)
+        return self._results(found, within, 0)
 
     def recommend(
         self, positive, negative=(), k: int = 20, within=None, positive_vectors=None, negative_vectors=None
@@ -316,7 +324,23 @@ class PaperIndex:
         negative_vectors = empty if negative_vectors is None else negative_vectors
         positive, negative = self.rows(positive), self.rows(negative)
         found = recommend(self._ranker, positive, positive_vectors, negative, negative_vectors, k, within=within)
-        return Results(found, self._papers)
+        return self._results(found, within, len(set(positive.tolist() + negative.tolist())))
+
+    def _results(self, found: Ranking, within, given: int) -> Results:
+        """The :class:`Results` of a lookup among the papers of the mask ``within``, excluding the
+        ``given`` papers it was asked about; when there are none and nothing says why, the note
+        says: no paper passes the filters (and which, for a mask :meth:`where` made), or every
+        paper that does was given."""
+        if len(found.rows) or found.note:
+            return Results(found, self._papers)
+        passing = len(self) if within is None else int(np.count_nonzero(within))
+        if not passing:
+            note = getattr(within, "note", None) or "no paper passes the filters"
+        elif within is None:
+            note = f"the index has no paper besides the {counted(given, 'paper')} given"
+        else:
+            note = f"every paper passing the filters ({counted(passing, 'paper')}) is one of the papers given"
+        return Results(dataclasses.replace(found, note=note), self._papers)
 
     # --- why, and the corpus as a whole --------------------------------------------------------
 

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from paperscope import PaperIndex
-from paperscope.errors import UserError
+from paperscope.errors import UserError, shown
+from paperscope.ui.collections_view import plain
 from tests.conftest import ARTIFACTS
 from tests.servers import CHROMIUM, paperscope_server
 
@@ -188,6 +189,12 @@ def test_a_text_column_of_many_values_is_filtered_by_the_text_it_contains(
     expected = _expected(columns_index, ['note contains "<img src"'])
     assert not app.exception and len(expected) == (columns_index.papers["note"] == HOSTILE).sum()
     assert _card_ids(app) == expected
+    app.sidebar.text_input(key="column_text_note").input("knitting").run()  # no paper's: the box says why
+    assert not _card_ids(app) and not app.exception and not app.warning
+    notes = Counter(columns_index.papers["note"])
+    held = ", ".join(shown(note) for note in sorted(notes, key=lambda note: (-notes[note], note)))  # most common first
+    why = f"No paper matches note contains knitting; its values include {held}"
+    assert [box.value for box in app.info] == [plain(why) + "."]
     columns_view.column_summary.clear()
 
 

@@ -18,6 +18,7 @@ from paperscope import Feedback, PaperIndex, QuerySettings, UserError, build_ind
 from paperscope.index.build.add import add_papers
 from paperscope.index.collections.database import default_path
 from paperscope.index.collections_group import CollectionsGroup
+from paperscope.ui.cli import main
 from tests.corpora import read_corpus
 
 pytestmark = pytest.mark.slow  # every test here uses an index of its own (the library corpus)
@@ -87,7 +88,7 @@ def test_collections_survive_a_rebuild_and_an_add_and_missing_papers_stay(librar
 
 
 def test_the_feed_ranks_only_papers_added_since_it_was_marked_shown_and_reading_marks_nothing(
-    library_corpus, tmp_path, monkeypatch
+    library_corpus, tmp_path, monkeypatch, capsys
 ):
     home = tmp_path / "home"
     monkeypatch.setenv("PAPERSCOPE_HOME", str(home))
@@ -110,10 +111,21 @@ def test_the_feed_ranks_only_papers_added_since_it_was_marked_shown_and_reading_
     assert {paper["id"] for paper in json.loads(again.stdout)} == {"p36", "p37"}
     marked = paperscope("collection", "mark-shown", "--all", "--index", folder, home=home)
     assert marked.returncode == 0 and "marked shown: 'feed'" in marked.stderr
-    assert collections.recommend("feed", new=True).to_pandas().empty  # marked: the feed starts again from now
+    nothing = collections.recommend("feed", new=True)  # marked: the feed starts again from now, and says so
+    assert not len(nothing) and re.fullmatch(
+        r"no paper matches added since .+ UTC; the newest came .+ UTC", nothing.note
+    )
     assert set(collections.recommend("feed", since="2000-01-01", k=50).to_pandas()["id"]) >= {"p36", "p37"}
-    entries = json.loads(paperscope("digest", "--index", folder, "--json", home=home).stdout)
+    digest = paperscope("digest", "--index", folder, "--json", home=home)
+    entries = json.loads(digest.stdout)
     assert [entry["name"] for entry in entries] == ["feed"] and entries[0]["papers"] == []
+    assert digest.stderr == f"no new papers for any collection ('feed': {nothing.note})\n"  # why, in one line
+    assert main(["collection", "create", "empty", "--index", str(folder)]) == 0
+    capsys.readouterr()
+    assert main(["collection", "export", "empty", "-o", str(tmp_path / "empty.bib"), "--index", str(folder)]) == 0
+    assert capsys.readouterr().err == (
+        f"'empty' written to {tmp_path / 'empty.bib'} with no entries: {collections.empty_note('empty')}\n"
+    )
 
 
 @pytest.mark.parametrize(

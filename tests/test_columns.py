@@ -11,6 +11,7 @@ import operator
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from paperscope.embed.columns import convert, infer_kind
 from paperscope.embed.conditions import parse
 from paperscope.embed.corpus import Reading, iter_records
 from paperscope.settings import STREAM_HEAD_RECORDS
+from paperscope.ui.cli import main
 from tests.corpora import read_corpus
 
 PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
@@ -168,6 +170,41 @@ def test_lookups_keep_to_the_conditions(index, corpus):
     assert "\x07" not in shown.stdout
 
 
+def _held(values: list) -> str:
+    """What a column of these values holds, as an empty answer says it: most common first."""
+    counts = Counter(values)
+    return "its values include " + ", ".join(sorted(counts, key=lambda value: (-counts[value], value))[:8])
+
+
+@pytest.mark.slow
+def test_an_empty_answer_says_why_in_one_line_and_is_no_error(index, corpus, capsys):
+    _, records = corpus
+    years = sorted(int(record["published"][:4]) for record in records)
+    dates = sorted(record["published"] for record in records)
+    citations = sorted(record["citations"] for record in records)
+    both = ("decision = Reject", "decision contains oral")  # each meets papers, no paper both
+    reject, oral = (len(expected(records, condition)) for condition in both)
+    assert reject and oral and not expected(records, both[0]) & expected(records, both[1])
+    for arguments, why in [
+        (["search", "graphs", "--where", "decision = Accept"],
+         f"no paper matches decision = Accept; {_held([r['decision'] for r in records])}"),
+        (["similar", "p1", "--where", "year >= 2030", "--json"],
+         f"no paper matches year >= 2030; its values run from {years[0]} to {years[-1]}"),
+        (["similar", "p1", "--where", "published < 2000-01-01"],
+         f"no paper matches published < 2000-01-01; its values run from {dates[0]} to {dates[-1]}"),
+        (["similar", "p1", "--where", "tags = knitting"],
+         f"no paper matches tags = knitting; {_held([tag for r in records for tag in r['tags']])}"),
+        (["similar", "p1", "--where", both[0], "--where", "citations > 98"],
+         f"no paper matches citations > 98; its values run from {citations[0]} to {citations[-1]}"),
+        (["search", "graphs", "--where", both[0], "--where", both[1]],
+         f"no paper matches {both[0]} and {both[1]} together; alone, {both[0]} matches {reject} papers, "
+         f"{both[1]} matches {oral} papers"),
+    ]:  # fmt: skip
+        assert main([*arguments, "--index", str(index.folder)]) == 0  # a valid question with no answer
+        out, err = capsys.readouterr()
+        assert out.strip() == ("[]" if "--json" in arguments else "") and err == why + "\n"
+
+
 def test_info_lists_the_columns_and_their_kinds(index):
     text = cli("info", "--index", str(index.folder))
     line = next(line for line in text.stdout.splitlines() if line.strip().startswith("columns"))
@@ -298,6 +335,7 @@ def test_add_grows_a_new_column_and_keeps_kinds(index, corpus, tmp_path):
 def test_the_service_filters_and_answers_the_columns(index, corpus):
     from fastapi.testclient import TestClient
 
+    from paperscope.ui.records import NOTE_HEADER
     from paperscope.ui.service import create_app
 
     _, records = corpus
@@ -314,6 +352,15 @@ def test_the_service_filters_and_answers_the_columns(index, corpus):
     assert (
         wrong.status_code == 422 and wrong.json()["error"] == "'published >= soon': 'soon' is not a date (YYYY-MM-DD)"
     )
+    years = sorted(int(record["published"][:4]) for record in records)
+    held = f"its values run from {years[0]} to {years[-1]}"
+    for filters, note in [  # a valid question with no answer: 200, and the note header says why
+        ({"years": [2030, 2031]}, f"no paper matches years 2030 to 2031; {held}"),
+        ({"years": 1999}, f"no paper matches year 1999; {held}"),
+        ({"conditions": ["decision = Accept"]}, "no paper matches decision = Accept; its values include Accept ("),
+    ]:
+        empty = client.post("/similar", json={"ids": ["p1"], "filters": filters})
+        assert empty.status_code == 200 and empty.json() == [] and empty.headers[NOTE_HEADER].startswith(note)
 
 
 def test_map_colours_by_a_column(index, tmp_path):

@@ -55,6 +55,23 @@ def test_an_empty_result_carries_its_note_into_every_shape(sample_index):
     assert found.to_records() == [] and found.to_arrow().num_rows == 0
 
 
+def test_an_empty_answer_among_a_mask_says_why(sample_index):
+    first, second = sample_index.ids()[:2]
+    none, given = np.zeros(len(sample_index), dtype=bool), np.zeros(len(sample_index), dtype=bool)
+    given[sample_index.rows([first, second])] = True
+    for found in (
+        sample_index.similar(first, within=none),
+        sample_index.search("graph neural networks", within=none, mode="dense"),
+        sample_index.recommend([first], within=none),
+    ):
+        assert len(found) == 0 and found.note == "no paper passes the filters"
+    for found in (
+        sample_index.similar([first, second], within=given),
+        sample_index.recommend([first, second], within=given),
+    ):
+        assert len(found) == 0 and found.note == "every paper passing the filters (2 papers) is one of the papers given"
+
+
 def test_every_moved_name_warns_and_leads_to_its_new_place(sample_index):
     for old, new in MOVED.items():
         with pytest.warns(PaperscopeDeprecationWarning, match=rf"PaperIndex\.{old} is PaperIndex\.{new} now"):

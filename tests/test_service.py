@@ -132,6 +132,8 @@ BAD_REQUESTS = [
     ("POST", "/search", {"text": "graphs", "filters": {"years": [2020, 2024]}}, 404, "no 'year' field"),
     ("POST", "/similar", {"ids": []}, 422, "ids: list should have at least 1 item"),
     ("POST", "/similar", {"ids": ["{id}"], "not": ["nope"]}, 404, "no paper with id 'nope'"),
+    ("POST", "/similar", {"ids": ["{id}"], "not": ["{id}"]}, 409, "both a paper to be like and one to be unlike"),
+    ("POST", "/search", {"text": "graphs", "filters": {"years": [2025, 2020]}}, 409, "the first is after the last"),
     ("GET", "/topics?level=middle", None, 422, "level: input should be 'coarse' or 'fine'"),
     ("GET", "/nowhere", None, 404, "no endpoint GET /nowhere"),
     ("DELETE", "/healthz", None, 405, "method not allowed"),

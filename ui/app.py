@@ -469,10 +469,8 @@ def _results_list(
         "application/json",
         on_click="ignore",
     )
-    if results.empty and results.attrs.get("note"):
+    if results.empty:  # every empty answer carries its note: why (the filter no paper matches, and what there is)
         st.info(plain(results.attrs["note"][:1].upper() + results.attrs["note"][1:]) + ".")
-    elif results.empty:
-        st.warning("No paper passes the filters.")
     placeholders = []
     colours = (
         paper_colours(colour, index.rows(results["id"].tolist()))

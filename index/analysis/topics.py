@@ -10,12 +10,13 @@ import re
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from paperscope.embed.columns import stored_name
 from paperscope.embed.conditions import Condition, parse
 from paperscope.embed.terms import singular, words
 from paperscope.errors import NotFound, UserError, shown
-from paperscope.index.search.filters import check_level
+from paperscope.index.search.filters import check_level, present_values
 from paperscope.settings import UNCLUSTERED_NAME
 
 ALL_CANDIDATES = 100_000  # papers; a larger corpus looks for bridges among the two topics' papers only
@@ -103,7 +104,6 @@ DEFAULT_BINS = 4  # a number column of more than MAX_VALUES values is split at i
 LIST_FIELDS = ("authors", "categories")  # fields the readers store as lists joined by "; "
 ARXIV_CODES = re.compile(r"[a-z-]+(\.[A-Za-z-]+)?(\s+[a-z-]+(\.[A-Za-z-]+)?)*")  # "cs.LG stat.ML"
 SMOOTHING = 0.5  # papers added to each topic's count in both groups before their shares are divided
-SHOWN_VALUES = 8  # values listed when a group matches no paper
 
 
 def group_columns(index) -> list[str]:
@@ -321,12 +321,9 @@ def _group_rows(index, group) -> tuple[str, np.ndarray]:
     else:
         matched = values.str.casefold() == value.casefold()
     if not matched.any():
-        counts = values.value_counts()
-        common = sorted(counts.index, key=lambda v: (-counts[v], str(v)))
-        listed = ", ".join(shown(str(v)) for v in common[:SHOWN_VALUES])
-        more = f" and {len(common) - SHOWN_VALUES} more" if len(common) > SHOWN_VALUES else ""
         wanted = f"has {column} '{shown(value)}'" if condition.operator == "=" else f"meets '{shown(label)}'"
-        raise NotFound(f"no paper {wanted}; its values include {listed}{more}")
+        held = present_values(pa.array(values.tolist()), "text" if kind == "list" else kind)  # lists: one per member
+        raise NotFound(f"no paper {wanted}; {held}")
     return label, np.unique(values.index.to_numpy()[matched.to_numpy()])
 
 

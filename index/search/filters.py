@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,12 +17,32 @@ import pyarrow.compute as pc
 
 from paperscope.embed.columns import stored_name
 from paperscope.embed.conditions import Condition, parse
-from paperscope.errors import NotFound, UserError, shown
+from paperscope.embed.text import counted
+from paperscope.errors import Contradiction, NotFound, UserError, shown
 from paperscope.index.common.papers import PaperTable
 from paperscope.locations import index_option
 from paperscope.settings import LEVELS, check_choice
 
 TOPIC_COLUMNS = {"coarse": ["coarse_name"], "fine": ["cluster_name"], None: ["coarse_name", "cluster_name"]}
+SHOWN_VALUES = 8  # a column's values listed when a condition on it matches no paper
+
+
+class Mask(np.ndarray):
+    """A boolean mask over rows, as :func:`where` makes it: ``note`` says why no row passes (the
+    filter no paper matches, and what the papers hold instead), None while some row does. A mask
+    numpy makes of it (``mask & other``) has no note: the lookups then say only that none passes."""
+
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class _Test:
+    """One filter of a :class:`Filters`: how a person writes it ("decision = oral", "years 2030 to
+    2031"), which papers pass it, and what the papers hold instead (said when none passes)."""
+
+    label: str
+    passed: pa.Array | pa.ChunkedArray
+    present: Callable[[], str]
 
 
 def check_level(level: str) -> str:
@@ -84,6 +105,8 @@ def year_range(years) -> tuple[int, int]:
         return int(years), int(years)
     if isinstance(years, (list, tuple)) and len(years) == 2 and all(y is None or _is_whole(y) for y in years):
         low, high = years
+        if low is not None and high is not None and low > high:
+            raise Contradiction(f"years from {low} to {high}: the first is after the last; give ({high}, {low})")
         return (-(2**62) if low is None else int(low)), (2**62 if high is None else int(high))
     raise UserError(f"years must be a year or a (low, high) pair of years, either of which may be open, got {years!r}")
 
@@ -106,37 +129,132 @@ def moment(value) -> int:
     raise UserError(f"a time must be a date, a datetime or Unix seconds, got {value!r}")
 
 
-def where(papers: PaperTable, wanted: Filters, created: int):
-    """The papers that pass every condition of ``wanted``, as a boolean mask over rows (None when
-    none is given). ``created``: when the index was built (Unix ms), the time of every paper of an index
-    that does not record when each came. A field the papers lack, or a topic the index lacks, is
-    a UserError."""
-    conditions = []
+def where(papers: PaperTable, wanted: Filters, created: int) -> Mask | None:
+    """The papers that pass every condition of ``wanted``, as a boolean :class:`Mask` over rows
+    (None when none is given) whose ``note`` says why, when no paper passes. ``created``: when the
+    index was built (Unix ms), the time of every paper of an index that does not record when each
+    came. A field the papers lack, or a topic the index lacks, is a UserError; a reversed range of
+    years a :class:`~paperscope.errors.Contradiction`."""
+    tests = _tests(papers, wanted, created)
+    if not tests:
+        return None
+    mask = np.ones(len(papers), dtype=bool).view(Mask)
+    passed = [test.passed.fill_null(False).to_numpy(zero_copy_only=False) for test in tests]
+    for one in passed:
+        mask &= one
+    if not mask.any():
+        mask.note = _why_none(tests, passed)
+    return mask
+
+
+def _tests(papers: PaperTable, wanted: Filters, created: int) -> list[_Test]:
+    """Each filter ``wanted`` gives, as a :class:`_Test`."""
+    tests = []
+
+    def add(label: str, passed, column, kind: str) -> None:
+        tests.append(_Test(label, passed, functools.partial(present_values, column, kind)))
+
     if wanted.years is not None:
         low, high = year_range(wanted.years)
         column = _field(papers, "year")
-        conditions.append(pc.and_(pc.greater_equal(column, low), pc.less_equal(column, high)))
+        passed = pc.and_(pc.greater_equal(column, low), pc.less_equal(column, high))
+        add(_years_label(low, high), passed, column, "number")
     if wanted.topics is not None:
-        conditions.append(_topics_condition(papers, wanted.topics, wanted.level))
+        passed = _topics_condition(papers, wanted.topics, wanted.level)
+        add(f"topics {', '.join(wanted.topics)}", passed, papers.column(TOPIC_COLUMNS[wanted.level][0]), "text")
     if wanted.venues is not None:
-        conditions.append(pc.is_in(_field(papers, "venue"), pa.array(_names("venues", wanted.venues), pa.string())))
+        venues, column = _names("venues", wanted.venues), _field(papers, "venue")
+        add(f"venue {' or '.join(venues)}", pc.is_in(column, pa.array(venues, pa.string())), column, "text")
     if wanted.category is not None:
         if not isinstance(wanted.category, str):
             raise UserError(f"category must be text, got {wanted.category!r}")
-        conditions.append(pc.match_substring(_field(papers, "categories"), wanted.category, ignore_case=True))
+        column = _field(papers, "categories")
+        passed = pc.match_substring(column, wanted.category, ignore_case=True)
+        add(f"categories contain {wanted.category}", passed, column, "text")
     if wanted.added_since is not None:
         since = moment(wanted.added_since)
         added = papers.column("added") if papers.has("added") else pa.array(np.full(len(papers), created))
-        conditions.append(pc.greater_equal(added, since))
+        newest = functools.partial(_newest, added)
+        tests.append(_Test(f"added since {_time_text(since)}", pc.greater_equal(added, since), newest))
     if isinstance(wanted.conditions, (str, Condition)):
         raise UserError(f"conditions must be a list, such as ['{wanted.conditions}']")
-    conditions += [condition_mask(papers, parse(condition)) for condition in wanted.conditions]
-    if not conditions:
-        return None
-    mask = np.ones(len(papers), dtype=bool)
-    for condition in conditions:
-        mask &= condition.fill_null(False).to_numpy(zero_copy_only=False)
-    return mask
+    for text in wanted.conditions:
+        condition = parse(text)
+        name, kind = _column_of(papers, condition)
+        add(str(condition), condition_mask(papers, condition), papers.column(name), kind)
+    return tests
+
+
+def _why_none(tests: list[_Test], passed: list[np.ndarray]) -> str:
+    """Why no paper passes every test: the first that no paper passes alone, and what the papers
+    hold instead; else how many each passes alone."""
+    counts = [int(np.count_nonzero(one)) for one in passed]
+    for test, count in zip(tests, counts, strict=True):
+        if not count:
+            return f"no paper matches {shown(test.label)}; {test.present()}"
+    alone = ", ".join(
+        f"{shown(test.label)} matches {counted(count, 'paper')}" for test, count in zip(tests, counts, strict=True)
+    )
+    return f"no paper matches {' and '.join(shown(test.label) for test in tests)} together; alone, {alone}"
+
+
+def _years_label(low: int, high: int) -> str:
+    if low == high:
+        return f"year {low}"
+    if high == 2**62:
+        return f"year >= {low}"
+    return f"year <= {high}" if low == -(2**62) else f"years {low} to {high}"
+
+
+def _newest(added) -> str:
+    return f"the newest came {_time_text(pc.max(added).as_py())}"
+
+
+def _time_text(milliseconds: int) -> str:
+    return f"{datetime.datetime.fromtimestamp(milliseconds / 1000, datetime.UTC):%Y-%m-%d %H:%M} UTC"
+
+
+def _plain(value) -> str:
+    """A number or date as a person writes it: 2024, not 2024.0; 2024-05-01."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()[:10]
+    return shown(f"{value:g}" if isinstance(value, float) else str(value))
+
+
+def present_values(values: pa.Array | pa.ChunkedArray, kind: str) -> str:
+    """What a column of ``kind`` holds, said when a condition on it matches no paper: the range of
+    numbers and dates ("its values run from 2019 to 2025"), else the most common values ("its
+    values include poster, spotlight, oral"); ``values``: the column (a list column's lists)."""
+    if kind == "list":
+        values = pc.list_flatten(values)
+    values = pc.drop_null(values)
+    if kind not in ("number", "date"):
+        values = pc.filter(values, pc.not_equal(pc.utf8_trim_whitespace(values.cast(pa.string())), ""))
+    if not len(values):
+        return "it has no values"
+    if kind in ("number", "date"):
+        span = pc.min_max(values)
+        return f"its values run from {_plain(span['min'].as_py())} to {_plain(span['max'].as_py())}"
+    counts = pc.value_counts(values)
+    common = sorted(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True),
+                    key=lambda pair: (-pair[1], str(pair[0])))  # fmt: skip
+    listed = ", ".join(shown(str(value)) for value, _ in common[:SHOWN_VALUES])
+    more = f" and {len(common) - SHOWN_VALUES} more" if len(common) > SHOWN_VALUES else ""
+    return f"its values include {listed}{more}"
+
+
+def _column_of(papers: PaperTable, condition: Condition) -> tuple[str, str]:
+    """The stored name and kind of the column ``condition`` is on; one the corpus lacks is a
+    NotFound listing those it has."""
+    kinds = papers.corpus_columns()
+    name = condition.column if condition.column in kinds else stored_name(condition.column)
+    if name not in kinds:
+        known = ", ".join(kinds) or "none"
+        raise NotFound(f"the papers of {papers.folder} have no column '{shown(condition.column)}' for "
+                       f"'{shown(str(condition))}'; the columns are: {known}")  # fmt: skip
+    return name, kinds[name]
 
 
 _ORDERED = {"<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal, "=": pc.equal}
@@ -146,13 +264,8 @@ def condition_mask(papers: PaperTable, condition: Condition) -> pa.Array:
     """Which papers pass one condition on a column of the corpus (``embed.conditions``: text in any
     case, a member of a list, numbers and dates by value; an empty value passes only ``!=``), as
     a boolean Arrow array; a column the corpus lacks is a UserError listing those it has."""
-    kinds = papers.corpus_columns()
-    name = condition.column if condition.column in kinds else stored_name(condition.column)
-    if name not in kinds:
-        known = ", ".join(kinds) or "none"
-        raise NotFound(f"the papers of {papers.folder} have no column '{shown(condition.column)}' for "
-                       f"'{shown(str(condition))}'; the columns are: {known}")  # fmt: skip
-    kind, column = kinds[name], papers.column(name)
+    name, kind = _column_of(papers, condition)
+    column = papers.column(name)
     bound, negated = condition.bound(kind), condition.operator == "!="
     if kind == "list":
         column = column.combine_chunks()
