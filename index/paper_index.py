@@ -279,10 +279,9 @@ class PaperIndex:
         negative = self.rows(negative).tolist()
         both = sorted(set(positive) & set(negative))
         if both:
-            named = ", ".join(
-                f"'{shown(paper_id)}'" for paper_id in self._papers.take(both, ["id"]).column("id").to_pylist()
-            )
-            raise Contradiction(f"{named}: both a paper to be like and one to be unlike (not); give each paper once")
+            named = ", ".join(f"'{shown(i)}'" for i in self._papers.take(both[:3], ["id"]).column("id").to_pylist())
+            more = f" and {len(both) - 3} more" if len(both) > 3 else ""
+            raise Contradiction(f"{named}{more}: both a paper to be like and one to be unlike (not); give each once")
         found = self._ranker.similar(positive, negative, k, _settings(settings, mode), within)
         return self._results(found, within, len(set(positive + negative)))
 

@@ -203,6 +203,10 @@ def test_an_empty_answer_says_why_in_one_line_and_is_no_error(index, corpus, cap
         assert main([*arguments, "--index", str(index.folder)]) == 0  # a valid question with no answer
         out, err = capsys.readouterr()
         assert out.strip() == ("[]" if "--json" in arguments else "") and err == why + "\n"
+    assert main(["similar", "p1", "p2", "--not", "p2", "--index", str(index.folder)]) == 2  # liked and not: no question
+    assert capsys.readouterr().err == (
+        "paperscope: error: 'p2': both a paper to be like and one to be unlike (not); give each once\n"
+    )
 
 
 def test_info_lists_the_columns_and_their_kinds(index):
