@@ -21,7 +21,10 @@ from tests.conftest import copy_index
 def _run(capsys, *argv) -> tuple[int, str]:
     """The real command line, in this process: its exit status and what it said on stderr."""
     capsys.readouterr()
-    status = cli.main([str(arg) for arg in argv])
+    try:
+        status = cli.main([str(arg) for arg in argv])
+    except SystemExit as exit:  # --help, which a usage mistake's hint names ("see: paperscope info --help")
+        status = exit.code
     return status, capsys.readouterr().err
 
 
@@ -86,7 +89,7 @@ def test_a_build_of_the_sample_refuses_an_index_of_other_files(library_corpus, t
 
 # --- every hint, run as printed ------------------------------------------------------------------
 
-PLACEHOLDERS = {"NAME": "fresh", "TEXT": "graph neural networks"}  # YOUR_FILES: the user's corpus
+PLACEHOLDERS = {"NAME": "fresh", "TEXT": "graph neural networks"}  # YOUR_FILES: the user's corpus; DIR: a new folder
 NAMES = "|".join(re.escape(name) for name, *_ in cli.COMMANDS)
 COMMAND = re.compile(rf"\bpaperscope (?:{NAMES})\b[^`();]*")
 
@@ -121,6 +124,7 @@ def _hints(library: Path, tmp_path: Path) -> dict[str, tuple[list, Path | str]]:
         "corrupt manifest": (["info", "--index", broken], broken),
         "no such folder": (["info", "--index", tmp_path / "nowhere"], tmp_path / "nowhere"),
         "a folder of the user's": (["info", "--index", notes], notes / "index"),
+        "a file for a folder": (["info", "--index", library / "corpus.jsonl"], tmp_path / "DIR"),
         "no collection yet": (["collection", "show", "nosuch", "--index", collections], "created 'fresh'"),
         "deferred embedding": (
             [
@@ -146,7 +150,7 @@ def test_every_hint_runs_as_printed_and_keeps_the_users_papers(library_corpus, t
         for command in commands:
             argv = shlex.split(command)[1:]
             argv = [str(library_corpus / "corpus.jsonl") if arg == generations.YOUR_FILES else arg for arg in argv]
-            argv = [PLACEHOLDERS.get(arg, arg) for arg in argv]
+            argv = [str(tmp_path / "DIR") if arg == "DIR" else PLACEHOLDERS.get(arg, arg) for arg in argv]
             assert not [arg for arg in argv if re.fullmatch(r"[A-Z_]{3,}", arg)], (case, command)  # unknown placeholder
             status, followed = _run(capsys, *argv)
             assert status == 0, (case, command, followed)
