@@ -29,19 +29,15 @@ PLACES = "{tmp}"  # replaced by the test's own folder
 
 def commands(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()):
     """(words, parser) of every command that runs: subcommands, and their own commands."""
-    subparsers = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
     if parser.get_default("run") is not None:
         yield words, parser
-    for action in subparsers:
-        for name, sub in action.choices.items():
-            yield from commands(sub, (*words, name))
+    for name, sub in parser.commands.choices.items() if parser.commands else ():
+        yield from commands(sub, (*words, name))
 
 
 def options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
     """The options and positionals a user gives values to (not --help, flags or subcommands)."""
-    return [
-        action for action in parser._actions if action.nargs != 0 and not isinstance(action, argparse._SubParsersAction)
-    ]
+    return [action for action in parser.options if action.nargs != 0]
 
 
 def label(action: argparse.Action) -> str:
@@ -116,7 +112,7 @@ def command_line(parser: argparse.ArgumentParser, *chosen: tuple[argparse.Action
             argv += given(action, chosen[action])
         elif action.nargs not in ("?", "*") or place < last:
             argv += given(action)
-    for action in parser._actions:  # flags too, when chosen
+    for action in parser.options:  # flags too, when chosen
         if action in chosen and action.option_strings:
             argv += given(action, chosen[action])
         elif action.option_strings and (action.required or action.option_strings == ["--index"]):
@@ -148,8 +144,8 @@ def cases():
             if hasattr(action, "needs"):  # given alone, without the option it goes with
                 argv = [*words, *command_line(command, (action, None))]
                 yield pytest.param(argv, label(action), id=f"{' '.join(words)} {label(action)} alone")
-        for group in command._mutually_exclusive_groups:
-            both = group._group_actions[:2]
+        for group in command.exclusive:
+            both = group[:2]
             argv = [*words, *command_line(command, *((action, None) for action in both))]
             yield pytest.param(argv, label(both[-1]), id=f"{' '.join(words)} {' with '.join(map(label, both))}")
 
@@ -219,13 +215,13 @@ def test_the_generated_cases_cover_every_command():
             ["info", "--index", "{tmp}/corpus.jsonl"],
             "argument --index: {tmp}/corpus.jsonl is a file, not an index folder",
         ),
-        (["serve", "--port", "99999"], "argument --port: 99999 is out of range: give 1 to 65,535"),
-        (["app", "--port", "99999"], "argument --port: 99999 is out of range: give 1 to 65,535"),
+        (["serve", "--port", "99999"], "argument --port: must be a whole number from 1 to 65,535, got 99999"),
+        (["app", "--port", "99999"], "argument --port: must be a whole number from 1 to 65,535, got 99999"),
         (
             ["build", "{tmp}/corpus.jsonl", "-o", "{tmp}/ix", "--faiss", "Bogus99"],
             "argument --faiss: 'Bogus99' is not a FAISS",
         ),
-        (["audit", "--limit", "-1"], "argument --limit: -1 is out of range"),
+        (["audit", "--limit", "-1"], "argument --limit: must be a whole number from 0"),
     ],
 )
 def test_the_issue_s_command_lines_are_refused_in_one_line(places, capsys, argv, says):

@@ -133,7 +133,7 @@ existing_folder.kind = "folder"
 def index_folder(text: str) -> str:
     """An index folder: not a file (a missing one is the load's to tell, with how to build one)."""
     if _path(text).exists() and not Path(text).is_dir():
-        raise _refuse(f"{text} is a file, not an index folder (paperscope build -o DIR writes one)")
+        raise _refuse(f"{text} is a file, not an index folder; build one with: paperscope build YOUR_FILES -o DIR")
     return text
 
 
@@ -211,6 +211,48 @@ def condition(text: str) -> str:
 condition.kind = "condition"
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line naming the fix, not a usage dump; and the parser
+    says what it holds: ``options`` (every action, in order), ``exclusive`` (the groups of options
+    that exclude each other) and ``commands`` (its subcommands' action, or None)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.options: list[argparse.Action] = []  # before argparse's own --help is added
+        self.exclusive: list[list[argparse.Action]] = []
+        self.commands = None
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        """Raise the mistake as one line (argparse prints the usage and exits)."""
+        raise UserError(f"{message} (see: {self.prog} --help)")
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        """argparse's, recorded in ``options``."""
+        action = super().add_argument(*args, **kwargs)
+        self.options.append(action)
+        return action
+
+    def add_mutually_exclusive_group(self, **kwargs):
+        """argparse's, its options recorded in ``options`` and together in ``exclusive``."""
+        group, members = super().add_mutually_exclusive_group(**kwargs), []
+        add = group.add_argument
+
+        def recorded(*args, **kwargs) -> argparse.Action:
+            action = add(*args, **kwargs)
+            self.options.append(action)
+            members.append(action)
+            return action
+
+        group.add_argument = recorded
+        self.exclusive.append(members)
+        return group
+
+    def add_subparsers(self, **kwargs):
+        """argparse's, kept as ``commands`` (its ``choices``: each subcommand's parser)."""
+        self.commands = super().add_subparsers(**kwargs)
+        return self.commands
+
+
 def needs(action: argparse.Action, other: str, value=None) -> argparse.Action:
     """Declare that ``action``'s option goes only with option ``other`` (with ``value``, when given):
     :func:`check_pairs` refuses it alone. Returns the action."""
@@ -218,25 +260,25 @@ def needs(action: argparse.Action, other: str, value=None) -> argparse.Action:
     return action
 
 
-def check_pairs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+def check_pairs(args: argparse.Namespace, parser: Parser) -> None:
     """A UserError for an option given without the one it needs (:func:`needs`)."""
-    for action in parser._actions:
+    for action in parser.options:
         if not hasattr(action, "needs") or getattr(args, action.dest, None) in (None, action.default, False):
             continue
         other, value = action.needs
-        other_action = next(each for each in parser._actions if other in each.option_strings)
+        other_action = next(each for each in parser.options if other in each.option_strings)
         given = getattr(args, other_action.dest, None)
         if (value is None and given in (None, other_action.default, False)) or (value is not None and given != value):
             wanted = f"{other} {value}" if value is not None else other
             raise UserError(f"{action.option_strings[0]} goes with {wanted} (see: {parser.prog} --help)")
 
 
-def check_outputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+def check_outputs(args: argparse.Namespace, parser: Parser) -> None:
     """A UserError naming an output file (:class:`OutputFile`) that exists, where the command has
     ``--force`` and it is not given: nothing a user has is replaced without asking."""
     if not hasattr(args, "force") or args.force:
         return
-    for action in parser._actions:
+    for action in parser.options:
         path = getattr(args, action.dest, None)
         if isinstance(action.type, OutputFile) and path and Path(path).exists():
             raise UserError(f"{action.option_strings[0]} {path}: the file exists; give --force to replace it")
@@ -248,12 +290,8 @@ def with_force(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--force", action="store_true", help=f"replace {what} that is there already")
 
 
-def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+def command_parser(parser: Parser, args: argparse.Namespace) -> Parser:
     """The parser of the (sub-sub)command ``args`` chose (``command``, then ``action``)."""
-    for dest in ("command", "action"):
-        chosen = getattr(args, dest, None)
-        subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction) and a.dest == dest]
-        if not chosen or not subparsers:
-            break
-        parser = subparsers[0].choices[chosen]
+    while parser.commands is not None and getattr(args, parser.commands.dest, None):
+        parser = parser.commands.choices[getattr(args, parser.commands.dest)]
     return parser

@@ -63,13 +63,6 @@ def _terminate(signum, frame) -> None:
     raise Terminated
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage mistake is one line naming the fix, not a usage dump."""
-
-    def error(self, message):
-        raise UserError(f"{message} (see: {self.prog} --help)")
-
-
 def _fields(args) -> Fields:
     return Fields(id=args.id_field, title=args.title_field, abstract=args.text_field)
 
@@ -749,7 +742,7 @@ def _topics_options(topics) -> None:
     )
     needs(bins, "--by")
     with_json(topics, "a JSON list of topics")
-    curation_commands.add_actions(topics, _Parser)
+    curation_commands.add_actions(topics, arguments.Parser)
 
 
 def _group(text: str):
@@ -835,8 +828,10 @@ COMMANDS = (
 
 def make_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand (``COMMANDS``)."""
-    parser = _Parser(prog="paperscope", description="Semantic similarity explorer for research-paper abstracts.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = arguments.Parser(
+        prog="paperscope", description="Semantic similarity explorer for research-paper abstracts."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=arguments.Parser)
     for name, summary, add_options, run in COMMANDS:
         sub = commands.add_parser(name, help=summary)
         add_options(sub)
