@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -25,6 +27,7 @@ QUICK_SECONDS = 3.0  # a refusal takes milliseconds; a build or a load of the mo
 UNWRITABLE = "/proc/paperscope-test"  # no file can be made in /proc, by root either
 NOT_UTF8 = "caf\udce9"  # b"caf\xe9" (Latin-1) as Python passes a file name it cannot decode
 PLACES = "{tmp}"  # replaced by the test's own folder
+PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
 
 
 def commands(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()):
@@ -72,7 +75,7 @@ def valid(action: argparse.Action) -> str:
 def wrong(action: argparse.Action) -> list[str]:
     """Wrong values of the action's kind."""
     if action.choices:
-        return ["no-such-choice", ""]
+        return ["no-such-choice", "", NOT_UTF8]
     kind, type_ = action.type.kind, action.type
     common = ["", NOT_UTF8 if kind != "number" else "1\udce9"]
     by_kind = {
@@ -244,6 +247,18 @@ def test_audit_takes_index_and_shows_that_index_s_writes(places, capsys):
     assert [line["who"] for line in json.loads(capsys.readouterr().out)] == ["ann"]
     assert main(["audit", "--json"]) == 0
     assert [line["who"] for line in json.loads(capsys.readouterr().out)] == ["ann", "bob"]
+
+
+@pytest.mark.slow
+def test_non_utf8_bytes_from_a_shell_are_one_line(places):
+    """The bytes a shell passes (a Latin-1 name), not a str: decoded by Python with surrogates."""
+    latin1 = "café".encode("latin-1")
+    for argv in ([b"search", latin1], [b"build", places / "corpus.jsonl", b"-o", latin1 + b"-index"]):
+        done = subprocess.run([PAPERSCOPE, *argv], capture_output=True, cwd=places, timeout=60)
+        err = done.stderr.decode("utf-8", "backslashreplace")
+        assert done.returncode == 2 and err.startswith("paperscope: error: argument ") and "not UTF-8" in err, err
+        assert len(err.splitlines()) == 1 and not done.stdout
+    assert sorted(path.name for path in places.iterdir()) == ["corpus.jsonl"]
 
 
 def test_argparse_s_own_errors_name_the_option(places, capsys):

@@ -8,6 +8,7 @@ neither numpy, pandas nor the model.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import signal
@@ -826,8 +827,9 @@ COMMANDS = (
 )
 
 
+@functools.cache  # argparse takes ~0.1 s to make it (gettext per option); parsing changes nothing in it
 def make_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand (``COMMANDS``)."""
+    """The argument parser of every subcommand (``COMMANDS``), made once per process."""
     parser = arguments.Parser(
         prog="paperscope", description="Semantic similarity explorer for research-paper abstracts."
     )
