@@ -110,22 +110,30 @@ def _corrupt_manifest(folder: Path) -> None:
     (folder / generations.current_generation_name(folder) / generations.MANIFEST_FILE).write_text("{")
 
 
+def _older_format(folder: Path) -> None:
+    path = folder / generations.current_generation_name(folder) / generations.MANIFEST_FILE
+    path.write_text(path.read_text().replace('"format_version": 6', '"format_version": 5'))
+
+
 def _hints(library: Path, tmp_path: Path) -> dict[str, tuple[list, Path | str]]:
     """Each mistake a hint answers: the command that provokes it, and what following the hint must
     do: the index folder it must leave holding the user's papers, or what it must say it did."""
-    damaged, broken, collections = (copy_index(library / "index", tmp_path / name) for name in ("a", "b", "c"))
+    damaged, broken, older, collections = (copy_index(library / "index", tmp_path / name) for name in "abcd")
     _flip_a_byte(damaged)
     _corrupt_manifest(broken)
+    _older_format(older)
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "thesis.tex").write_text("three years of work")
     return {
         "checksum": (["verify", "--index", damaged], damaged),
         "corrupt manifest": (["info", "--index", broken], broken),
+        "an older format": (["info", "--index", older], older),
         "no such folder": (["info", "--index", tmp_path / "nowhere"], tmp_path / "nowhere"),
         "a folder of the user's": (["info", "--index", notes], notes / "index"),
         "a file for a folder": (["info", "--index", library / "corpus.jsonl"], tmp_path / "DIR"),
-        "no collection yet": (["collection", "show", "nosuch", "--index", collections], "created 'fresh'"),
+        "no collections at all": (["collection", "list", "--index", collections], "created 'fresh'"),
+        "no collection yet": (["collection", "show", "nosuch", "--index", damaged], "created 'fresh'"),  # rebuilt
         "deferred embedding": (
             [
                 *("collection", "create", "mine", "--from", library / "refs.bib"),
@@ -148,7 +156,7 @@ def test_every_hint_runs_as_printed_and_keeps_the_users_papers(library_corpus, t
         commands = _commands(said)
         assert commands, (case, said)
         for command in commands:
-            argv = shlex.split(command)[1:]
+            argv = shlex.split(re.sub(r"\s*\[[^\]]*\]", "", command))[1:]  # [optional parts] left out
             argv = [str(library_corpus / "corpus.jsonl") if arg == generations.YOUR_FILES else arg for arg in argv]
             argv = [str(tmp_path / "DIR") if arg == "DIR" else PLACEHOLDERS.get(arg, arg) for arg in argv]
             assert not [arg for arg in argv if re.fullmatch(r"[A-Z_]{3,}", arg)], (case, command)  # unknown placeholder
