@@ -450,9 +450,9 @@ def test_the_png_map_coloured_by_a_column_has_its_legend_beside_the_map(columns_
 
     from paperscope.ui.mapplot import map_colours, point_colours, save_png
 
-    papers, fine = columns_index.papers, columns_index.topics.table("fine")
+    papers = columns_index.papers
     tags = map_colours(papers["tags"], "tags", "list")
-    figure = save_png(papers, fine, tmp_path / "tags.png", "tags", tags)
+    figure = save_png(papers, tmp_path / "tags.png", "tags", tags)
     legend = figure.axes[0].get_legend()
     assert [text.get_text() for text in legend.get_texts()] == [item["text"] for item in tags["legend"]["items"]]
     assert legend.get_title().get_text() == "tags (most common member)"
@@ -461,18 +461,18 @@ def test_the_png_map_coloured_by_a_column_has_its_legend_beside_the_map(columns_
     drawn = Counter(matplotlib.colors.to_hex(colour) for colour in scatter.get_facecolors())
     assert drawn == Counter(point_colours(tags))
     scores = map_colours(papers["review_score"], "review_score", "number")
-    figure = save_png(papers, fine, tmp_path / "scores.png", "scores", scores)
+    figure = save_png(papers, tmp_path / "scores.png", "scores", scores)
     [scale] = figure.axes[0].child_axes
     assert [label.get_text() for label in scale.get_xticklabels()] == ["1", "10"]
     assert (tmp_path / "scores.png").stat().st_size > 10_000
     dollars = map_colours(["$x^2$ costs", "$x^2$ costs", None], "price", "text")  # no mathtext: drawn as written
-    assert r"\$x^2\$ costs (2)" in [item.get_text() for item in _legend_texts(papers.head(3), fine, dollars, tmp_path)]
+    assert r"\$x^2\$ costs (2)" in [item.get_text() for item in _legend_texts(papers.head(3), dollars, tmp_path)]
 
 
-def _legend_texts(papers, fine, colour, tmp_path):
+def _legend_texts(papers, colour, tmp_path):
     from paperscope.ui.mapplot import save_png
 
-    return save_png(papers, fine, tmp_path / "legend.png", "", colour).axes[0].get_legend().get_texts()
+    return save_png(papers, tmp_path / "legend.png", "", colour).axes[0].get_legend().get_texts()
 
 
 @pytest.mark.slow

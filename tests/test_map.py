@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +18,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.text import Annotation, Text
 
 from paperscope.ui.mapplot import label_anchors, map_payload, save_html, save_png
-from tests.conftest import ARTIFACTS
+from tests.conftest import ARTIFACTS, copy_index
 from tests.servers import CHROMIUM, MAP_LABEL_LAYOUT, far_labels
 
 WORDS = """graph neural networks,large language models (LLMs),reinforcement learning,federated learning,
@@ -294,16 +296,16 @@ def test_a_hostile_title_stays_text_in_the_html_map(browser, field, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("corpus", ["synthetic", "sample"])
 def test_the_png_places_labels_that_never_overlap(field, sample_index, corpus, capfd):
-    papers, fine, coarse = field if corpus == "synthetic" else (
-        sample_index.papers, sample_index.topics.table("fine"), sample_index.topics.table("coarse"))  # fmt: skip
+    papers, coarse = (field[0], field[2]) if corpus == "synthetic" else (
+        sample_index.papers, sample_index.topics.table("coarse"))  # fmt: skip
     path = ARTIFACTS / f"map-{corpus}.png"
-    figure = save_png(papers, fine, path, f"{len(papers)} papers")
+    figure = save_png(papers, path, f"{len(papers)} papers")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert capfd.readouterr() == ("", "")  # no progress bar or message of the label placement
     _labels_are_readable_and_near_their_topics(figure)
     renderer = FigureCanvasAgg(figure).get_renderer()
     canvas = figure.bbox
-    names = set((fine if len(fine) <= 40 else coarse)["name"])
+    names = set(coarse["name"])  # as the app names the whole map
     drawn = [t for t in figure.axes[0].texts if isinstance(t, Annotation)]  # the rest are invisible measures
     labels = [(t.get_text().replace("\n", " "), Text.get_window_extent(t, renderer)) for t in drawn]
     assert {text for text, _ in labels} == names  # every topic named
@@ -357,3 +359,24 @@ def test_map_export_from_the_command_line(sample_index_dir, tmp_path):
     assert "src=" not in page and "https://" not in page  # self-contained
     bad = subprocess.run([*paperscope, str(tmp_path / "map.svg")], capture_output=True, text=True)
     assert bad.returncode == 2 and "written as .png or .html" in bad.stderr
+
+
+@pytest.mark.slow
+def test_after_a_remap_the_png_and_html_exports_name_the_remap_s_topics(sample_index_dir, tmp_path):
+    from PIL import Image
+
+    from paperscope import PaperIndex
+    from paperscope.ui.cli import main
+
+    folder = copy_index(sample_index_dir, tmp_path / "index")
+    assert main(["remap", "--topics", "2", "--index", str(folder)]) == 0
+    remapped = set(PaperIndex.load(folder).topics.table("coarse")["name"])
+    assert len(remapped) == 2 and remapped != set(PaperIndex.load(sample_index_dir).topics.table("coarse")["name"])
+    for suffix in ("png", "html"):
+        assert main(["map", "-o", str(tmp_path / f"map.{suffix}"), "--index", str(folder)]) == 0
+    drawn = Image.open(tmp_path / "map.png").text["Description"].splitlines()
+    assert drawn[0] == "topics named:" and set(drawn[1:]) == remapped  # was the build's fine clusters
+    page = (tmp_path / "map.html").read_text()
+    payload = json.loads(re.search(r"^const PAYLOAD = (.*);$", page, re.MULTILINE)[1].replace("<\\/", "</"))
+    assert {label["text"] for label in payload["labels"] if label["level"] == "coarse"} == remapped  # zoomed out
+    assert set(payload["coarse_names"]) - {"unclustered"} == remapped  # the hover's names

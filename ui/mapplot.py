@@ -49,7 +49,6 @@ PALETTE = [
 TITLE_CHARS = 160  # hover titles are cut here: the map sends every title to the browser
 PNG_LABEL_MARGINS = (7.5, 12.0, 18.0)  # % around each label as pylabeladjust spaces them; datamapplot's default first
 PNG_FONT_WEIGHT = 500  # the least weight of a label in the PNG: datamapplot's 200 reads as pale grey
-STATIC_FINE_LABELS = 40  # the PNG names fine topics up to this many, else the coarse ones
 LEVEL_COLUMNS = (("coarse", "coarse_cluster"), ("fine", "cluster"))  # each level's topic column in the papers' table
 ANCHOR_CELLS = 32  # a label's anchor: its topic's papers counted in cells of this share of the map's larger side
 ANCHORS = 3  # where a label may sit: up to this many of its topic's densest cells
@@ -406,14 +405,15 @@ def _png_legend(figure, colour: dict) -> None:
                 title_fontsize=11, frameon=False)  # fmt: skip
 
 
-def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, path: Path, title: str, colour: dict | None = None):
+def save_png(papers: pd.DataFrame, path: Path, title: str, colour: dict | None = None):
     """A labelled static map drawn by datamapplot: each topic named over its own papers (no long
     lines to follow), sized by topic, in a dark shade of its colour (the colours of the app's map).
     datamapplot's placement can let two labels touch; the map is drawn again with wider margins
-    until none does. Points are named by the papers' own topic columns: fine topics when there are
-    few enough to read, else coarse. ``colour`` (from :func:`map_colours`): the points in a
-    column's colours instead, with its legend beside the map (the labels keep their topics' shades).
-    Returns the matplotlib figure (for measuring the labels)."""
+    until none does. Points are named by the papers' own topic columns, those of the current map:
+    the coarse topics, as the app names them on the whole map (fine ones only where no paper has a
+    coarse topic). The PNG's Description says the names drawn. ``colour`` (from
+    :func:`map_colours`): the points in a column's colours instead, with its legend beside the map
+    (the labels keep their topics' shades). Returns the matplotlib figure (for measuring the labels)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -422,9 +422,9 @@ def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, path: Path, title:
 
     # Roboto comes from Debian's fonts-roboto (.ci/setup); without it matplotlib logs each fallback.
     logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
-    fine = len(fine_topics) <= STATIC_FINE_LABELS
-    names = papers["cluster_name" if fine else "coarse_name"].to_numpy(dtype=object)
-    colours = cluster_colours(papers["cluster" if fine else "coarse_cluster"])
+    coarse = bool((papers["coarse_cluster"] >= 0).any())
+    names = papers["coarse_name" if coarse else "cluster_name"].to_numpy(dtype=object)
+    colours = cluster_colours(papers["coarse_cluster" if coarse else "cluster"])
     by_name = {name: colour for name, colour in zip(names, colours, strict=True) if name != UNCLUSTERED_NAME}
     for margin in PNG_LABEL_MARGINS:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):  # pylabeladjust's
@@ -455,7 +455,8 @@ def save_png(papers: pd.DataFrame, fine_topics: pd.DataFrame, path: Path, title:
             break
     if colour:
         _png_legend(figure, colour)
-    figure.savefig(path, bbox_inches="tight")
+    named = "\n".join(sorted(by_name, key=str))
+    figure.savefig(path, bbox_inches="tight", metadata={"Title": title, "Description": f"topics named:\n{named}"})
     return figure
 
 
@@ -479,7 +480,7 @@ def export_map(
         raise UserError(f"{path.parent}: no such folder")
     with atomic_path(path) as temporary:
         if suffix == ".png":
-            save_png(papers, fine_topics, temporary, title, colour)
+            save_png(papers, temporary, title, colour)
         else:
             payload = map_payload(papers, fine_topics, coarse_topics, key=title, knn=knn)
             save_html(payload | {"search": True} | ({"colour": colour} if colour else {}), temporary, title)
