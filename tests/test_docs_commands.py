@@ -8,7 +8,8 @@ How a line is made concrete (the rules CONTRIBUTING.md states): a bracketed part
 the index's own topics; numbers sized for a big corpus (``--topics 30``) from ``SCALED``.
 ``paperscope`` lines run in this process (``cli.main``), ``app`` and ``serve`` as servers on a free
 port, waited for, stopped at the end of their file (``curl localhost:8000`` reaches the one
-started for port 8000); a line with ``&&``, ``|``, ``>`` or ``$`` and any other program runs in bash.
+started for port 8000); a line with ``&&``, ``|``, ``>`` or ``$``, or another of ``PROGRAMS``, runs
+in bash; a line running a program not in ``PROGRAMS`` must be marked.
 Each file runs in a fresh folder holding the corpus files its lines name and, at each ``--index``
 folder it names, a copy of one index built once."""
 
@@ -35,8 +36,6 @@ import pytest
 from paperscope.ui.launch import wait_until_healthy
 from tests.conftest import copy_index
 from tests.servers import HEALTH_CHECKS, free_port
-
-pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
@@ -77,6 +76,8 @@ LOGGED = (
     "topics move", "collection create", "collection add", "collection remove", "collection dismiss",
     "collection undismiss", "collection delete", "collection mark-shown", "collection embed", "collection restore",
 )  # fmt: skip
+# The programs a line may run here; one with any other (an installer, a set-up script) must be marked.
+PROGRAMS = ("paperscope", "curl", "printf", "echo", "cat", "head")
 SERVERS = {"serve": 8000, "app": 8501}  # the port each listens on when not told
 TOKEN = "q3Vx0yG9C1m0H5c6l3bJk2Yw8pXfR4tN7uEoA1sDzQ"  # docs/serving.md's example
 
@@ -156,6 +157,11 @@ def topic_names(code: str) -> str:
     return code
 
 
+def programs(code: str) -> set[str]:
+    """The programs a command line runs (the first word of each part between ``&&``, ``|``, ``;``)."""
+    return {part.split()[0] for part in re.split(r"&&|\|\|?|;", code) if part.strip()}
+
+
 def written_file(argv: list[str]) -> Path | None:
     """The file a command writes (its ``-o``), where it names one."""
     return Path(argv[argv.index("-o") + 1]) if "-o" in argv else None
@@ -200,7 +206,10 @@ class Session:
     def run(self, line: Line) -> None:
         """Run ``line``; what went wrong, if anything, goes to ``failed``."""
         code = topic_names(concrete(code_of(line.text)))
-        if re.search(r"&&|\||>|\$|;", code) or not code.startswith("paperscope "):
+        others = programs(code) - set(PROGRAMS)
+        if others:
+            self.fail(line, f"runs {', '.join(sorted(others))}: mark it '# {MARK} WHY' if it cannot run here")
+        elif re.search(r"&&|\||>|\$|;", code) or not code.startswith("paperscope "):
             self.fail(line, self.shell(code))
         elif shlex.split(code)[1] in SERVERS:
             self.start(line, shlex.split(code)[1:])
@@ -270,12 +279,14 @@ class Session:
 
 def answered(argv: list[str]) -> str | None:
     """Run ``paperscope ARGV`` here: None if it exits 0 with an answer (lines on stdout, the file
-    it writes, or for a command in ``LOGGED`` its log), else what went wrong."""
-    status, out, err = run_in_process(argv)
+    or folder its ``-o`` names written, or for a command in ``LOGGED`` its log), else what went wrong."""
     written = written_file(argv)
+    before = written.stat().st_mtime_ns if written and written.exists() else None
+    status, out, err = run_in_process(argv)
     if status != 0 or "Traceback" in err:
         return f"exit {status}: {err.strip()[-600:]}"
-    if out.strip() or (written and written.exists() and (written.is_dir() or written.stat().st_size)):
+    wrote = written and written.exists() and written.stat().st_mtime_ns != before
+    if out.strip() or (wrote and (written.is_dir() or written.stat().st_size)):
         return None
     if any(" ".join(argv).startswith(command) for command in LOGGED) and err.strip():
         return None
@@ -362,6 +373,12 @@ def test_every_marked_line_says_why():
     assert [line.where for line in marked if not line.text.split(MARK, 1)[1].strip()] == []
 
 
+def test_every_line_runs_here_or_says_why():
+    """A line not marked runs only programs the test runs (no installer, no set-up script)."""
+    lines = [line for doc in DOCS for line in command_lines(doc) if MARK not in line.text]
+    assert [line.where for line in lines if programs(concrete(code_of(line.text))) - set(PROGRAMS)] == []
+
+
 def test_synopses_are_made_concrete():
     """The rules that turn a synopsis into a command line (the docs' own lines)."""
     assert concrete("paperscope similar <paper-id> --index myindex -k 10 [--json] [--mode dense|keyword|hybrid]") == (
@@ -382,7 +399,10 @@ def test_synopses_are_made_concrete():
     )
 
 
-@pytest.mark.parametrize("doc", [doc for doc in DOCS if command_lines(doc)], ids=lambda doc: doc.name)
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "doc", [doc for doc in DOCS if any(MARK not in line.text for line in command_lines(doc))], ids=lambda doc: doc.name
+)
 def test_doc_commands_answer(doc, docs_corpus, doc_home, tmp_path, monkeypatch):
     """Each command line of ``doc`` not marked runs, in order, exits 0 and answers."""
     lines, folder = command_lines(doc), tmp_path / "run"
