@@ -55,7 +55,7 @@ PLACEHOLDERS = {
     "/srv/lab-index": "myindex",
     "/etc/paperscope/tokens": "tokens",
 }
-# Numbers the docs size for a corpus of thousands, scaled to the test's 34 papers (4 fine clusters).
+# Numbers the docs size for a corpus of thousands, scaled to the test's 35 papers (4 fine clusters).
 SCALED = {
     "--topics 30": "--topics 3",
     "--topics 8": "--topics 3",
