@@ -1,4 +1,5 @@
-"""Notebooks run top to bottom on the bundled sample and are committed without outputs."""
+"""Notebooks run top to bottom on the bundled sample, with no warning from paperscope, and are committed
+without outputs."""
 
 import json
 import re
@@ -7,6 +8,9 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+
+from paperscope import locations
+from tests.conftest import copy_index
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 
@@ -23,10 +27,24 @@ def test_notebook_is_committed_without_outputs(path):
             assert cell.outputs == [] and cell.execution_count is None, f"{path.name}: clear outputs before committing"
 
 
+# Run first in the kernel: a warning of paperscope's (an old name, or any raised from its modules) stops the run.
+STRICT = """import warnings
+from paperscope.errors import PaperscopeDeprecationWarning
+warnings.filterwarnings("error", category=PaperscopeDeprecationWarning)
+warnings.filterwarnings("error", module="paperscope")"""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs_top_to_bottom(path, tmp_path):
+def test_notebook_runs_top_to_bottom(path, tmp_path, sample_index_dir, data_home, monkeypatch):
+    home = tmp_path / "home"  # the kernel's data folder: the session's sample index as its default one
+    copy_index(sample_index_dir, home / "indexes" / locations.SAMPLE_INDEX_NAME)
+    (data_home / "onnx").mkdir(exist_ok=True)
+    (home / "onnx").symlink_to(data_home / "onnx", target_is_directory=True)  # the exported model, shared
+    monkeypatch.setenv("PAPERSCOPE_HOME", str(home))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the notebook builds "my index"
     notebook = nbformat.read(path, as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(STRICT))
     heatmap = next(i for i, cell in enumerate(notebook.cells) if "imshow" in cell.source)
     check = "import json; print('AXES', json.dumps([[t.get_text() for t in a] for a in (ax.get_yticklabels(), "
     check += "ax.get_xticklabels())]))"
