@@ -42,6 +42,14 @@ def test_shards_merge_by_size_and_give_back_exactly_what_was_stored(tmp_path):
     assert np.array_equal(np.stack(found[:-1]), vectors[rows])
 
 
+def test_vectors_that_waited_flush_seconds_are_written_before_the_build_ends(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache_module, "FLUSH_SECONDS", 0.0)  # every wait is long enough
+    texts = [f"abstract number {i}" for i in range(10)]
+    EmbeddingCache(tmp_path, "model", "mean").add([text_key(t) for t in texts], _vectors(10, 2))  # never flushed
+    found = EmbeddingCache(tmp_path, "model", "mean").get([text_key(t) for t in texts])
+    assert all(vector is not None for vector in found)  # a build killed now would find them
+
+
 @pytest.fixture
 def fresh_home(tmp_path, data_home, monkeypatch):
     """A data folder of its own (an empty cache) that shares the session's exported ONNX model."""
