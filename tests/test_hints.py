@@ -5,6 +5,7 @@ is run as printed, and the user's index holds its own papers afterwards, never t
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from paperscope import PaperIndex
+from paperscope import PaperIndex, UserError
 from paperscope.index.store import generations
 from paperscope.ui import cli
 from tests.conftest import copy_index
@@ -115,10 +116,22 @@ def _older_format(folder: Path) -> None:
     path.write_text(path.read_text().replace('"format_version": 6', '"format_version": 5'))
 
 
+RECIPES = [  # papers of no topic of a corpus of machine learning: `add` says to rebuild the map
+    ("Sourdough bread with a long cold proof", "We bake sourdough loaves after a two-day cold proof in the fridge; "
+     "the crumb opens and the crust blisters when the dough is scored deeply before baking."),
+    ("Braising beef cheeks in red wine", "Beef cheeks are seared, then braised for four hours in red wine with "
+     "shallots and thyme until tender; the sauce is reduced and finished with butter."),
+]  # fmt: skip
+
+
 def _hints(library: Path, tmp_path: Path) -> dict[str, tuple[list, Path | str]]:
     """Each mistake a hint answers: the command that provokes it, and what following the hint must
-    do: the index folder it must leave holding the user's papers, or what it must say it did."""
-    damaged, broken, older, collections = (copy_index(library / "index", tmp_path / name) for name in "abcd")
+    do: the index folder it must leave holding the papers it held (the user's, where it could not
+    be read), or what it must say it did. Run where the user keeps the corpus (the current folder)."""
+    damaged, broken, older, collections, added = (copy_index(library / "index", tmp_path / name) for name in "abcde")
+    Path("recipes.jsonl").write_text(
+        "".join(json.dumps({"id": f"recipe{i}", "title": t, "abstract": a}) + "\n" for i, (t, a) in enumerate(RECIPES))
+    )
     _flip_a_byte(damaged)
     _corrupt_manifest(broken)
     _older_format(older)
@@ -144,17 +157,30 @@ def _hints(library: Path, tmp_path: Path) -> dict[str, tuple[list, Path | str]]:
             "embedded 1 entry outside the corpus",
         ),
         "no paper": (["similar", "zzzz-no-such-paper", "--index", collections], ""),
+        "papers of no topic added": (["add", "recipes.jsonl", "--index", added], added),
     }
+
+
+def _held(folder: Path, papers: set[str]) -> set[str]:
+    """The ids of the index at ``folder``, or ``papers`` where it cannot be read."""
+    try:
+        return set(PaperIndex.load(folder).ids())
+    except UserError:
+        return papers
 
 
 @pytest.mark.slow
 def test_every_hint_runs_as_printed_and_keeps_the_users_papers(library_corpus, tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(library_corpus)  # where the user built the index: its files are named as given then
+    work = tmp_path / "work"  # where the user keeps the corpus, built and added from there
+    work.mkdir()
+    shutil.copy(library_corpus / "corpus.jsonl", work)
+    monkeypatch.chdir(work)
     papers = set(PaperIndex.load(library_corpus / "index").ids())
     for case, (provoke, done) in _hints(library_corpus, tmp_path).items():
         status, said = _run(capsys, *provoke)
         commands = _commands(said)
         assert commands, (case, said)
+        held = _held(done, papers) if isinstance(done, Path) else set()
         for command in commands:
             argv = shlex.split(re.sub(r"\s*\[[^\]]*\]", "", command))[1:]  # [optional parts] left out
             argv = [str(library_corpus / "corpus.jsonl") if arg == generations.YOUR_FILES else arg for arg in argv]
@@ -164,7 +190,7 @@ def test_every_hint_runs_as_printed_and_keeps_the_users_papers(library_corpus, t
             assert status == 0, (case, command, followed)
             assert isinstance(done, Path) or done in followed, (case, command, followed)
         if isinstance(done, Path):
-            assert set(PaperIndex.load(done).ids()) == papers, case
+            assert set(PaperIndex.load(done).ids()) == held, case
     assert (tmp_path / "notes" / "thesis.tex").read_text() == "three years of work"
 
 
