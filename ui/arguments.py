@@ -284,10 +284,10 @@ def check_outputs(args: argparse.Namespace, parser: Parser) -> None:
             raise UserError(f"{action.option_strings[0]} {path}: the file exists; give --force to replace it")
 
 
-def with_force(parser: argparse.ArgumentParser, what: str) -> None:
-    """The ``--force`` option of a command that writes ``what``: without it :func:`check_outputs`
-    (and a build's own check of its folder) refuse to replace what is there."""
-    parser.add_argument("--force", action="store_true", help=f"replace {what} that is there already")
+def with_force(parser: argparse.ArgumentParser, allows: str = "replace the file if it exists") -> None:
+    """The ``--force`` option of a command that writes where a user has something: it ``allows``
+    what :func:`check_outputs` (and a build's own check of its folder) refuse without it."""
+    parser.add_argument("--force", action="store_true", help=allows)
 
 
 def command_parser(parser: Parser, args: argparse.Namespace) -> Parser:

@@ -524,7 +524,9 @@ def _build_options(build) -> None:
         "-o", "--output", metavar="DIR", type=arguments.output_folder,
         help="index folder to write: a new or empty folder, or an index to rebuild (default: the sample's index)",
     )  # fmt: skip
-    arguments.with_force(build, "a folder that is not an index, or an index of other files than the sample's,")
+    arguments.with_force(
+        build, "build into a folder that is not an index, or build the bundled sample over an index of other files"
+    )
     build.add_argument(
         "--model",
         metavar="PATH",
@@ -791,7 +793,7 @@ def _map_options(topic_map) -> None:
     topic_map.add_argument(
         "-o", "--output", metavar="FILE", type=OutputFile((".png", ".html")), required=True, help="map.png or map.html"
     )
-    arguments.with_force(topic_map, "the file")
+    arguments.with_force(topic_map)
     topic_map.add_argument(
         "--colour-by",
         metavar="COLUMN",

@@ -263,7 +263,7 @@ def collection_options(collection) -> None:
         "-o", "--output", metavar="FILE", type=arguments.OutputFile((".bib", ".ris", ".json", ".csv")),
         required=True, help="FILE.bib, FILE.ris, FILE.json or FILE.csv",
     )  # fmt: skip
-    arguments.with_force(export, "the file")
+    arguments.with_force(export)
     export.add_argument(
         "--prefer", choices=("entry", "corpus"), default="entry",
         help="whose value a field takes when the entry and the corpus disagree (default: the entry's)",
@@ -283,7 +283,7 @@ def collection_options(collection) -> None:
     backup.add_argument(
         "-o", "--output", metavar="FILE", type=arguments.OutputFile(), required=True, help="the backup file (JSON)"
     )
-    arguments.with_force(backup, "the file")
+    arguments.with_force(backup)
     restore = actions.add_parser("restore", help="read collections back from a backup file (another machine's too)")
     restore.add_argument(
         "file", metavar="FILE", type=arguments.existing_file, help="a file written by paperscope collection backup"
