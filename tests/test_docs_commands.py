@@ -199,7 +199,7 @@ class Session:
     def __init__(self, folder: Path):
         self.folder = folder
         self.ports: dict[int, int] = {}  # the port a doc names -> the free port its server got
-        self.servers: list[subprocess.Popen] = []
+        self.servers: list[Server] = []
         self.starting: list[Server] = []
         self.failed: list[str] = []
 
@@ -258,8 +258,8 @@ class Session:
             process = subprocess.Popen(
                 [sys.executable, "-m", "paperscope.ui.cli", *argv], cwd=self.folder, stdout=output, stderr=output
             )
-        self.servers.append(process)
-        self.starting.append(Server(line, process, f"http://127.0.0.1:{port}", HEALTH_CHECKS[argv[0]], log))
+        self.servers.append(Server(line, process, f"http://127.0.0.1:{port}", HEALTH_CHECKS[argv[0]], log))
+        self.starting.append(self.servers[-1])
 
     def wait(self) -> None:
         """Wait until the servers started answer their health check (a failure is their line's)."""
@@ -269,12 +269,15 @@ class Session:
         self.starting.clear()
 
     def close(self) -> None:
-        """Stop the servers, once those still starting answered."""
+        """Stop the servers, once those still starting answered; a traceback in a server's log
+        fails its line."""
         self.wait()
-        for process in self.servers:
-            process.terminate()
-        for process in self.servers:
-            process.wait(timeout=30)
+        for server in self.servers:
+            server.process.terminate()
+        for server in self.servers:
+            server.process.wait(timeout=30)
+            if "Traceback" in server.log.read_text():
+                self.fail(server.line, f"a traceback in its log: {server.log.read_text()[-600:]}")
 
 
 def answered(argv: list[str]) -> str | None:
