@@ -131,7 +131,7 @@ def test_the_feed_ranks_only_papers_added_since_it_was_marked_shown_and_reading_
 @pytest.mark.parametrize(
     "arguments, says",
     [
-        (["recommend", "feed", "--new", "--since", "2026-01-01"], "contradict each other; give one"),
+        (["recommend", "feed", "--new", "--since", "2026-01-01"], "argument --since: not allowed with argument --new"),
         (["recommend", "feed", "--not", "feed"], "the collection to avoid is 'feed' itself"),
         (["collection", "mark-shown"], "name the collections to mark shown, or give --all"),
     ],

@@ -114,9 +114,9 @@ def test_a_read_only_index_serves_lookups_and_refuses_a_build_in_one_line(read_o
         assert done.returncode == 0, (command, done.stderr)
     refused = _paperscope("build", "-o", folder)
     assert refused.returncode == 2
-    assert refused.stderr.strip().splitlines() == [
-        f"paperscope: error: {folder}: stopped: read-only file system ({folder / '.build.lock'}); "
-        "the index there is unchanged"
+    assert refused.stderr.strip().splitlines() == [  # refused as the command line is read, before any work
+        f"paperscope: error: argument -o/--output: {folder}: cannot write in {folder} (read-only file system) "
+        "(see: paperscope build --help)"
     ]
 
 
