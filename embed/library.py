@@ -352,9 +352,21 @@ def _crossref(entries: list[dict]) -> None:
                 names.add(inherited.lower())
 
 
+def _builtin_macros(fields, macros: dict[str, str]) -> dict[str, str]:
+    """The fields written as one of BibTeX's own macros (``month = jun``), by name: kept so that
+    an export writes them as macros again (a @string of the file redefining one is resolved)."""
+    found = {}
+    for written in fields:
+        name = written.value.strip().lower() if isinstance(written.value, str) else ""
+        if name in BIBTEX_MACROS and macros.get(name) == BIBTEX_MACROS[name]:
+            found[written.key] = name
+    return found
+
+
 def bibtex_entries(path: Path, text: str) -> list[dict]:
     """A .bib file's entries in file order, each {"format": "bib", "type", "key", "fields" (names as
-    written, values as text with their LaTeX: macros and # resolved, crossref inherited), "line"}.
+    written, values as text with their LaTeX: macros and # resolved, crossref inherited), "line",
+    and "macros" where fields were written as BibTeX's own month macros: {field: "jun"}}.
     Entries sharing a key are all kept, with one warning line for each such key naming its lines;
     an entry the parser had to abort (unbalanced braces, cut off) is a UserError naming its line."""
     import bibtexparser
@@ -385,6 +397,9 @@ def bibtex_entries(path: Path, text: str) -> list[dict]:
         line = (entry.start_line or 0) + 1
         entries.append({"format": "bib", "type": entry.entry_type.lower(), "key": entry.key, "fields": fields,
                         "line": line})  # fmt: skip
+        builtin = _builtin_macros(entry.fields, macros)
+        if builtin:
+            entries[-1]["macros"] = builtin
     _crossref(entries)
     lines: dict[str, list[int]] = {}
     for entry in entries:

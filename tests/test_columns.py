@@ -304,12 +304,15 @@ def test_exports_carry_the_columns(index, corpus, tmp_path):
     _, records = corpus
     index.collections.create("picked", ids=["p5", "p6"])
     five, six = records[5], records[6]
-    bib = index.collections.export_text("picked", "bib")
-    assert f"decision = {{{five['decision']}}}" in bib and "tags = {graphs, privacy}" in bib  # p5: 0b0101
-    assert f"review_score = {{{six['review_score']:g}}}" in bib and f"published = {{{six['published']}}}" in bib
-    ris = index.collections.export_text("picked", "ris")
+    plain = [index.collections.export_text("picked", fmt) for fmt in ("bib", "ris", "csl")]
+    assert not any("decision" in text or "review_score" in text for text in plain)  # only when asked
+    bib = index.collections.export_text("picked", "bib", corpus_fields=True)  # under names no style reads
+    assert f"paperscope-decision = {{{five['decision']}}}" in bib and "paperscope-tags = {graphs, privacy}" in bib
+    assert f"paperscope-review_score = {{{six['review_score']:g}}}" in bib
+    assert f"paperscope-published = {{{six['published']}}}" in bib and "\tdecision" not in bib  # p5: 0b0101
+    ris = index.collections.export_text("picked", "ris", corpus_fields=True)
     assert f"N1  - decision: {six['decision']}" in ris and "N1  - tags: diffusion, privacy" in ris  # p6: 0b0110
-    items = json.loads(index.collections.export_text("picked", "csl"))
+    items = json.loads(index.collections.export_text("picked", "csl", corpus_fields=True))
     assert items[1]["custom"]["tags"] == six["tags"] and items[1]["custom"]["citations"] == six["citations"]
     csv_text = index.collections.export_text("picked", "csv")
     header, first = csv_text.splitlines()[:2]

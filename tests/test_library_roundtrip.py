@@ -1,7 +1,8 @@
 """A collection gives the library back as it came: import → export → import of files shaped like
-Zotero, Better BibTeX, Google Scholar, JabRef and Mendeley exports (in tests/library_exports,
-written from those tools' documented formats) gives entries with the same citation keys, types
-and fields; the corpus only fills what an entry lacks."""
+Zotero, Better BibTeX (suffixed keys), Google Scholar, JabRef (@string, #, crossref) and Mendeley
+exports, and a file with a repeated key (in tests/library_exports, written from those tools'
+documented formats) gives entries with the same citation keys, types and fields, macros as
+macros; the corpus only fills what an entry lacks, and a second cycle is byte-equal to the first."""
 
 from __future__ import annotations
 
@@ -143,3 +144,64 @@ def test_the_command_line_exports_as_the_library_came(library_corpus, tmp_path):
     assert "publisher = {Addison-Wesley}" in text and "isbn = {978-0-201-89683-1}" in text
     helped = subprocess.run([*paperscope, "collection", "export", "--help"], capture_output=True, text=True)
     assert "the entry wins" in helped.stdout.replace("\n", " ")
+
+
+@pytest.mark.parametrize("library", EXPORTS, ids=[path.name for path in EXPORTS])
+def test_a_second_cycle_gives_the_first_export_back_byte_for_byte(index, library, tmp_path):
+    collections = index.collections
+    collections.create("first", files=[library], embed=False)
+    first = collections.export("first", tmp_path / f"first{library.suffix}")
+    collections.create("second", files=[first], embed=False)
+    second = collections.export("second", tmp_path / f"second{library.suffix}")
+    assert second.read_bytes() == first.read_bytes()
+
+
+def test_entries_sharing_a_citation_key_are_exported_as_they_came_with_a_warning(library_corpus, tmp_path):
+    home, library = tmp_path / "home", EXPORTS[0].parent / "merged-repeated-keys.bib"
+    environment = {**os.environ, "PAPERSCOPE_HOME": str(home)}
+    paperscope = [sys.executable, "-m", "paperscope.ui.cli"]
+    index = ["--index", str(library_corpus / "index")]
+    created = subprocess.run([*paperscope, "collection", "create", "mine", "--from", str(library), *index],
+                             capture_output=True, text=True, env=environment)  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    out = tmp_path / "out.bib"
+    exported = subprocess.run([*paperscope, "collection", "export", "mine", "-o", str(out), *index],
+                              capture_output=True, text=True, env=environment)  # fmt: skip
+    assert exported.returncode == 0 and "Traceback" not in exported.stderr, exported.stderr
+    assert "citation keys used by more than one entry, written as they came: smith2020" in exported.stderr
+    text = out.read_text()
+    assert "@article{smith2020," in text and "@inproceedings{smith2020," in text and "@misc{lee2019," in text
+    assert "\tmonth = mar\n" in text and "March" not in text  # BibTeX's own macro, as it came
+
+
+def test_suffixed_keys_are_two_entries_unless_every_field_is_equal(index, tmp_path):
+    collections = index.collections
+    matched = collections.create("mine", files=[EXPORTS[0].parent / "zotero-suffixed.bib"], embed=False)
+    assert matched.repeated == 0 and len(matched.members) == 4
+    text = collections.export_text("mine", "bib")
+    for key in ("rita_role_2021", "rita_role_2021-1", "gupta_analyzing_nodate", "gupta_analyzing_nodate-1"):
+        assert f"{{{key},\n" in text
+    assert "\tmonth = jun,\n" in text and "\tmonth = feb,\n" in text and "June" not in text  # macros, as they came
+    again = tmp_path / "again.bib"  # one entry twice, under two keys: every other field equal, one entry
+    again.write_text("@misc{a, title = {One paper}, year = {2020}}\n@misc{a-1, title = {One paper}, year = {2020}}\n")
+    matched = collections.create("again", files=[again], embed=False)
+    assert (len(matched.members), matched.repeated) == (1, 1)
+
+
+def test_a_csl_date_gives_its_month_to_bibtex(index, tmp_path):
+    collections = index.collections
+    collections.create("mine", files=[EXPORTS[0].parent / "zotero.json"], embed=False)
+    exported = entries(collections.export("mine", tmp_path / "mine.bib"))
+    assert exported[0]["key"] == "http://zotero.org/users/1234567/items/ABCD1234"
+    assert exported[0]["macros"] == {"month": "may"} and fields(exported[0])["month"] == "May"
+    items = json.loads(collections.export("mine", tmp_path / "mine.json").read_text())
+    assert items[0]["issued"] == {"date-parts": [["2024", 5]]}  # its own, as it came
+
+
+def test_text_the_corpus_adds_is_escaped_once():
+    from paperscope.index.collections.entries import Member, as_text
+
+    paper = {"title": "Sparse R&D", "abstract": r"Gains of 6.9\% on $x_1$ for 5% of R&D \emph{costs}"}
+    text = as_text([Member({"format": "bib", "type": "misc", "key": "k", "fields": {}}, paper, True)], "bib")
+    assert r"abstract = {Gains of 6.9\% on $x_1$ for 5\% of R\&D \emph{costs}}" in text
+    assert r"title = {Sparse R\&D}" in text

@@ -130,7 +130,7 @@ def cmd_collection_show(args) -> None:
 def cmd_collection_export(args) -> None:
     """Write a collection as BibTeX, RIS, CSL-JSON or CSV."""
     collections = load(args).collections
-    written = collections.export(args.name, args.output, prefer=args.prefer)
+    written = collections.export(args.name, args.output, prefer=args.prefer, corpus_fields=args.with_corpus_fields)
     if collections.members(args.name).empty:
         logger.info("'%s' written to %s with no entries: %s", args.name, written, collections.empty_note(args.name))
     else:
@@ -267,6 +267,11 @@ def collection_options(collection) -> None:
     export.add_argument(
         "--prefer", choices=("entry", "corpus"), default="entry",
         help="whose value a field takes when the entry and the corpus disagree (default: the entry's)",
+    )  # fmt: skip
+    export.add_argument(
+        "--with-corpus-fields", action="store_true",
+        help="also write the corpus's own columns (decision, tags, …): in BibTeX as paperscope-NAME fields, "
+        "in RIS as notes, in CSL-JSON under custom (default: a library's entries carry only their own fields)",
     )  # fmt: skip
     delete = actions.add_parser("delete", help="delete a collection")
     delete.add_argument("name", metavar="NAME", type=NAME)

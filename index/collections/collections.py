@@ -30,7 +30,14 @@ from paperscope.errors import Contradiction, UnknownCollection, UserError
 from paperscope.index.collections import database
 from paperscope.index.collections.database import MEMBER_FIELDS, Database
 from paperscope.index.collections.entries import Member, as_text
-from paperscope.index.collections.matching import Matched, as_blob, from_blob, match_entries, member_text
+from paperscope.index.collections.matching import (
+    Matched,
+    as_blob,
+    from_blob,
+    match_entries,
+    member_text,
+    outside_key,
+)
 from paperscope.index.common.papers import PaperTable
 from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.store.generations import identity
@@ -251,10 +258,11 @@ class Collections:
         frame["year"] = pd.to_numeric(frame["year"], errors="coerce").astype("Int64")  # 2025, not 2025.0
         return frame
 
-    def export_text(self, name: str, fmt: str, prefer: str = "entry") -> str:
+    def export_text(self, name: str, fmt: str, prefer: str = "entry", corpus_fields: bool = False) -> str:
         """The collection ``name`` as a file's text: "bib", "ris" or "csl" (CSL-JSON) give each
         imported entry back with its own key, type and fields (the corpus fills what it lacks;
-        ``prefer="corpus"``: the corpus's values replace the entry's), "csv" a row per member."""
+        ``prefer="corpus"``: the corpus's values replace the entry's; its own columns only with
+        ``corpus_fields``), "csv" a row per member."""
         if fmt == "csv":
             papers = self.papers(name)
             for column in self._own_columns():  # lists as "a; b", dates as 2024-05-01
@@ -268,9 +276,9 @@ class Collections:
             paper = from_index.loc[row["paper_id"]].to_dict() if in_index else {**row, "categories": None}
             paper["extra"] = {column: paper.pop(column) for column in own if column in paper}
             members.append(Member(json.loads(row["entry"]) if row["entry"] else None, paper, in_index))
-        return as_text(members, fmt, prefer)
+        return as_text(members, fmt, prefer, corpus_fields)
 
-    def export(self, name: str, path: str | Path, prefer: str = "entry") -> Path:
+    def export(self, name: str, path: str | Path, prefer: str = "entry", corpus_fields: bool = False) -> Path:
         """Write the collection ``name`` to ``path`` as BibTeX, RIS, CSL-JSON (.json) or CSV, by its
         suffix (see :meth:`export_text`), atomically."""
         from paperscope.files import atomic_path
@@ -279,7 +287,7 @@ class Collections:
         path = Path(path)
         if path.suffix.lower() not in FORMATS:
             raise UserError(f"{path}: export as .bib, .ris, .json (CSL-JSON) or .csv, not '{path.suffix or 'none'}'")
-        text = self.export_text(name, FORMATS[path.suffix.lower()], prefer)
+        text = self.export_text(name, FORMATS[path.suffix.lower()], prefer, corpus_fields)
         with atomic_path(path) as temporary:
             temporary.write_text(text, encoding="utf-8")
         return path
@@ -465,7 +473,11 @@ class Collections:
     def _insert(self, db, collection: int, matched: Matched) -> None:
         """Insert the members of ``matched`` that are not in the collection yet (those that are go
         to ``matched.present``), outside ones without vectors (:meth:`embed_outside` adds them)."""
-        held = {row["key"] for row in db.execute("SELECT key FROM members WHERE collection_id = ?", (collection,))}
+        rows = db.execute("SELECT key, paper_id, entry FROM members WHERE collection_id = ?", (collection,)).fetchall()
+        held = {row["key"] for row in rows}
+        # outside members kept under the keys of before entries were told apart by their content
+        imported = [json.loads(row["entry"]) for row in rows if row["entry"] and not row["paper_id"]]
+        held |= {outside_key({"entry": entry}) for entry in imported}
         matched.present = [member for member in matched.members if member["key"] in held]
         matched.members = [member for member in matched.members if member["key"] not in held]
         added = database.now()

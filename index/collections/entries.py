@@ -6,17 +6,29 @@ every field it had: in its own format field for field, in another through the pi
 types and names, the model every reference manager maps to). Where the entry and the corpus
 disagree the entry wins and the corpus only fills what the entry lacks (``prefer="entry"``);
 ``prefer="corpus"`` lets the corpus's values replace the entry's. A paper added from the corpus
-gets a readable key, surnameYEARword, unique within the file.
+gets a readable key, surnameYEARword, unique within the file. The corpus's own columns (a
+review's decision, its tags) are written only when asked (``corpus_fields``), and in BibTeX under
+names no style reads (``paperscope-decision``).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 
-from paperscope.embed.library import bibtex_names, flat_text, latex_to_text, person_name, split_keywords
+from paperscope.embed.library import (
+    BIBTEX_MACROS,
+    bibtex_names,
+    flat_text,
+    latex_to_text,
+    person_name,
+    split_keywords,
+)
 from paperscope.errors import UserError
+
+logger = logging.getLogger(__name__)
 
 FORMATS = {".bib": "bib", ".ris": "ris", ".json": "csl", ".csv": "csv"}
 PREFERENCES = ("entry", "corpus")
@@ -125,9 +137,10 @@ def _own_text(value) -> str:
 
 
 def field_name(column: str) -> str:
-    """A column's name as a BibTeX field: lower case, other characters than letters, digits, - and
-    _ as one _ ("Review Score" → review_score)."""
-    return re.sub(r"[^a-z0-9_-]+", "_", column.lower()).strip("_") or "field"
+    """A column's name as a BibTeX field no BibTeX or biblatex style reads: paperscope- before it
+    in lower case, other characters than letters, digits, - and _ as one _ ("Review Score" →
+    paperscope-review_score; a column "label" must not become biblatex's citation label)."""
+    return "paperscope-" + (re.sub(r"[^a-z0-9_-]+", "_", column.lower()).strip("_") or "field")
 
 
 def key_and_type(entry: dict) -> tuple[str, str]:
@@ -156,6 +169,7 @@ def from_entry(entry: dict) -> dict:
                 pivot[concept] = split_keywords(latex_to_text(value))
             elif value:
                 pivot[concept] = value if concept in ("url", "doi") else latex_to_text(value)
+        pivot["month"] = _month(fields.get("month")) or _month(fields.get("date", "")[5:7])
         return {name: value for name, value in pivot.items() if value}
     if fmt == "ris":
         fields = entry["fields"]
@@ -172,6 +186,7 @@ def from_entry(entry: dict) -> dict:
                 pivot[concept] = f"{value}--{fields['end_page']}"
             else:
                 pivot[concept] = flat_text(value)
+        pivot["month"] = _month([*str(fields.get("date") or "").split("/"), ""][1])
         return {name: value for name, value in pivot.items() if value}
     item = entry["item"]
     pivot = {"type": kind, "key": key}
@@ -189,7 +204,18 @@ def from_entry(entry: dict) -> dict:
             pivot[concept] = split_keywords(flat_text(value))
         else:
             pivot[concept] = flat_text(value)
+    parts = (item.get("issued") or {}).get("date-parts") if isinstance(item.get("issued"), dict) else None
+    if isinstance(parts, list) and parts and isinstance(parts[0], list) and len(parts[0]) > 1:
+        pivot["month"] = _month(parts[0][1])
     return {name: value for name, value in pivot.items() if value}
+
+
+def _month(value) -> int | None:
+    """A month as its number (1-12): from 6, "06", "jun", "June"; None for anything else."""
+    text = str(value or "").strip().lower()
+    names = list(BIBTEX_MACROS)
+    number = int(text) if text.isdigit() else names.index(text[:3]) + 1 if text[:3] in names else 0
+    return number if 1 <= number <= 12 else None
 
 
 def _name_parts(name: str) -> tuple[str, str]:
@@ -207,14 +233,41 @@ def _name_parts(name: str) -> tuple[str, str]:
 # Out of the pivot
 
 
+_LATEX_TOKEN = re.compile(r"\\[A-Za-z]+\*?|\\.|[$&%#_]|[^\\$&%#_]+", re.DOTALL)
+
+
 def _bibtex_text(value) -> str:
-    return "".join(BIBTEX_ESCAPES.get(char, char) for char in str(value))
+    """``value`` as BibTeX text, escaped once: plain text has LaTeX's special characters escaped;
+    text that is LaTeX already (a corpus built from BibTeX: "6.9\\%", "\\emph{x}", "$x_1$", with
+    balanced braces) keeps its commands, escapes and math, only bare & % # and _ outside math escaped."""
+    text = str(value)
+    if ("\\" not in text and "$" not in text) or not _balanced(text):
+        return "".join(BIBTEX_ESCAPES.get(char, char) for char in text)
+    tokens = _LATEX_TOKEN.findall(text)
+    math_ok = tokens.count("$") % 2 == 0
+    written, in_math = [], False
+    for token in tokens:
+        if token == "$" and math_ok:
+            in_math = not in_math
+        elif token in "$&%#" or (token == "_" and not in_math):
+            token = "\\" + token
+        written.append(token)
+    return "".join(written)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in re.sub(r"\\[{}]", "", text):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def to_bib(pivot: dict) -> dict:
     """A BibTeX entry {type, key, fields} of ``pivot`` (its text escaped for LaTeX)."""
     kind = TO_BIB_TYPE.get(pivot.get("type", ""), "misc")
-    fields = {}
+    fields, macros = {}, {}
     for concept, value in pivot.items():
         if concept in ("type", "key"):
             continue
@@ -226,11 +279,15 @@ def to_bib(pivot: dict) -> dict:
             fields["keywords"] = _bibtex_text(", ".join(value))
         elif concept == "arxiv_id":
             fields.update(eprint=value, archiveprefix="arXiv")
+        elif concept == "month":
+            macros["month"] = list(BIBTEX_MACROS)[value - 1]
+            fields["month"] = BIBTEX_MACROS[macros["month"]]
         elif concept in HOLDERS["bib"]:
             fields[HOLDERS["bib"][concept][0]] = value if concept in ("url", "doi") else _bibtex_text(value)
-    for column, value in pivot.get("extra", {}).items():  # the corpus's own columns, as fields of their names
+    for column, value in pivot.get("extra", {}).items():  # the corpus's own columns, when asked for
         fields.setdefault(field_name(column), _bibtex_text(_own_text(value)))
-    return {"format": "bib", "type": kind, "key": pivot.get("key", ""), "fields": fields}
+    entry = {"format": "bib", "type": kind, "key": pivot.get("key", ""), "fields": fields}
+    return {**entry, "macros": macros} if macros else entry
 
 
 def to_ris(pivot: dict) -> dict:
@@ -252,6 +309,8 @@ def to_ris(pivot: dict) -> dict:
             fields["notes"] = [value]
         elif concept == "arxiv_id":
             fields.setdefault("notes", []).append(f"arXiv:{value}")
+        elif concept == "month" and str(pivot.get("year", "")).isdigit():
+            fields["date"] = f"{pivot['year']}/{value:02d}//"
         elif concept in HOLDERS["ris"]:
             fields[HOLDERS["ris"][concept][0]] = value
     for column, value in pivot.get("extra", {}).items():  # RIS has no fields of one's own: notes
@@ -269,7 +328,8 @@ def to_csl(pivot: dict) -> dict:
                 for given, family in map(_name_parts, value)
             ]
         elif concept == "year":
-            item["issued"] = {"date-parts": [[int(value)]]} if str(value).isdigit() else {"raw": value}
+            month = [pivot["month"]] if pivot.get("month") else []
+            item["issued"] = {"date-parts": [[int(value), *month]]} if str(value).isdigit() else {"raw": value}
         elif concept == "keywords":
             item["keyword"] = ", ".join(value)
         elif concept == "key":
@@ -293,10 +353,13 @@ def _holds(fields: dict, fmt: str, concept: str) -> bool:
     return any(holder.lower() in names for holder in HOLDERS[fmt].get(concept, [concept]))
 
 
-def merged(member: Member, fmt: str, prefer: str = "entry") -> dict:
+def merged(member: Member, fmt: str, prefer: str = "entry", corpus_fields: bool = False) -> dict:
     """``member`` as an entry of ``fmt``: its own entry (converted when it came in another format),
-    the corpus's fields filling what it lacks (``prefer="corpus"``: replacing what it has)."""
+    the corpus's fields filling what it lacks (``prefer="corpus"``: replacing what it has), and the
+    corpus's own columns only with ``corpus_fields``."""
     corpus = from_paper(member.paper)
+    if not corpus_fields:
+        corpus.pop("extra", None)
     if member.entry is None:
         return CONVERT[fmt](corpus)
     entry = member.entry if member.entry["format"] == fmt else CONVERT[fmt](from_entry(member.entry))
@@ -355,12 +418,16 @@ def readable_key(pivot: dict, taken: set[str]) -> str:
     return unique
 
 
-def entries(members: list[Member], fmt: str, prefer: str = "entry") -> list[dict]:
-    """The members as entries of ``fmt``, in order; imported entries keep their keys, the others
-    get readable keys unique within the file."""
+def entries(members: list[Member], fmt: str, prefer: str = "entry", corpus_fields: bool = False) -> list[dict]:
+    """The members as entries of ``fmt``, in order; imported entries keep their keys (two sharing
+    one, as they came, with a warning naming it), the others get readable keys unique within the file."""
     if prefer not in PREFERENCES:
         raise UserError(f"prefer the entry's fields or the corpus's ('entry' or 'corpus'), not {prefer!r}")
-    written = [merged(member, fmt, prefer) for member in members]
+    written = [merged(member, fmt, prefer, corpus_fields) for member in members]
+    keys = [key_and_type(entry)[0] for entry, member in zip(written, members, strict=True) if member.entry]
+    shared = sorted({key for key in keys if key and keys.count(key) > 1})
+    if shared:
+        logger.warning("citation keys used by more than one entry, written as they came: %s", ", ".join(shared))
     taken = {key_and_type(entry)[0] for entry, member in zip(written, members, strict=True) if member.entry}
     for entry, member in zip(written, members, strict=True):
         if member.entry is None:
@@ -375,18 +442,23 @@ def entries(members: list[Member], fmt: str, prefer: str = "entry") -> list[dict
     return written
 
 
-def as_text(members: list[Member], fmt: str, prefer: str = "entry") -> str:
-    """The members written as a BibTeX, RIS or CSL-JSON file's text."""
-    written = entries(members, fmt, prefer)
-    if fmt == "bib":
-        import bibtexparser
-        from bibtexparser.model import Entry, Field
+def bibtex_entry(entry: dict) -> str:
+    """One BibTeX entry's text: each field in braces, or bare where it was written as one of
+    BibTeX's own macros and still holds its text (``month = jun``)."""
+    macros = entry.get("macros") or {}
+    lines = []
+    for name, value in entry["fields"].items():
+        macro = macros.get(name)
+        lines.append(f"\t{name} = {macro if macro and BIBTEX_MACROS[macro] == value else '{' + value + '}'}")
+    return f"@{entry['type']}{{{entry['key']},\n" + ",\n".join(lines) + "\n}\n"
 
-        library = bibtexparser.Library(
-            [Entry(e["type"], e["key"], [Field(name, value) for name, value in e["fields"].items()]) for e in written]
-        )
-        stack = bibtexparser.middlewares.default_unparse_stack(allow_inplace_modification=True)  # no deep copy
-        return bibtexparser.write_string(library, unparse_stack=stack)
+
+def as_text(members: list[Member], fmt: str, prefer: str = "entry", corpus_fields: bool = False) -> str:
+    """The members written as a BibTeX, RIS or CSL-JSON file's text (BibTeX written here, not by
+    bibtexparser: its library refuses two entries sharing a key, which a user's file may hold)."""
+    written = entries(members, fmt, prefer, corpus_fields)
+    if fmt == "bib":
+        return "\n".join(bibtex_entry(entry) for entry in written)
     if fmt == "ris":
         import rispy
 

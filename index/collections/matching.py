@@ -7,6 +7,7 @@ index's model (as the papers were) so that it still steers recommendations.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -78,12 +79,19 @@ def _arxiv_ids(papers: pd.DataFrame) -> dict[str, str]:
 
 
 def outside_key(entry: dict) -> str:
-    """A stable key for an entry outside the index: from its DOI, arXiv id, or title and abstract."""
-    basis = (
-        normalise_doi(entry.get("doi") or "")
-        or normalise_arxiv_id(entry.get("arxiv_id") or "")
-        or (normalise_title(entry.get("title") or "") + "\0" + (entry.get("abstract") or ""))
-    )
+    """A stable key for an entry outside the index, from its content: every field of the entry as
+    the file wrote it but its citation key and line (two entries are one only when every other
+    field is equal: Zotero's ``x`` and ``x-1`` are two), else the record's fields but its id."""
+    raw = entry.get("entry")
+    if raw:
+        content = {name: value for name, value in raw.items() if name not in ("key", "line")}
+        for fields in (content.get("fields"), content.get("item")):
+            if isinstance(fields, dict):
+                content = {**content, "fields": {n: v for n, v in fields.items() if n not in ("id", "citation-key")}}
+                content.pop("item", None)
+    else:
+        content = {name: value for name, value in entry.items() if name not in ("id", "source", "line")}
+    basis = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
     return "outside:" + hashlib.sha256(basis.encode()).hexdigest()[:16]
 
 
