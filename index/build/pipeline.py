@@ -180,7 +180,8 @@ def check_output(output: str | Path, with_files: bool, force: bool = False) -> N
     sources, count = generations.built_from(output)
     if sources != generations.sample_names():
         held = f"an index of {count:,} papers" if count is not None else "an index"
-        of = f"of {', '.join(sources)}" if sources else "whose files its manifest does not name"
+        named = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more files" if len(sources) > 3 else "")
+        of = f"of {named}" if sources else "whose files its manifest does not name"
         raise UserError(
             f"{output}: holds {held} {of}, not the bundled sample; rebuild it from them "
             f"({generations.build_command(output, sources)}), or give --force to build the sample there"
