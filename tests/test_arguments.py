@@ -267,3 +267,12 @@ def test_argparse_s_own_errors_name_the_option(places, capsys):
     assert "argument -k: expected one argument" in capsys.readouterr().err
     assert main(["map", "--index", str(places)]) == 2
     assert "the following arguments are required: -o/--output" in capsys.readouterr().err
+
+
+def test_a_file_given_as_an_index_is_one_sentence_in_python_too(places):
+    """The app, the service and a notebook load an index without the command line's check."""
+    from paperscope import PaperIndex
+    from paperscope.errors import UserError
+
+    with pytest.raises(UserError, match=r"corpus.jsonl: a file, not an index folder; build one with: paperscope build"):
+        PaperIndex.load(places / "corpus.jsonl")

@@ -218,7 +218,7 @@ def current_generation_name(folder: Path) -> str | None:
     """Name of the generation CURRENT points at, or None for a folder without a finished build."""
     try:
         return (folder / POINTER_FILE).read_text().strip() or None
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no build yet, or a file given as the folder
         return None
 
 
@@ -325,7 +325,9 @@ def _source(folder: Path) -> tuple[Path, Manifest, str]:
     naming the files the index was built from where its manifest says (:func:`build_command`)."""
     hint = f"build one with: {build_command(folder)}"
     if not folder.is_dir():
-        raise UserError(f"{folder}: no such index folder; {hint}")
+        raise UserError(
+            f"{folder}: {'a file, not an index folder' if folder.exists() else 'no such index folder'}; {hint}"
+        )
     name = current_generation_name(folder)
     if name is None:
         if not holds_index(folder) and any(folder.iterdir()):  # the user's own files: a build goes in a new folder
