@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -276,3 +277,11 @@ def test_a_file_given_as_an_index_is_one_sentence_in_python_too(places):
 
     with pytest.raises(UserError, match=r"corpus.jsonl: a file, not an index folder; build one with: paperscope build"):
         PaperIndex.load(places / "corpus.jsonl")
+
+
+def test_a_named_pipe_is_a_corpus_file(places):
+    """`paperscope build <(zcat corpus.jsonl.gz)`: the shell passes a pipe, which is not a regular file."""
+    pipe = places / "pipe.jsonl"
+    os.mkfifo(pipe)
+    args = make_parser().parse_args(["build", str(pipe), "-o", str(places / "index")])
+    assert args.inputs == [str(pipe)]

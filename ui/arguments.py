@@ -103,11 +103,11 @@ def _path(text: str) -> Path:
 
 
 def existing_file(text: str) -> str:
-    """A file that exists (a corpus, a token file, a backup)."""
+    """A file that exists (a corpus, a token file, a backup), or a named pipe (``<(zcat …)``)."""
     path = _path(text)
     if path.is_dir():
         raise _refuse(f"{text} is a folder; give a file")
-    if not path.is_file():
+    if not path.exists():
         raise _refuse(f"{text}: no such file")
     if not os.access(path, os.R_OK):
         raise _refuse(f"{text}: not readable (permission denied)")
