@@ -358,7 +358,7 @@ def test_map_export_from_the_command_line(sample_index_dir, tmp_path):
     assert "paperscopeMap" in page and "ASDSV: Approximate Speculative Diffusion" in page
     assert "src=" not in page and "https://" not in page  # self-contained
     bad = subprocess.run([*paperscope, str(tmp_path / "map.svg")], capture_output=True, text=True)
-    assert bad.returncode == 2 and "written as .png or .html" in bad.stderr
+    assert bad.returncode == 2 and "give a file name ending in .png or .html" in bad.stderr
 
 
 @pytest.mark.slow

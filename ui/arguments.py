@@ -166,7 +166,12 @@ class OutputFile:
     def __call__(self, text: str) -> str:
         path = _path(text)
         if self.suffixes and path.suffix.lower() not in self.suffixes:
-            raise _refuse(f"{text}: give a file name ending in {', '.join(self.suffixes)}")
+            endings = (
+                f"{', '.join(self.suffixes[:-1])} or {self.suffixes[-1]}"
+                if len(self.suffixes) > 1
+                else self.suffixes[0]
+            )
+            raise _refuse(f"{text}: give a file name ending in {endings}")
         if path.is_dir():
             raise _refuse(f"{text} is a folder; give a file name")
         _writable_place(path, text)
