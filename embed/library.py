@@ -333,10 +333,11 @@ def _bibtex_value(raw: str, macros: dict[str, str], unknown: set[str]) -> str:
     return "".join(text)
 
 
-def _crossref(entries: list[dict]) -> None:
+def _crossref(entries: list[dict]) -> set[int]:
     """Fields a BibTeX entry inherits from the entry its ``crossref`` names: every field it lacks
-    (the parent's title as its booktitle), as BibTeX and biblatex do."""
-    parents = {}
+    (the parent's title as its booktitle), as BibTeX and biblatex do; each child keeps its parent
+    ({type, key, fields}) and what it took ("inherited"). Returns the ``id()`` of the parents."""
+    parents, used = {}, set()
     for entry in entries:
         parents.setdefault(entry["key"].lower(), entry)
     for entry in entries:
@@ -345,11 +346,15 @@ def _crossref(entries: list[dict]) -> None:
         parent = parents.get(next((v for n, v in fields.items() if n.lower() == "crossref"), "").strip().lower())
         if parent is None or parent is entry:
             continue
+        used.add(id(parent))
+        entry["parent"] = {name: parent[name] for name in ("type", "key", "fields", "macros") if name in parent}
+        entry["inherited"] = {}
         for name, value in parent["fields"].items():
             inherited = "booktitle" if name.lower() == "title" else name
             if inherited.lower() not in names and name.lower() != "crossref":
-                fields[inherited] = value
+                fields[inherited] = entry["inherited"][inherited] = value
                 names.add(inherited.lower())
+    return used
 
 
 def _builtin_macros(fields, macros: dict[str, str]) -> dict[str, str]:
@@ -363,21 +368,13 @@ def _builtin_macros(fields, macros: dict[str, str]) -> dict[str, str]:
     return found
 
 
-def bibtex_entries(path: Path, text: str) -> list[dict]:
-    """A .bib file's entries in file order, each {"format": "bib", "type", "key", "fields" (names as
-    written, values as text with their LaTeX: macros and # resolved, crossref inherited), "line",
-    and "macros" where fields were written as BibTeX's own month macros: {field: "jun"}}.
-    Entries sharing a key are all kept, with one warning line for each such key naming its lines;
-    an entry the parser had to abort (unbalanced braces, cut off) is a UserError naming its line."""
-    import bibtexparser
+def _readable_entries(path: Path, library) -> list:
+    """The entries bibtexparser read, with those it set aside for a repeated key or field; each
+    entry it had to abort is skipped with one warning line naming its line and why, and when none
+    is left the first one is a UserError."""
     from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock, Entry
 
-    logging.getLogger("bibtexparser").setLevel(logging.ERROR)  # its warnings repeat the error we raise
-    try:
-        library = bibtexparser.parse_string(text, parse_stack=[])  # values as written: resolved here
-    except Exception as exc:  # its "invalid state" errors: not an entry we can name
-        raise UserError(f"{path}: not readable as BibTeX ({_one_line(exc)})") from None
-    parsed = list(library.entries)
+    parsed, broken = list(library.entries), []
     for block in library.failed_blocks:
         recovered = block.ignore_error_block
         if isinstance(block, (DuplicateBlockKeyBlock, DuplicateFieldKeyBlock)) and isinstance(recovered, Entry):
@@ -387,7 +384,31 @@ def bibtex_entries(path: Path, text: str) -> list[dict]:
         start = re.match(r"\s*(@\w+[{(][^,\s]*)", block.raw or "")
         what = f"entry {start.group(1)}" if start else "entry"
         reason = getattr(block.error, "abort_reason", None) or str(block.error) or type(block.error).__name__
-        raise UserError(f"{path}:{line}: broken BibTeX {what} ({_one_line(reason)}); check its braces and quotes")
+        broken.append(f"{path}:{line}: broken BibTeX {what} ({_one_line(reason)}); check its braces and quotes")
+    if broken and not parsed:
+        raise UserError(broken[0])
+    for problem in broken:
+        logger.warning("%s; skipped, the other entries are read", problem)
+    return parsed
+
+
+def bibtex_entries(path: Path, text: str) -> list[dict]:
+    """A .bib file's entries in file order, each {"format": "bib", "type", "key", "fields" (names as
+    written, values as text with their LaTeX: macros and # resolved, crossref inherited), "line",
+    and "macros" where fields were written as BibTeX's own month macros: {field: "jun"}}.
+    Entries sharing a key are all kept, with one warning line for each such key naming its lines;
+    an entry the parser had to abort (unbalanced braces, cut off) is skipped with a warning line
+    naming its line and why (a UserError when no entry is left). A ``crossref`` parent is no entry
+    of its own: its children inherit from it and keep it as their "parent" (with the fields they
+    took from it as "inherited"), so that an export writes it after them as BibTeX wants."""
+    import bibtexparser
+
+    logging.getLogger("bibtexparser").setLevel(logging.ERROR)  # its warnings repeat the line we write
+    try:
+        library = bibtexparser.parse_string(text, parse_stack=[])  # values as written: resolved here
+    except Exception as exc:  # its "invalid state" errors: not an entry we can name
+        raise UserError(f"{path}: not readable as BibTeX ({_one_line(exc)})") from None
+    parsed = _readable_entries(path, library)
     macros, unknown = dict(BIBTEX_MACROS), set()
     for string in sorted(library.strings, key=lambda s: s.start_line or 0):
         macros[string.key.lower()] = _bibtex_value(string.value, macros, unknown)
@@ -400,7 +421,8 @@ def bibtex_entries(path: Path, text: str) -> list[dict]:
         builtin = _builtin_macros(entry.fields, macros)
         if builtin:
             entries[-1]["macros"] = builtin
-    _crossref(entries)
+    parents = _crossref(entries)
+    entries = [entry for entry in entries if id(entry) not in parents]
     lines: dict[str, list[int]] = {}
     for entry in entries:
         lines.setdefault(entry["key"], []).append(entry["line"])
@@ -567,9 +589,35 @@ def map_records(path: Path, text: str, kind: str, rows: list[tuple[int, dict]]) 
     for index, (line, raw) in enumerate(rows):
         if lines and len(lines) == len(rows):
             line = lines[index]
+        wrong = _csl_wrong_type(raw) if kind == "csl" else None
+        if wrong:
+            logger.warning("%s:%s: CSL-JSON item %r: %s; skipped, the other items are read", path, line,
+                           str(raw.get("id", index + 1)), wrong)  # fmt: skip
+            continue
         entry = {"format": "csl", "line": line, "item": raw} if kind == "csl" else None
         read.add(line, raw, mapper(raw), entry)
     return read
+
+
+# CSL-JSON's schema: the fields read here and the JSON types each may hold
+_CSL_TYPES = {
+    **dict.fromkeys(("title", "abstract", "container-title", "DOI", "URL", "keyword", "citation-key",
+                     "event-title", "note", "publisher"), (str,)),
+    "id": (str, int), "author": (list,), "issued": (dict,), "number": (str, int, float),
+}  # fmt: skip
+_JSON_TYPES = {str: "text", int: "a number", float: "a number", list: "a list", dict: "an object", bool: "true/false"}
+
+
+def _csl_wrong_type(item: dict) -> str:
+    """What is wrong with a CSL-JSON item's field of a type its schema does not allow (a title of
+    123 is no title "123"), or ""."""
+    for name, allowed in _CSL_TYPES.items():
+        value = item.get(name)
+        if value is not None and (type(value) not in allowed):
+            wanted = " or ".join(dict.fromkeys(_JSON_TYPES[kind] for kind in allowed))
+            found = _JSON_TYPES.get(type(value), type(value).__name__)
+            return f'"{name}" is {found} ({_one_line(value)[:40]}), not {wanted}'
+    return ""
 
 
 def json_item_lines(text: str) -> list[int] | None:

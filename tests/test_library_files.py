@@ -361,13 +361,8 @@ def test_latex_to_text(latex, text):
 
 
 HOSTILE = {
-    "unbalanced.bib": (
-        "@article{a, title={Good}, abstract={Fine.}}\n\n@article{b,\n  title = {Broken {title},\n"
-        "  abstract = {Some text.},\n}\n\n@article{c, title={Third}, abstract={Yes.}}\n",
-        "unbalanced.bib:3: broken BibTeX entry @article{b",
-    ),
-    "cut.bib": (
-        "@article{a, title={Good}, abstract={Fine.}}\n@article{b,\n  title = {Cut},\n  abstract = {some te",
+    "cut.bib": (  # its only entry broken (one broken among others is skipped: see below)
+        "% cut off\n@article{b,\n  title = {Cut},\n  abstract = {some te",
         "cut.bib:2: broken BibTeX entry @article{b (Unexpectedly reached end of file)",
     ),
     "noer.ris": (
@@ -452,7 +447,7 @@ def test_a_file_that_is_no_corpus_is_told_what_is_wrong_with_it(tmp_path, name):
 
 @pytest.mark.slow
 def test_cli_refuses_malformed_library_files_with_exit_2(tmp_path):
-    for name in ("unbalanced.bib", "noer.ris", "notalist.json"):
+    for name in ("cut.bib", "noer.ris", "notalist.json"):
         result = subprocess.run(
             [PAPERSCOPE, "build", str(_hostile(tmp_path, name)), "-o", str(tmp_path / "index")],
             capture_output=True,
@@ -584,8 +579,7 @@ COMPLETE_BIB = r"""@string{iclr = "International Conference on Learning Represen
 
 def test_bibtex_is_parsed_completely(tmp_path, caplog):
     with caplog.at_level(logging.INFO, logger="paperscope"):
-        first, second, third, proceedings = read_records(write(tmp_path, "lib.bib", COMPLETE_BIB),
-                                                         keep_without_abstract=True)  # fmt: skip
+        first, second, third = read_records(write(tmp_path, "lib.bib", COMPLETE_BIB), keep_without_abstract=True)
     assert [r["id"] for r in (first, second, third)] == ["li2024"] * 3  # every entry sharing the key, all read
     warned = [m for m in caplog.messages if "li2024" in m]
     assert warned == ["lib.bib: the citation key 'li2024' is used by 3 entries (lines 4, 11, 17); all are read"]
@@ -597,7 +591,24 @@ def test_bibtex_is_parsed_completely(tmp_path, caplog):
     assert second["authors"] == "Junbo Li; Laurens van der Maaten; The GNN Consortium"  # "First Last", a team
     assert third["authors"] == "Juan de la Cruz; John Smith Jr."
     assert third["venue"] == "Proceedings of ICLR 2024" and third["year"] == 2024  # crossref: title → booktitle
-    assert third["entry"]["fields"]["publisher"] == "OpenReview" and proceedings["id"] == "iclr2024"
+    assert third["entry"]["fields"]["publisher"] == "OpenReview"  # inherited from the parent, which is no entry
+    assert third["entry"]["parent"]["key"] == "iclr2024" and third["entry"]["inherited"]["publisher"] == "OpenReview"
+
+
+def test_one_broken_entry_is_skipped_with_one_line_and_the_others_come_in(tmp_path, caplog):
+    broken = "@article{b,\n  title = {Broken {title},\n  abstract = {Some text.},\n}\n\n"  # a brace left open
+    bib = write(tmp_path, "refs.bib", f"@article{{a, title={{Good}}}}\n\n{broken}@article{{c, title={{Third}}}}\n")
+    items = [{"id": "good", "type": "article-journal", "title": "Fine", "issued": {"date-parts": [[2020]]}},
+             {"id": "bad", "type": "article-journal", "title": 123, "issued": {"date-parts": [[2020]]}}]  # fmt: skip
+    csl = write(tmp_path, "refs.json", "[\n" + ",\n".join(map(json.dumps, items)) + "\n]\n")  # an item a line
+    with caplog.at_level(logging.WARNING, logger="paperscope"):
+        assert [r["id"] for r in read_records(bib, keep_without_abstract=True)] == ["a", "c"]
+        assert [r["id"] for r in read_records(csl, keep_without_abstract=True)] == ["good"]  # not a paper "123"
+    assert [m for m in caplog.messages if "skipped" in m] == [
+        f"{bib}:3: broken BibTeX entry @article{{b (Unexpected block start: `@article`. Was still looking for "
+        "field-value closing `,` or `}`); check its braces and quotes; skipped, the other entries are read",
+        f"{csl}:3: CSL-JSON item 'bad': \"title\" is a number (123), not text; skipped, the other items are read",
+    ]
 
 
 def test_a_json_file_that_is_no_library_names_no_option_collections_lack(tmp_path):

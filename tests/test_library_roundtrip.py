@@ -205,3 +205,14 @@ def test_text_the_corpus_adds_is_escaped_once():
     text = as_text([Member({"format": "bib", "type": "misc", "key": "k", "fields": {}}, paper, True)], "bib")
     assert r"abstract = {Gains of 6.9\% on $x_1$ for 5\% of R\&D \emph{costs}}" in text
     assert r"title = {Sparse R\&D}" in text
+
+
+def test_a_crossref_parent_is_inherited_from_and_written_after_its_children_not_a_member(index):
+    collections = index.collections
+    collections.create("mine", files=[EXPORTS[0].parent / "jabref-strings.bib"], embed=False)
+    assert list(collections.members("mine")["title"]) == ["Sparse Mixtures of Experts at Scale",
+                                                          "Kernel methods for Graph data"]  # fmt: skip
+    text = collections.export_text("mine", "bib")
+    child, parent = text[: text.index("@proceedings{ICML2023,")], text[text.index("@proceedings{ICML2023,") :]
+    assert "@inproceedings{okafor2023," in child.lower() and "\tcrossref = {ICML2023}" in child
+    assert "PMLR" not in child and "\tpublisher = {PMLR}" in parent  # inherited, left to the parent

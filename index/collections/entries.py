@@ -444,10 +444,13 @@ def entries(members: list[Member], fmt: str, prefer: str = "entry", corpus_field
 
 def bibtex_entry(entry: dict) -> str:
     """One BibTeX entry's text: each field in braces, or bare where it was written as one of
-    BibTeX's own macros and still holds its text (``month = jun``)."""
-    macros = entry.get("macros") or {}
+    BibTeX's own macros and still holds its text (``month = jun``); a field it inherited from its
+    ``crossref`` parent is left to the parent (written after it)."""
+    macros, inherited = entry.get("macros") or {}, entry.get("inherited") or {}
     lines = []
     for name, value in entry["fields"].items():
+        if name in inherited and inherited[name] == value:
+            continue
         macro = macros.get(name)
         lines.append(f"\t{name} = {macro if macro and BIBTEX_MACROS[macro] == value else '{' + value + '}'}")
     return f"@{entry['type']}{{{entry['key']},\n" + ",\n".join(lines) + "\n}\n"
@@ -458,7 +461,8 @@ def as_text(members: list[Member], fmt: str, prefer: str = "entry", corpus_field
     bibtexparser: its library refuses two entries sharing a key, which a user's file may hold)."""
     written = entries(members, fmt, prefer, corpus_fields)
     if fmt == "bib":
-        return "\n".join(bibtex_entry(entry) for entry in written)
+        parents = {json.dumps(e["parent"], sort_keys=True): e["parent"] for e in written if e.get("parent")}
+        return "\n".join(bibtex_entry(entry) for entry in [*written, *parents.values()])
     if fmt == "ris":
         import rispy
 
