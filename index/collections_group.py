@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from paperscope.errors import Contradiction
-from paperscope.index.collections.collections import Collections, IndexParts, check_name, empty_note
+from paperscope.index.collections.collections import Collections, IndexParts, check_name, citation_key, empty_note
+from paperscope.index.collections.matching import from_blob, member_text
 from paperscope.index.search.ranking import Ranking
+from paperscope.index.search.recommend import reasons
 from paperscope.index.search.results import Results
 
 if TYPE_CHECKING:
@@ -55,11 +57,30 @@ class CollectionsGroup(Collections):
         found = self._index.recommend(
             ids, negative=avoid_ids, k=k, within=within, positive_vectors=vectors, negative_vectors=avoid_vectors
         )
+        if found.ranking.reasons is not None and len(vectors):
+            self._with_outside_reasons(name, ids, found)
         if (new or since is not None) and found.ranking.reasons is not None and self._index._papers.has("added"):
             came = self._index.table(found.rows, ["added"]).column("added").to_pylist()
             for reason, added in zip(found.ranking.reasons, came, strict=True):  # why a new paper: also when it came
                 reason["added"] = added
         return found
+
+    def _with_outside_reasons(self, name: str, ids: list[str], found: Results) -> None:
+        """``found``'s reasons made again with the members of ``name`` outside the index (those
+        :meth:`steering` gave vectors of, in its order): the closest members of either kind, and
+        the terms shared with their titles and abstracts too; an outside member named by its
+        title and its own citation key ("outside": [{key, citation_key, title, similarity}])."""
+        outside = [row for row in self._rows(name) if row["paper_id"] is None and row["vector"]]
+        vectors = np.stack([from_blob(row["vector"]) for row in outside])
+        texts = [member_text(row) for row in outside]
+        positive = self.parts.papers.rows(ids) if ids else np.zeros(0, np.int64)
+        found.ranking.reasons[:] = reasons(self._index._ranker, found.rows, positive, vectors, texts)
+        for reason in found.ranking.reasons:
+            reason["outside"] = [
+                {"key": outside[j]["key"], "citation_key": citation_key(outside[j]), "title": outside[j]["title"],
+                 "similarity": round(similarity, 3)}
+                for j, similarity in reason["outside"]
+            ]  # fmt: skip
 
     def digest(self, k: int = 5) -> list[dict]:
         """Each collection's top ``k`` new papers (come into the index since it was last marked

@@ -194,25 +194,25 @@ def test_every_hint_runs_as_printed_and_keeps_the_users_papers(library_corpus, t
     assert (tmp_path / "notes" / "thesis.tex").read_text() == "three years of work"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 51: a copy keeps the original's IDENTITY, so the collections are both's; restoring the backup "
-    "--into-index the copy is refused ('the collection ... exists already here'): the hint cannot be followed",
-)
-def test_the_copy_hint_gives_a_copy_collections_of_its_own(library_corpus, tmp_path, capsys):
+def test_the_copy_hint_gives_a_copy_collections_of_its_own(library_corpus, tmp_path, capsys, monkeypatch):
     original = tmp_path / "original"
     shutil.copytree(library_corpus / "index", original)
     copy = tmp_path / "copy"
     shutil.copytree(original, copy)  # as `cp -r` copies it: IDENTITY and all
     assert _run(capsys, "collection", "create", "theirs", "--index", original)[0] == 0
-    status, said = _run(capsys, "collection", "list", "--index", copy)
-    assert status == 0 and "is a copy of the index at" in said, said
-    # the hint, "paperscope collection backup, then restore --into-index", followed on the copy
-    backup = tmp_path / "backup.json"
-    assert _run(capsys, "collection", "backup", "-o", backup, "--index", copy)[0] == 0
-    status, said = _run(capsys, "collection", "restore", backup, "--into-index", "--index", copy)
-    assert status == 0, said
+    status, noted = _run(capsys, "collection", "list", "--index", copy)
+    assert status == 0 and "is a copy of the index at" in noted, noted
+    status, said = _run(capsys, "collection", "create", "scratch", "--index", copy)  # a write to shared collections
+    assert status == 0 and f"this changes the collections of the index at {original.resolve()} too" in said, said
+    assert _run(capsys, "collection", "delete", "scratch", "--index", copy)[0] == 0
+    hint = re.search(r"collections of its own: (.*)", noted).group(1)
+    monkeypatch.chdir(tmp_path)  # the hint's backup file is written where the user is
+    for command in hint.split(", then "):  # followed as printed
+        status, followed = _run(capsys, *shlex.split(command.strip().removeprefix("paperscope ")))
+        assert status == 0, (command, followed)
     assert _run(capsys, "collection", "create", "mine", "--index", copy)[0] == 0
+    assert _run(capsys, "collection", "delete", "theirs", "--index", copy)[0] == 0  # the copy's own, restored
     capsys.readouterr()
     assert cli.main(["collection", "list", "--json", "--index", str(original)]) == 0
-    assert "mine" not in capsys.readouterr().out  # the copy's own collection is not the original's
+    names = [row["name"] for row in json.loads(capsys.readouterr().out)]
+    assert names == ["theirs"]  # the copy's own collection is not the original's, nor its delete

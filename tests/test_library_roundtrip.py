@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from paperscope import PaperIndex
@@ -216,3 +217,17 @@ def test_a_crossref_parent_is_inherited_from_and_written_after_its_children_not_
     child, parent = text[: text.index("@proceedings{ICML2023,")], text[text.index("@proceedings{ICML2023,") :]
     assert "@inproceedings{okafor2023," in child.lower() and "\tcrossref = {ICML2023}" in child
     assert "PMLR" not in child and "\tpublisher = {PMLR}" in parent  # inherited, left to the parent
+
+
+def test_a_second_collection_from_the_same_file_embeds_nothing(index, caplog):
+    import logging
+
+    library = EXPORTS[0].parent / "zotero-suffixed.bib"  # four entries outside the corpus
+    collections = index.collections
+    with caplog.at_level(logging.INFO, logger="paperscope"):
+        collections.create("first", files=[library])
+        assert not any("embedding cache" in message for message in caplog.messages)
+        collections.create("second", files=[library])
+    taken = "4 of 4 entries outside the corpus taken from the embedding cache (embedded before)"
+    assert caplog.messages.count(taken) == 1  # the second import embedded none of them
+    assert np.array_equal(collections.steering("first")[1], collections.steering("second")[1])

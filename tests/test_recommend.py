@@ -221,3 +221,47 @@ def test_a_new_papers_reason_says_when_it_came(sample_index_dir, tmp_path, topic
     printed = subprocess.run([str(Path(sys.executable).parent / "paperscope"), "recommend", "feed", "--new", "-k", "3",
                               "--index", str(folder)], capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert printed.count("; new, came ") == len(found)
+
+
+@pytest.mark.slow  # a copy of the sample index, its entries embedded, the command line in subprocesses
+def test_reasons_name_library_entries_outside_the_corpus_by_title(sample_index_dir, sample_index, tmp_path, topics,
+                                                                  monkeypatch):  # fmt: skip
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from fastapi.testclient import TestClient
+
+    from paperscope.ui.service import create_app
+    from tests.conftest import copy_index
+
+    _, papers = topics
+    rows = sample_index.rows(papers[next(iter(papers))][:2])
+    abstracts = sample_index.table(rows, ["abstract"]).column("abstract").to_pylist()
+    titles = {"notes2024": "My notes on the first paper", "draft2025": "A draft of ours on the same question"}
+    library = tmp_path / "mine.bib"  # entries no corpus paper matches (new titles, no DOI): all outside
+    entries = zip(titles.items(), abstracts, strict=True)
+    library.write_text(
+        "".join(f"@misc{{{key}, title = {{{title}}}, abstract = {{{text}}}}}\n" for (key, title), text in entries)
+    )
+    folder = copy_index(sample_index_dir, tmp_path / "index")
+    monkeypatch.setenv("PAPERSCOPE_HOME", str(tmp_path / "home"))
+
+    def paperscope(*arguments: str) -> subprocess.CompletedProcess:
+        command = [str(Path(sys.executable).parent / "paperscope"), *arguments, "--index", str(folder)]
+        return subprocess.run(command, capture_output=True, text=True)
+
+    created = paperscope("collection", "create", "mine", "--from", str(library))
+    assert created.returncode == 0 and "2 new outside the corpus" in created.stderr, created.stderr
+    shown = paperscope("collection", "show", "mine").stdout
+    assert "[notes2024]" in shown and "[draft2025]" in shown and "outside:" not in shown  # their own keys
+    found = json.loads(paperscope("recommend", "mine", "-k", "3", "--json").stdout)
+    for paper in found:
+        closest = paper["because"]["members"]
+        assert closest and all(m["id"] is None and titles[m["citation_key"]] == m["title"] for m in closest)
+        assert paper["because"]["terms"]  # shared with the entries' own text
+    printed = paperscope("recommend", "mine", "-k", "3").stdout
+    assert "“My notes on the first paper” (" in printed and "outside:" not in printed and "; shares " in printed
+    answer = TestClient(create_app(folder)).post("/recommend", json={"collection": "mine", "k": 3}).json()
+    assert [paper["because"] for paper in answer] == [paper["because"] for paper in found]

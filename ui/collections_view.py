@@ -292,15 +292,17 @@ def _cut(text: str, limit: int = REASON_TITLE_CHARS) -> str:
 
 def reason_html(because, members: dict[str, str]) -> str:
     """A recommendation's reason, escaped: "like <member's title> (0.71), …; shares federated
-    learning, privacy" (``members``: a member's id → title), and when a new paper came."""
+    learning, privacy" (the member's title, inside or outside the index; ``members``: a member's
+    id → title, for reasons without titles), and when a new paper came."""
     if not isinstance(because, dict):
         return ""
     closest = [] if because.get("members") is None else list(because["members"])  # a list, or an array from pandas
     like = ", ".join(
-        f"<i>{html.escape(_cut(str(members.get(member['id']) or member['id'])))}</i> ({member['similarity']:.2f})"
+        f"<i>{html.escape(_cut(str(member.get('title') or members.get(member['id']) or member['id'])))}</i>"
+        f" ({member['similarity']:.2f})"
         for member in closest
     )
-    text = f"like {like}" if like else "like the collection's papers outside the index"
+    text = f"like {like}" if like else "like the collection"
     terms = [] if because.get("terms") is None else list(because["terms"])
     if terms:
         text += f"; shares {', '.join(f'<mark>{html.escape(str(term))}</mark>' for term in terms)}"

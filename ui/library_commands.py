@@ -117,8 +117,9 @@ def cmd_collection_show(args) -> None:
     )  # fmt: skip
     print(f"{shown['name']}: {shown['members']} members, {shown['in_index']} in the index ({ways or 'none'})")
     for row in shown["papers"].itertuples():
-        where = row.id if row.in_index else (f"missing: {row.id}" if isinstance(row.id, str) else row.key)
-        print(f"  {where:<24}  {row.title}")
+        where = row.id if row.in_index else (f"missing: {row.id}" if isinstance(row.id, str) else "outside")
+        cited = f"  [{row.citation_key}]" if isinstance(row.citation_key, str) else ""
+        print(f"  {where:<24}  {row.title}{cited}")
     if shown["dismissed"]:
         print(f"dismissed from its recommendations ({len(shown['dismissed'])}):")
         present = index.known(shown["dismissed"])

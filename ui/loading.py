@@ -50,15 +50,27 @@ def print_results(results, as_json: bool, show: list[str] = ()) -> None:
             print(f"{'':13}{reason_text(row['because'])}")
 
 
+REASON_TITLE_CHARS = 70  # a member's title in a reason, cut to this many characters
+
+
 def reason_text(because: dict) -> str:
-    """A recommendation's reason in words: "like p3 (0.71), p7 (0.65); shares federated learning, privacy"."""
-    members = ", ".join(f"{shown(member['id'])} ({member['similarity']:.2f})" for member in because["members"])
-    text = f"like {members}" if members else "from the collection's papers outside the index"
+    """A recommendation's reason in words, its closest members by title (inside or outside the
+    index): 'like "Federated averaging" (0.71), "Private SGD" (0.65); shares federated learning, privacy'."""
+    members = ", ".join(
+        f"“{_cut(shown(member.get('title') or member.get('citation_key') or member['id']))}” "
+        f"({member['similarity']:.2f})"
+        for member in because["members"]
+    )
+    text = f"like {members}" if members else "like the collection"
     text += f"; shares {', '.join(shown(term) for term in because['terms'])}" if because["terms"] else ""
     if because.get("added"):  # a new paper of a feed
         came = datetime.datetime.fromtimestamp(because["added"] / 1000, datetime.UTC)
         text += f"; new, came {came:%Y-%m-%d %H:%M} UTC"
     return text
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= REASON_TITLE_CHARS else text[: REASON_TITLE_CHARS - 1].rstrip() + "…"
 
 
 def _shown_value(value) -> str:

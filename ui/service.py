@@ -126,8 +126,9 @@ class Result(BaseModel):
     keyword_score: float | None = Field(None, description="hybrid and keyword modes: the TF-IDF cosine")
     because: dict | None = Field(
         None,
-        description="recommendations: why this paper, {members: [{id, similarity}] (the collection's papers it is "
-        "closest to, by cosine), terms: [the terms it shares with them]}",
+        description="recommendations: why this paper, {members: [{id, title, similarity, key, citation_key}] (the "
+        "collection's papers it is closest to, by cosine; id null for an entry outside the index, named by its "
+        "title, its key and its own citation key), terms: [the terms it shares with them]}",
     )
     abstract: str
 

@@ -25,11 +25,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.corpus import OPTIONAL_FIELDS
 from paperscope.errors import Contradiction, UnknownCollection, UserError
 from paperscope.index.collections import database
 from paperscope.index.collections.database import MEMBER_FIELDS, Database
-from paperscope.index.collections.entries import Member, as_text
+from paperscope.index.collections.entries import Member, as_text, key_and_type
 from paperscope.index.collections.matching import (
     Matched,
     as_blob,
@@ -40,22 +41,24 @@ from paperscope.index.collections.matching import (
 )
 from paperscope.index.common.papers import PaperTable
 from paperscope.index.search.encoding import QueryEncoder
-from paperscope.index.store.generations import identity
+from paperscope.index.store.generations import identity, new_identity
 from paperscope.index.store.manifest import Manifest
-from paperscope.locations import index_option
+from paperscope.locations import cache_dir, index_option
 from paperscope.progress import ProgressLines
 from paperscope.settings import MAX_NAME_CHARS
 
 logger = logging.getLogger(__name__)
-EMBED_BATCH = 64  # outside entries embedded, and their vectors committed, this many at a time
+EMBED_BATCH = 32  # outside entries embedded, their vectors committed and progress logged, this many at a time
 STORED = ("key", "paper_id", "matched_by", *MEMBER_FIELDS, "vector", "vector_key", "added", "entry")
 INSERT_MEMBER = (
     f"INSERT OR IGNORE INTO members (collection_id, {', '.join(STORED)}) VALUES ({', '.join('?' * (len(STORED) + 1))})"
 )
 EXPORTED = ["id", "title", "year", "authors", "venue", "doi", "arxiv_id", "url", "abstract"]
-MEMBER_COLUMNS = ["key", "id", "title", "matched_by", "in_index", "year", "authors", "venue", "doi", "arxiv_id", "url"]
+MEMBER_COLUMNS = ["key", "citation_key", "id", "title", "matched_by", "in_index", "year", "authors", "venue", "doi",
+                  "arxiv_id", "url"]  # fmt: skip
 BACKUP_FORMAT, BACKUP_VERSION = "paperscope-collections", 1
-_ATTACHED: set[tuple[str, str, str]] = set()  # (database, folder, identity) checked in this process
+# (database, folder, identity) checked in this process → the folder whose collections it shares (a copy's)
+_ATTACHED: dict[tuple[str, str, str], str | None] = {}
 
 
 def check_name(name) -> str:
@@ -82,6 +85,11 @@ def empty_note(name: str) -> str:
     return f"the collection '{name}' has no members in this index yet; add papers to it"
 
 
+def citation_key(member: dict) -> str | None:
+    """A stored member's own citation key (its entry's: BibTeX's key, RIS's ID, CSL's id), or None."""
+    return (key_and_type(json.loads(member["entry"]))[0] or None) if member.get("entry") else None
+
+
 def _is_list(value) -> bool:
     return isinstance(value, (list, tuple, np.ndarray))
 
@@ -104,6 +112,7 @@ class Collections:
     def __init__(self, parts: IndexParts, database_path: str | Path | None = None):
         self.parts = parts
         self.database = Database(database_path)
+        self.shared_with: str | None = None  # a copy's original, whose collections it shares
         self.index_key = self._attach()  # the index's identity: the key of its collections
 
     @staticmethod
@@ -120,6 +129,7 @@ class Collections:
         key = identity(folder)
         memo = (str(self.database.path), str(folder), key)
         if memo in _ATTACHED:
+            self.shared_with = _ATTACHED[memo]
             return key
         with self.database.connect() as db:
             known = db.execute("SELECT path FROM indexes WHERE identity = ?", (key,)).fetchone()
@@ -129,9 +139,12 @@ class Collections:
             )
         moved = known is not None and known["path"] != str(folder)
         if moved and Path(known["path"]).is_dir() and identity(known["path"], create=False) == key:
+            self.shared_with = known["path"]
+            option = index_option(folder)
             logger.info(
-                "%s is a copy of the index at %s: the two share their collections (paperscope collection backup, "
-                "then restore --into-index, gives a copy collections of its own)", folder, known["path"],
+                "%s is a copy of the index at %s: the two share their collections; to give this copy collections of "
+                "its own: paperscope collection backup -o collections.json%s, then paperscope collection restore "
+                "collections.json --into-index%s", folder, known["path"], option, option,
             )  # fmt: skip
         elif known is None or moved or legacy:
             if moved:
@@ -147,8 +160,32 @@ class Collections:
                     " DO UPDATE SET path = excluded.path, seen = excluded.seen",
                     (key, str(folder), database.now()),
                 )
-        _ATTACHED.add(memo)
+        _ATTACHED[memo] = self.shared_with
         return key
+
+    def _say_shared(self) -> None:
+        """Before a write to a copy's collections: say which index's collections it changes too."""
+        if self.shared_with:
+            logger.info(
+                "this changes the collections of the index at %s too: %s is a copy and shares them",
+                self.shared_with, self.parts.folder,
+            )  # fmt: skip
+
+    def _own_identity(self) -> None:
+        """Give this index, a copy sharing the identity of the folder it was copied from, an
+        identity of its own (registered, and said), so that what is written now is its own."""
+        folder = Path(self.parts.folder).resolve()
+        key = new_identity(folder)
+        with self.database.connect(write=True) as db:
+            db.execute(
+                "INSERT INTO indexes (identity, path, seen) VALUES (?, ?, ?)", (key, str(folder), database.now())
+            )
+        logger.info(
+            "%s had the identity of the index at %s, and so its collections; it has its own now",
+            folder, self.shared_with,
+        )  # fmt: skip
+        _ATTACHED[(str(self.database.path), str(folder), key)] = None
+        self.index_key, self.shared_with = key, None
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -214,9 +251,10 @@ class Collections:
         return pd.DataFrame(listing, columns=["name", "members", "in_index", "outside", "missing", "created", "shown"])
 
     def members(self, name: str) -> pd.DataFrame:
-        """The members of ``name``, in the order they were added: key, id (None for an outside
-        entry), title (the index's for a paper in it), matched_by (id, doi, arxiv, title, outside),
-        in_index, and what the entry said (year, authors, venue, doi, arxiv_id, url)."""
+        """The members of ``name``, in the order they were added: key, citation_key (the entry's
+        own, None for a paper added by id), id (None for an outside entry), title (the index's for
+        a paper in it), matched_by (id, doi, arxiv, title, outside), in_index, and what the entry
+        said (year, authors, venue, doi, arxiv_id, url)."""
         members = pd.DataFrame(self._rows(name))
         if members.empty:
             return pd.DataFrame(columns=MEMBER_COLUMNS)
@@ -228,6 +266,7 @@ class Collections:
             title_of.get(i, title) for i, title in zip(members["paper_id"], members["title"], strict=True)
         ]
         members["year"] = pd.to_numeric(members["year"], errors="coerce").astype("Int64")  # 2025, not 2025.0
+        members["citation_key"] = [citation_key(row) for row in members.to_dict("records")]
         return members.rename(columns={"paper_id": "id"})[MEMBER_COLUMNS]
 
     def _own_columns(self) -> list[str]:
@@ -314,6 +353,7 @@ class Collections:
         """A new collection ``name`` holding the papers ``ids`` and the entries of library
         ``files`` (BibTeX, RIS, CSL-JSON or any corpus file), matched to the index's papers; the
         entries outside the corpus embedded after (``embed``; else when recommendations need them)."""
+        self._say_shared()
         name = check_name(name)
         matched = self._matched(ids, files)
         with self.database.connect(write=True) as db:
@@ -336,6 +376,7 @@ class Collections:
     ) -> Matched:
         """Add papers (``ids``) and library ``files`` to ``name`` (made first when ``create``);
         members it holds already stay as they are (``Matched.present`` counts them)."""
+        self._say_shared()
         matched = self._matched(ids, files)
         with self.database.connect(write=True) as db:
             if create:
@@ -352,6 +393,7 @@ class Collections:
         """Make ``keys`` the members of ``name`` (created if new), in one transaction: paper ids of
         the index, or keys of outside members it holds now (kept with their entries and vectors).
         Every key is checked first: an unknown one changes nothing."""
+        self._say_shared()
         name = check_name(name)
         keys = list(dict.fromkeys(str(key).strip() for key in keys))
         with self.database.connect(write=True) as db:
@@ -379,6 +421,7 @@ class Collections:
     def remove(self, name: str, ids: list[str]) -> int:
         """Remove members (paper ids, or the keys of outside entries) from ``name`` in one
         transaction; how many went (ids that are not members are counted out, not an error)."""
+        self._say_shared()
         with self.database.connect(write=True) as db:
             collection = self._id(db, name)
             removed = 0
@@ -393,6 +436,7 @@ class Collections:
         ``name`` ("not interested"): never recommended for it again, and steering its
         recommendations away, until :meth:`undismiss`. One transaction; an unknown id, or a member
         of the collection, changes nothing. Returns how many were not dismissed already."""
+        self._say_shared()
         ids = list(dict.fromkeys(str(paper_id).strip() for paper_id in ([ids] if isinstance(ids, str) else ids)))
         if not ids:
             raise UserError("name at least one paper to dismiss")
@@ -422,6 +466,7 @@ class Collections:
     def undismiss(self, name: str, ids: str | list[str]) -> int:
         """Bring papers dismissed from the recommendations of ``name`` back (one id or a list; one
         transaction); how many were dismissed (ids that were not are counted out, not an error)."""
+        self._say_shared()
         ids = dict.fromkeys(str(paper_id).strip() for paper_id in ([ids] if isinstance(ids, str) else ids))
         with self.database.connect(write=True) as db:
             collection = self._id(db, name)
@@ -442,6 +487,7 @@ class Collections:
 
     def delete(self, name: str) -> None:
         """Delete the collection ``name`` and its members (one transaction)."""
+        self._say_shared()
         with self.database.connect(write=True) as db:
             db.execute("DELETE FROM collections WHERE id = ?", (self._id(db, name),))
 
@@ -506,7 +552,10 @@ class Collections:
         """Embed the outside members of ``name`` (every collection of the index when None) that
         have no vector for the index's model yet, ``EMBED_BATCH`` at a time, each batch's vectors
         committed at once: an interrupted run keeps what it embedded, the next goes on from there.
-        Progress with the time left is logged. Returns how many were embedded."""
+        A text embedded before with the index's model (another collection from the same file, the
+        same file again, a paper's text) is taken from the embedding cache, by its content; what is
+        embedded anew is added to it. Progress with the time left is logged. Returns how many got
+        their vectors."""
         current = self._vector_key()
         with self.database.connect() as db:
             collections = [self._id(db, name)] if name is not None else [
@@ -523,21 +572,32 @@ class Collections:
             ]
         if not pending:
             return 0
+        queries = self.parts.queries
+        cache = EmbeddingCache(cache_dir(), queries.encoder.vector_key, queries.long_text)
         progress = ProgressLines(len(pending), "embedding entries outside the corpus", logger)
         if len(pending) > EMBED_BATCH:
             logger.info("embedding %d entries outside the corpus (kept as they are done)", len(pending))
-        for start in range(0, len(pending), EMBED_BATCH):
-            batch = pending[start : start + EMBED_BATCH]
-            vectors = self.parts.queries.texts([member_text(row) for row in batch])
-            with self.database.connect(write=True) as db:
-                db.executemany(
-                    "UPDATE members SET vector = ?, vector_key = ? WHERE collection_id = ? AND key = ?",
-                    [
-                        (as_blob(v), current, row["collection_id"], row["key"])
-                        for row, v in zip(batch, vectors, strict=True)
-                    ],
-                )
-            progress.advance(len(batch))
+        anew = 0
+        try:
+            for start in range(0, len(pending), EMBED_BATCH):
+                batch = pending[start : start + EMBED_BATCH]
+                texts = [member_text(row) for row in batch]
+                vectors, fresh = encode_with_cache(queries.encoder, texts, queries.long_text, cache)
+                anew += fresh
+                with self.database.connect(write=True) as db:
+                    db.executemany(
+                        "UPDATE members SET vector = ?, vector_key = ? WHERE collection_id = ? AND key = ?",
+                        [
+                            (as_blob(v), current, row["collection_id"], row["key"])
+                            for row, v in zip(batch, vectors, strict=True)
+                        ],
+                    )
+                progress.advance(len(batch))
+        finally:
+            cache.flush()
+        if anew < len(pending):
+            logger.info("%d of %d entries outside the corpus taken from the embedding cache (embedded before)",
+                        len(pending) - anew, len(pending))  # fmt: skip
         return len(pending)
 
     # --- recommendations and the feed --------------------------------------------------------
@@ -566,6 +626,7 @@ class Collections:
     def mark_shown(self, names: list[str] | None = None) -> list[str]:
         """Mark the new papers of ``names`` (every collection when None) as shown now: the next
         ``--new`` and digest start there. Returns the names."""
+        self._say_shared()
         with self.database.connect(write=True) as db:
             names = self.names() if names is None else [check_name(name) for name in names]
             for name in names:
@@ -611,6 +672,8 @@ class Collections:
             raise UserError(
                 f"{source}: a backup of version {backup.get('version')!r}; this paperscope reads {BACKUP_VERSION}"
             )
+        if into_this_index and self.shared_with:
+            self._own_identity()  # a copy's restore gives it collections of its own, the original keeps its
         restored, size = (
             [],
             4 * self.parts.manifest.dimension,

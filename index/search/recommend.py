@@ -173,28 +173,38 @@ REASON_MEMBERS = 2  # the members named as a recommendation's closest
 REASON_TERMS = 4  # the terms named as shared with them
 
 
-def reasons(ranker, rows: np.ndarray, positive: np.ndarray) -> list[dict]:
-    """Why each of ``rows`` is recommended for a collection of ``positive`` rows: the members it is
-    closest to ("members": (row, cosine) pairs, closest first) and the terms it shares with the
+def reasons(ranker, rows: np.ndarray, positive: np.ndarray, outside_vectors=None, outside_texts=()) -> list[dict]:
+    """Why each of ``rows`` is recommended for a collection of ``positive`` rows and of members
+    outside the index (their ``outside_vectors`` and ``outside_texts``, title and abstract): the
+    ``REASON_MEMBERS`` members it is closest to, of either kind ("members": (row, cosine) pairs,
+    "outside": (member number, cosine) pairs, closest first), and the terms it shares with the
     collection ("terms": the heaviest in both its TF-IDF row and the members', first)."""
-    if not len(positive) or not len(rows):
+    outside = np.zeros((0, ranker.vectors.shape[1]), np.float32) if outside_vectors is None else outside_vectors
+    if not len(rows) or not len(positive) + len(outside):
         return [{"members": [], "terms": []} for _ in rows]
-    cosines = np.asarray(ranker.vectors[rows]) @ np.asarray(ranker.vectors[positive]).T
+    found = np.asarray(ranker.vectors[rows])
+    cosines = np.hstack([found @ np.asarray(ranker.vectors[positive]).T, found @ np.asarray(outside).T])
     closest = np.argsort(-cosines, axis=1, kind="stable")[:, :REASON_MEMBERS]
     matrix = ranker.keyword.matrix
     profile = np.asarray(matrix[positive].sum(axis=0)).ravel()  # the members' weight of each term
+    if len(outside_texts):
+        profile += np.asarray(ranker.keyword.transform(list(outside_texts)).sum(axis=0)).ravel()
     picked = matrix[rows]
     shared = picked.data * profile[picked.indices]  # each of the rows' terms, weighed by both
-    found = []
+    found_reasons = []
     for i in range(len(rows)):
         start, end = picked.indptr[i], picked.indptr[i + 1]
         order = np.argsort(-shared[start:end], kind="stable")
         terms = picked.indices[start:end][order[shared[start:end][order] > 0]]
-        found.append({
-            "members": [(int(positive[j]), float(cosines[i, j])) for j in closest[i]],
+        count = len(positive)
+        reason = {
+            "members": [(int(positive[j]), float(cosines[i, j])) for j in closest[i] if j < count],
             "terms": [ranker.keyword.terms[term] for term in terms[:REASON_TERMS]],
-        })  # fmt: skip
-    return found
+        }
+        if len(outside):
+            reason["outside"] = [(int(j - count), float(cosines[i, j])) for j in closest[i] if j >= count]
+        found_reasons.append(reason)
+    return found_reasons
 
 
 def _groups(ranker, positive: np.ndarray, positive_vectors: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -87,15 +87,22 @@ class Results:
         return pa.table(columns | dict(zip(metadata.column_names, metadata.columns, strict=True)))
 
     def _because(self) -> list[dict]:
-        """Each recommendation's reason with its members named by id: {"members": [{"id",
-        "similarity"}…], "terms": […]} (and "added", for new papers of a feed)."""
+        """Each recommendation's reason with its closest members named by title: {"members": [{"id",
+        "title", "similarity"}…], "terms": […]} (and "added", for new papers of a feed); members
+        outside the index (a collection's "outside" reasons) have "id" None, their "key" and
+        their entry's "citation_key", the closest of either kind first."""
         rows = sorted({row for reason in self.ranking.reasons for row, _ in reason["members"]})
-        id_of = dict(zip(rows, self._papers.take(rows, ["id"]).column("id").to_pylist(), strict=True))
-        return [
-            {**reason, "members": [{"id": id_of[row], "similarity": round(similarity, 3)}
-                                   for row, similarity in reason["members"]]}
-            for reason in self.ranking.reasons
-        ]  # fmt: skip
+        named = self._papers.take(rows, ["id", "title"])
+        pairs = zip(named.column("id").to_pylist(), named.column("title").to_pylist(), strict=True)
+        of = dict(zip(rows, pairs, strict=True))
+        because = []
+        for reason in self.ranking.reasons:
+            inside = [{"id": of[row][0], "title": of[row][1], "similarity": round(similarity, 3)}
+                      for row, similarity in reason["members"]]  # fmt: skip
+            outside = [{"id": None, **member} for member in reason.get("outside", [])]
+            members = sorted([*inside, *outside], key=lambda member: -member["similarity"])
+            because.append({**{k: v for k, v in reason.items() if k != "outside"}, "members": members})
+        return because
 
     def to_pandas(self) -> pd.DataFrame:
         """The papers as a DataFrame (the columns of :meth:`to_arrow`); ``frame.attrs["note"]``

@@ -188,6 +188,20 @@ def identity(folder: str | Path, create: bool = True) -> str:
     return path.read_text(encoding="utf-8").strip()
 
 
+def new_identity(folder: str | Path) -> str:
+    """Give the index in ``folder`` a new identity (``IDENTITY`` replaced at once): a copy that
+    shared the identity, and so the collections, of the folder it was copied from has its own."""
+    path = Path(folder) / IDENTITY_FILE
+    temporary = path.with_name(f"{TEMPORARY_PREFIX}{uuid.uuid4().hex[:8]}-{IDENTITY_FILE}")
+    try:
+        temporary.write_text(uuid.uuid4().hex + "\n", encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise UserError(f"{path}: cannot write the index's identity ({exc.strerror or exc})") from None
+    return path.read_text(encoding="utf-8").strip()
+
+
 def leftovers(folder: str | Path) -> list[Path]:
     """What killed builds left in ``folder``: its temporary files and folders (removed by the next
     build or add, which holds the folder's lock; ``paperscope verify`` names them)."""
