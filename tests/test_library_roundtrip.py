@@ -231,3 +231,21 @@ def test_a_second_collection_from_the_same_file_embeds_nothing(index, caplog):
     taken = "4 of 4 entries outside the corpus taken from the embedding cache (embedded before)"
     assert caplog.messages.count(taken) == 1  # the second import embedded none of them
     assert np.array_equal(collections.steering("first")[1], collections.steering("second")[1])
+
+
+def test_two_entries_of_one_corpus_paper_are_two_members_and_both_come_back(index, tmp_path):
+    library = tmp_path / "versions.bib"  # a preprint and its published version, both naming p3 by its DOI
+    library.write_text(
+        "@misc{lin2023, title = {SGD for heterophilic graphs}, doi = {10.5555/sample.3}, note = {Preprint}}\n"
+        "@inproceedings{lin2024, title = {SGD for Heterophilic Graphs}, doi = {10.5555/sample.3}, year = {2024}}\n"
+        "@inproceedings{lin2024-1, title = {SGD for Heterophilic Graphs}, doi = {10.5555/sample.3}, year = {2024}}\n"
+    )
+    collections = index.collections
+    matched = collections.create("mine", files=[library], embed=False)
+    assert (len(matched.members), matched.repeated) == (2, 1)  # the third repeats the second, field for field
+    assert list(collections.members("mine")["id"]) == ["p3", "p3"]
+    exported = entries(collections.export("mine", tmp_path / "out.bib"))
+    assert [entry["key"] for entry in exported] == ["lin2023", "lin2024"]
+    again = collections.add("mine", files=[library], embed=False)
+    assert (len(again.members), len(again.present)) == (0, 2)  # the same file again: nothing new
+    assert len(index.collections.recommend("mine", k=3)) == 3

@@ -90,6 +90,12 @@ def citation_key(member: dict) -> str | None:
     return (key_and_type(json.loads(member["entry"]))[0] or None) if member.get("entry") else None
 
 
+def _same_entry(first: dict, second: dict) -> bool:
+    """Whether two imported members are one entry: every field equal but the citation key (and
+    the line), as :func:`outside_key` compares them; a member without an entry is the paper alone."""
+    return not first.get("entry") or outside_key(first) == outside_key(second)
+
+
 def _is_list(value) -> bool:
     return isinstance(value, (list, tuple, np.ndarray))
 
@@ -403,7 +409,8 @@ class Collections:
             outside = set()
             if found is not None:
                 rows = db.execute(
-                    "SELECT key FROM members WHERE collection_id = ? AND paper_id IS NULL", (found["id"],)
+                    "SELECT key FROM members WHERE collection_id = ? AND (paper_id IS NULL OR key != paper_id)",
+                    (found["id"],),
                 )
                 outside = {row["key"] for row in rows}
             papers = [key for key in keys if key not in outside]
@@ -511,6 +518,9 @@ class Collections:
             matched.unusable += found.unusable
         unique = {}
         for member in matched.members:
+            if member["key"] in unique and member.get("entry") and not _same_entry(unique[member["key"]], member):
+                # another entry for the same paper (a preprint and its published version): a member of its own
+                member = {**member, "key": f"{member['paper_id']}#{outside_key(member).removeprefix('outside:')}"}
             unique.setdefault(member["key"], member)
         matched.repeated = len(matched.members) - len(unique)
         matched.members = list(unique.values())
@@ -607,7 +617,7 @@ class Collections:
         its outside entries (embedded first where missing, or made with another model)."""
         self.embed_outside(name)
         rows = self._rows(name)
-        ids = self.parts.papers.known([row["paper_id"] for row in rows if row["paper_id"]])
+        ids = self.parts.papers.known(list(dict.fromkeys(row["paper_id"] for row in rows if row["paper_id"])))
         vectors = [from_blob(row["vector"]) for row in rows if row["paper_id"] is None and row["vector"]]
         dimension = self.parts.manifest.dimension
         return ids, np.stack(vectors) if vectors else np.zeros((0, dimension), np.float32)
@@ -665,21 +675,26 @@ class Collections:
     def restore(self, backup: dict, source: str, into_this_index: bool = False) -> list[str]:
         """Read a :meth:`backup` back (``source`` names it in errors), in one transaction: each
         collection to the index it was kept for (the same identity), or with ``into_this_index``
-        all of them to this index. A collection that exists already is an error; nothing changes."""
+        all of them to this index; a copy sharing the identity of the folder it was copied from
+        gets an identity of its own first, and the collections of that identity only. A
+        collection that exists already is an error; nothing changes."""
         if not isinstance(backup, dict) or backup.get("format") != BACKUP_FORMAT:
             raise UserError(f'{source}: not a paperscope collections backup (no "format": "{BACKUP_FORMAT}")')
         if backup.get("version") != BACKUP_VERSION:
             raise UserError(
                 f"{source}: a backup of version {backup.get('version')!r}; this paperscope reads {BACKUP_VERSION}"
             )
-        if into_this_index and self.shared_with:
-            self._own_identity()  # a copy's restore gives it collections of its own, the original keeps its
+        collections = backup.get("collections") or []
+        if into_this_index and self.shared_with:  # a copy: its own identity, and the original's collections
+            shared = self.index_key
+            collections = [c for c in collections if isinstance(c, dict) and str(c.get("index")) == shared]
+            self._own_identity()
         restored, size = (
             [],
             4 * self.parts.manifest.dimension,
         )  # a vector of another size: embedded again when needed
         with self.database.connect(write=True) as db:
-            for number, collection in enumerate(backup.get("collections") or [], start=1):
+            for number, collection in enumerate(collections, start=1):
                 try:
                     key = self.index_key if into_this_index else str(collection["index"])
                     name = check_name(collection["name"])
