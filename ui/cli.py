@@ -533,6 +533,15 @@ def _build_options(build) -> None:
         type=arguments.existing_folder,
         help="local sentence-transformers model folder (default: bundled all-MiniLM-L6-v2)",
     )
+    _embedding_options(build)
+    _with_fields(build, "embed everything again, ignoring the embedding cache")
+    _with_where(build)
+    _topic_seed_options(build)
+    _engine_options(build)
+
+
+def _embedding_options(build) -> None:
+    """The build's choices of how texts are embedded and ranked: preset, long texts, smoothing, int8."""
     build.add_argument(
         "--preset",
         choices=tuple(PRESETS),
@@ -554,14 +563,16 @@ def _build_options(build) -> None:
         help="hybrid ranking sees each paper plus W x the mean of its K nearest papers, or 'off' "
         f"(default: {Smoothing.k}:{Smoothing.weight})",
     )
-    _with_fields(build, "embed everything again, ignoring the embedding cache")
-    _with_where(build)
     build.add_argument(
         "--quantize",
         choices=QUANTIZE_CHOICES,
         help="instead of a preset: embed with a dynamically quantized int8 ONNX model (faster; fidelity to fp32 is "
         "measured and recorded in the manifest)",
     )
+
+
+def _topic_seed_options(build) -> None:
+    """The build's seed topics: --topics-from FILE and --seed-similarity."""
     build.add_argument(
         "--topics-from",
         metavar="FILE",
@@ -577,6 +588,10 @@ def _build_options(build) -> None:
         f"seed's words and a similarity unusual for that seed (docs/topic-map.md; default {SEED_SIMILARITY})",
     )
     needs(similarity, "--topics-from")
+
+
+def _engine_options(build) -> None:
+    """The build's FAISS factory and where it runs: this process or Ray (--engine, --address, --workers)."""
     build.add_argument(
         "--faiss",
         metavar="FACTORY",

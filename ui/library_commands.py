@@ -212,6 +212,33 @@ def cmd_digest(args) -> None:
     print(_digest_markdown(digest))
 
 
+def _export_parser(actions):
+    """``collection export``: its parser, with its options."""
+    export = actions.add_parser(
+        "export", help="write a collection as .bib, .ris, .json (CSL-JSON) or .csv",
+        description="Each imported entry is written with its own citation key, entry type and every field it had "
+        "(converted when it came in another format). Where the entry and the corpus disagree the entry wins: "
+        "the corpus only fills the fields it lacks (--prefer corpus: the corpus's values replace the entry's). "
+        "Papers added from the corpus get readable keys (surnameYEARword), unique within the file.",
+    )  # fmt: skip
+    export.add_argument("name", metavar="NAME", type=NAME)
+    export.add_argument(
+        "-o", "--output", metavar="FILE", type=arguments.OutputFile((".bib", ".ris", ".json", ".csv")),
+        required=True, help="FILE.bib, FILE.ris, FILE.json or FILE.csv",
+    )  # fmt: skip
+    arguments.with_force(export)
+    export.add_argument(
+        "--prefer", choices=("entry", "corpus"), default="entry",
+        help="whose value a field takes when the entry and the corpus disagree (default: the entry's)",
+    )  # fmt: skip
+    export.add_argument(
+        "--with-corpus-fields", action="store_true",
+        help="also write the corpus's own columns (decision, tags, …): in BibTeX as paperscope-NAME fields, "
+        "in RIS as notes, in CSL-JSON under custom (default: a library's entries carry only their own fields)",
+    )  # fmt: skip
+    return export
+
+
 def collection_options(collection) -> None:
     """The ``collection`` command's own commands."""
     actions = collection.add_subparsers(dest="action", required=True, parser_class=type(collection))
@@ -252,28 +279,7 @@ def collection_options(collection) -> None:
     listing = actions.add_parser("list", help="the index's collections")
     show = actions.add_parser("show", help="a collection's members, and how its entries matched")
     show.add_argument("name", metavar="NAME", type=NAME)
-    export = actions.add_parser(
-        "export", help="write a collection as .bib, .ris, .json (CSL-JSON) or .csv",
-        description="Each imported entry is written with its own citation key, entry type and every field it had "
-        "(converted when it came in another format). Where the entry and the corpus disagree the entry wins: "
-        "the corpus only fills the fields it lacks (--prefer corpus: the corpus's values replace the entry's). "
-        "Papers added from the corpus get readable keys (surnameYEARword), unique within the file.",
-    )  # fmt: skip
-    export.add_argument("name", metavar="NAME", type=NAME)
-    export.add_argument(
-        "-o", "--output", metavar="FILE", type=arguments.OutputFile((".bib", ".ris", ".json", ".csv")),
-        required=True, help="FILE.bib, FILE.ris, FILE.json or FILE.csv",
-    )  # fmt: skip
-    arguments.with_force(export)
-    export.add_argument(
-        "--prefer", choices=("entry", "corpus"), default="entry",
-        help="whose value a field takes when the entry and the corpus disagree (default: the entry's)",
-    )  # fmt: skip
-    export.add_argument(
-        "--with-corpus-fields", action="store_true",
-        help="also write the corpus's own columns (decision, tags, …): in BibTeX as paperscope-NAME fields, "
-        "in RIS as notes, in CSL-JSON under custom (default: a library's entries carry only their own fields)",
-    )  # fmt: skip
+    export = _export_parser(actions)
     delete = actions.add_parser("delete", help="delete a collection")
     delete.add_argument("name", metavar="NAME", type=NAME)
     mark = actions.add_parser(
