@@ -125,25 +125,30 @@ def test_papers_added_from_the_corpus_get_readable_keys_unique_in_the_file(index
         assert key.startswith("anon" + str(paper["year"])) and key.isascii() and key.isalnum()
 
 
-def test_the_command_line_exports_as_the_library_came(library_corpus, tmp_path):
-    home, library = tmp_path / "home", EXPORTS[0].parent / "zotero.bib"
+def _import_and_export(library: Path, index: Path, home: Path, out: Path):
+    """``collection create mine --from LIBRARY`` then ``collection export mine -o OUT`` through the
+    command line, in a data folder of their own: what each printed."""
     environment = {**os.environ, "PAPERSCOPE_HOME": str(home)}
-    paperscope = [sys.executable, "-m", "paperscope.ui.cli"]
-    index = ["--index", str(library_corpus / "index")]
-    created = subprocess.run([*paperscope, "collection", "create", "mine", "--from", str(library), *index],
-                             capture_output=True, text=True, env=environment)  # fmt: skip
+    steps = (["create", "mine", "--from", str(library)], ["export", "mine", "-o", str(out)])
+    return [subprocess.run([sys.executable, "-m", "paperscope.ui.cli", "collection", *step, "--index", str(index)],
+                           capture_output=True, text=True, env=environment) for step in steps]  # fmt: skip
+
+
+def test_the_command_line_exports_as_the_library_came(library_corpus, tmp_path):
+    out = tmp_path / "out.bib"
+    created, exported = _import_and_export(
+        EXPORTS[0].parent / "zotero.bib", library_corpus / "index", tmp_path / "home", out
+    )
     assert created.returncode == 0, created.stderr
     assert (
         "4 entries: 2 new members matched to corpus papers (1 by DOI, 1 by arXiv id); 2 new outside" in created.stderr
     )
-    out = tmp_path / "out.bib"
-    exported = subprocess.run([*paperscope, "collection", "export", "mine", "-o", str(out), *index],
-                              capture_output=True, text=True, env=environment)  # fmt: skip
     assert exported.returncode == 0, exported.stderr
     text = out.read_text()
     assert "@inproceedings{lin_stochastic_2024," in text and "@book{knuth_art_1997," in text
     assert "publisher = {Addison-Wesley}" in text and "isbn = {978-0-201-89683-1}" in text
-    helped = subprocess.run([*paperscope, "collection", "export", "--help"], capture_output=True, text=True)
+    helped = subprocess.run([sys.executable, "-m", "paperscope.ui.cli", "collection", "export", "--help"],
+                            capture_output=True, text=True)  # fmt: skip
     assert "the entry wins" in helped.stdout.replace("\n", " ")
 
 
@@ -158,16 +163,11 @@ def test_a_second_cycle_gives_the_first_export_back_byte_for_byte(index, library
 
 
 def test_entries_sharing_a_citation_key_are_exported_as_they_came_with_a_warning(library_corpus, tmp_path):
-    home, library = tmp_path / "home", EXPORTS[0].parent / "merged-repeated-keys.bib"
-    environment = {**os.environ, "PAPERSCOPE_HOME": str(home)}
-    paperscope = [sys.executable, "-m", "paperscope.ui.cli"]
-    index = ["--index", str(library_corpus / "index")]
-    created = subprocess.run([*paperscope, "collection", "create", "mine", "--from", str(library), *index],
-                             capture_output=True, text=True, env=environment)  # fmt: skip
-    assert created.returncode == 0, created.stderr
     out = tmp_path / "out.bib"
-    exported = subprocess.run([*paperscope, "collection", "export", "mine", "-o", str(out), *index],
-                              capture_output=True, text=True, env=environment)  # fmt: skip
+    created, exported = _import_and_export(
+        EXPORTS[0].parent / "merged-repeated-keys.bib", library_corpus / "index", tmp_path / "home", out
+    )
+    assert created.returncode == 0, created.stderr
     assert exported.returncode == 0 and "Traceback" not in exported.stderr, exported.stderr
     assert "citation keys used by more than one entry, written as they came: smith2020" in exported.stderr
     text = out.read_text()
