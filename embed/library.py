@@ -347,7 +347,8 @@ def _crossref(entries: list[dict]) -> set[int]:
         if parent is None or parent is entry:
             continue
         used.add(id(parent))
-        entry["parent"] = {name: parent[name] for name in ("type", "key", "fields", "macros") if name in parent}
+        kept = ("type", "key", "fields", "macros", "strings")
+        entry["parent"] = {name: parent[name] for name in kept if name in parent}
         entry["inherited"] = {}
         for name, value in parent["fields"].items():
             inherited = "booktitle" if name.lower() == "title" else name
@@ -357,15 +358,20 @@ def _crossref(entries: list[dict]) -> set[int]:
     return used
 
 
-def _builtin_macros(fields, macros: dict[str, str]) -> dict[str, str]:
-    """The fields written as one of BibTeX's own macros (``month = jun``), by name: kept so that
-    an export writes them as macros again (a @string of the file redefining one is resolved)."""
-    found = {}
+def _macro_fields(fields, macros: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The fields written as one macro (``month = jun``, ``series = pmlr``): {field: macro name},
+    and the definitions of the file's own among them ({name: text}; BibTeX's month macros need
+    none): kept so that an export writes them as macros again, with their @string. A value that
+    joins parts with ``#`` is kept resolved."""
+    found, strings = {}, {}
     for written in fields:
-        name = written.value.strip().lower() if isinstance(written.value, str) else ""
-        if name in BIBTEX_MACROS and macros.get(name) == BIBTEX_MACROS[name]:
-            found[written.key] = name
-    return found
+        name = written.value.strip() if isinstance(written.value, str) else ""
+        if name.lower() not in macros:
+            continue
+        found[written.key] = name
+        if macros[name.lower()] != BIBTEX_MACROS.get(name.lower()):
+            strings[name] = macros[name.lower()]
+    return found, strings
 
 
 def _readable_entries(path: Path, library) -> list:
@@ -395,7 +401,8 @@ def _readable_entries(path: Path, library) -> list:
 def bibtex_entries(path: Path, text: str) -> list[dict]:
     """A .bib file's entries in file order, each {"format": "bib", "type", "key", "fields" (names as
     written, values as text with their LaTeX: macros and # resolved, crossref inherited), "line",
-    and "macros" where fields were written as BibTeX's own month macros: {field: "jun"}}.
+    "macros" where fields were written as one macro: {field: "jun"}, and "strings", the file's
+    @string definitions of those: {"pmlr": "Proceedings of Machine Learning Research"}}.
     Entries sharing a key are all kept, with one warning line for each such key naming its lines;
     an entry the parser had to abort (unbalanced braces, cut off) is skipped with a warning line
     naming its line and why (a UserError when no entry is left). A ``crossref`` parent is no entry
@@ -418,9 +425,11 @@ def bibtex_entries(path: Path, text: str) -> list[dict]:
         line = (entry.start_line or 0) + 1
         entries.append({"format": "bib", "type": entry.entry_type.lower(), "key": entry.key, "fields": fields,
                         "line": line})  # fmt: skip
-        builtin = _builtin_macros(entry.fields, macros)
-        if builtin:
-            entries[-1]["macros"] = builtin
+        named, strings = _macro_fields(entry.fields, macros)
+        if named:
+            entries[-1]["macros"] = named
+        if strings:
+            entries[-1]["strings"] = strings
     parents = _crossref(entries)
     entries = [entry for entry in entries if id(entry) not in parents]
     lines: dict[str, list[int]] = {}

@@ -219,6 +219,19 @@ def test_a_crossref_parent_is_inherited_from_and_written_after_its_children_not_
     assert "PMLR" not in child and "\tpublisher = {PMLR}" in parent  # inherited, left to the parent
 
 
+def test_a_files_own_string_macros_come_back_as_macros_with_their_definitions(index, tmp_path):
+    collections = index.collections
+    collections.create("mine", files=[EXPORTS[0].parent / "jabref-strings.bib"], embed=False)
+    text = collections.export_text("mine", "bib")
+    assert text.startswith("@string{pmlr = {Proceedings of Machine Learning Research}}\n")
+    assert "\tseries = pmlr,\n" in text and "\tmonth = jul,\n" in text
+    assert "icml" not in text  # joined with '#' to a literal: kept resolved, so no @string it needs
+    changed = tmp_path / "changed.bib"  # another file: its @string, its macro used alone
+    changed.write_text("@string{jmlr = {JMLR}}\n@article{a, title = {One}, journal = jmlr}\n")
+    collections.create("changed", files=[changed], embed=False)
+    assert "\tjournal = jmlr\n" in collections.export_text("changed", "bib")
+
+
 def test_a_second_collection_from_the_same_file_embeds_nothing(index, caplog):
     import logging
 

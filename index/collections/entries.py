@@ -442,18 +442,34 @@ def entries(members: list[Member], fmt: str, prefer: str = "entry", corpus_field
     return written
 
 
-def bibtex_entry(entry: dict) -> str:
-    """One BibTeX entry's text: each field in braces, or bare where it was written as one of
-    BibTeX's own macros and still holds its text (``month = jun``); a field it inherited from its
-    ``crossref`` parent is left to the parent (written after it)."""
+def bibtex_entry(entry: dict, strings: dict[str, str]) -> str:
+    """One BibTeX entry's text: each field in braces, or bare where it was written as a macro that
+    still holds its text (``month = jun``; ``series = pmlr`` where ``strings``, the file's @string
+    definitions, give ``pmlr`` that text); a field it inherited from its ``crossref`` parent is left
+    to the parent (written after it)."""
     macros, inherited = entry.get("macros") or {}, entry.get("inherited") or {}
     lines = []
     for name, value in entry["fields"].items():
         if name in inherited and inherited[name] == value:
             continue
         macro = macros.get(name)
-        lines.append(f"\t{name} = {macro if macro and BIBTEX_MACROS[macro] == value else '{' + value + '}'}")
+        defined = strings.get(macro, BIBTEX_MACROS.get(macro.lower())) if macro else None
+        lines.append(f"\t{name} = {macro if defined == value else '{' + value + '}'}")
     return f"@{entry['type']}{{{entry['key']},\n" + ",\n".join(lines) + "\n}\n"
+
+
+def _bibtex_file(written: list[dict]) -> str:
+    """A .bib file of entries: the @string definitions their macros need (the first of each name),
+    the entries, then the ``crossref`` parents they name."""
+    parents = {json.dumps(e["parent"], sort_keys=True): e["parent"] for e in written if e.get("parent")}
+    blocks = [*written, *parents.values()]
+    strings: dict[str, str] = {}
+    for entry in blocks:
+        for name, text in (entry.get("strings") or {}).items():
+            strings.setdefault(name, text)
+    header = "".join(f"@string{{{name} = {{{text}}}}}\n" for name, text in strings.items())
+    texts = [bibtex_entry(entry, strings) for entry in blocks]
+    return "\n".join([header, *texts] if header else texts)
 
 
 def as_text(members: list[Member], fmt: str, prefer: str = "entry", corpus_fields: bool = False) -> str:
@@ -461,8 +477,7 @@ def as_text(members: list[Member], fmt: str, prefer: str = "entry", corpus_field
     bibtexparser: its library refuses two entries sharing a key, which a user's file may hold)."""
     written = entries(members, fmt, prefer, corpus_fields)
     if fmt == "bib":
-        parents = {json.dumps(e["parent"], sort_keys=True): e["parent"] for e in written if e.get("parent")}
-        return "\n".join(bibtex_entry(entry) for entry in [*written, *parents.values()])
+        return _bibtex_file(written)
     if fmt == "ris":
         import rispy
 
