@@ -14,7 +14,7 @@ import time
 
 from benchmarks.common import app_server, report
 from benchmarks.common import parser as common_parser
-from tests.servers import CHROMIUM, CHROMIUM_FLAGS
+from tests.support.servers import CHROMIUM, CHROMIUM_FLAGS
 
 
 def one_run(index_dir: str, link: str, browser) -> dict:

@@ -8,7 +8,7 @@ import functools
 import json
 import subprocess
 
-from tests.servers import paperscope_server
+from tests.support.servers import paperscope_server
 
 
 def report(header: list[str], rows: list[list], results, json_path: str) -> None:

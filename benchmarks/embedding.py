@@ -24,7 +24,7 @@ def main() -> None:
     from paperscope import locations
     from paperscope.embed.model import Encoder
     from paperscope.index.build.ann import neighbour_overlap
-    from tests.corpora import read_corpus
+    from tests.support.corpora import read_corpus
 
     abstracts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
     texts = [f"{abstract} (copy {copy})" for copy in range(args.copies) for abstract in abstracts]

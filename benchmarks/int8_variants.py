@@ -50,7 +50,7 @@ def main() -> None:
     from paperscope.embed.model import Encoder
     from paperscope.embed.onnx_backend import OnnxEncoder
     from paperscope.index.build.ann import neighbour_overlap
-    from tests.corpora import read_corpus
+    from tests.support.corpora import read_corpus
 
     logging.getLogger().setLevel(logging.ERROR)  # quantize_dynamic's advice to pre-process
     folder = Path(tempfile.mkdtemp(prefix="paperscope-int8-"))

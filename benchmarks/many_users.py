@@ -29,7 +29,7 @@ from benchmarks.common import parser as common_parser
 from benchmarks.common import report
 from paperscope import locations
 from paperscope.ui.launch import wait_until_healthy
-from tests.servers import CHROMIUM, CHROMIUM_FLAGS, free_port, paperscope_server
+from tests.support.servers import CHROMIUM, CHROMIUM_FLAGS, free_port, paperscope_server
 
 FLOOR_PAGE = """
 import streamlit as st

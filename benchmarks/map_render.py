@@ -27,7 +27,14 @@ import pandas as pd
 
 from benchmarks.common import app_server, report
 from benchmarks.common import parser as common_parser
-from tests.servers import CHROMIUM, CHROMIUM_FLAGS, LABEL_REACH, MAP_LABEL_DISTANCES, MAP_LABEL_LAYOUT, show_fine_level
+from tests.support.servers import (
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    LABEL_REACH,
+    MAP_LABEL_DISTANCES,
+    MAP_LABEL_LAYOUT,
+    show_fine_level,
+)
 
 MAP = "document.querySelector('.ps-map').parentElement.__paperscopeMap"
 

@@ -203,7 +203,7 @@ def add_new(folder: Path, base_corpus: Path, count: int, work: Path) -> dict:
     from paperscope import locations
     from paperscope.embed.corpus import embedding_texts
     from paperscope.embed.model import Encoder
-    from tests.corpora import read_corpus
+    from tests.support.corpora import read_corpus
 
     manifest = PaperIndex.load(folder).manifest
     encoder = Encoder(onnx_dir=locations.onnx_dir(), quantize=manifest.model.quantize, window=manifest.model.window)
@@ -251,7 +251,7 @@ def app_first_results(folder: Path, runs: int = 3) -> dict:
     from playwright.sync_api import sync_playwright
 
     from benchmarks.app_start import one_run
-    from tests.servers import CHROMIUM, CHROMIUM_FLAGS
+    from tests.support.servers import CHROMIUM, CHROMIUM_FLAGS
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)

@@ -40,7 +40,7 @@ import psutil
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
-from tests.servers import paperscope_server
+from tests.support.servers import paperscope_server
 
 SEED = 7
 TARGET_RATE = {"similar": 300, "search": 30}  # requests/s of the open-loop phases: the targets

@@ -31,7 +31,7 @@ import nbformat
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
-from tests.servers import CHROMIUM, CHROMIUM_FLAGS, Kernel, jupyter_server, open_notebook, run_cells
+from tests.support.servers import CHROMIUM, CHROMIUM_FLAGS, Kernel, jupyter_server, open_notebook, run_cells
 
 MAP = "document.querySelector('.ps-map').parentElement.__paperscopeMap"
 LOAD_CELL = "from paperscope import PaperIndex\n\nix = PaperIndex.load({folder!r})\nlen(ix)"

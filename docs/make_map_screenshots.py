@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 
 from docs.make_screenshot import app_in_chromium
-from tests.servers import MAP_LABEL_DISTANCES, show_fine_level
+from tests.support.servers import MAP_LABEL_DISTANCES, show_fine_level
 
 
 def _shoot(page, path: str) -> None:

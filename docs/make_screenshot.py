@@ -18,7 +18,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from paperscope.ui.launch import wait_until_healthy
-from tests.servers import CHROMIUM, CHROMIUM_FLAGS, free_port
+from tests.support.servers import CHROMIUM, CHROMIUM_FLAGS, free_port
 
 QUERY = "speculative decoding to accelerate diffusion transformers"
 

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-ARTIFACTS = Path(__file__).parent / "artifacts"
+# The paths every test uses, in one place: the repository, the files tests read, the pictures they leave.
+ROOT = Path(__file__).resolve().parent.parent
+FILES = ROOT / "tests" / "files"  # indexes of earlier releases, old collection files, library exports
+ARTIFACTS = ROOT / "tests" / "artifacts"  # screenshots and measurements for a person to look at (not committed)
+SUPPORT = ROOT / "tests" / "support"  # the tools tests run: servers, corpora, halted builds
+APP = str(ROOT / "ui" / "app.py")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -51,7 +56,7 @@ def library_corpus(tmp_path_factory, data_home):
     import json
 
     from paperscope import build_index, locations
-    from tests.corpora import read_corpus
+    from tests.support.corpora import read_corpus
 
     folder = tmp_path_factory.mktemp("library")
     papers, _ = read_corpus(locations.bundled_corpus())
@@ -87,7 +92,7 @@ def browser():
     """Debian's Chromium, headless, driven by Playwright."""
     from playwright.sync_api import sync_playwright
 
-    from tests.servers import CHROMIUM, CHROMIUM_FLAGS
+    from tests.support.servers import CHROMIUM, CHROMIUM_FLAGS
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
