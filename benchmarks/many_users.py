@@ -7,7 +7,7 @@ text query, and waits until every page shows its ten results: against ``papersco
 index (default: the bundled sample's), then against a Streamlit page that only shows a text box
 and ten lines (the floor: what Streamlit and Chromium cost a session with nothing of ours). For
 each: wall seconds until all have answered, CPU seconds of the server and of Chromium (by process
-kind). Browsers and server share this machine's cores, as in tests/test_app_browser.py. Run on
+kind). Browsers and server share this machine's cores, as in tests/app/test_app_browser.py. Run on
 an idle machine. Prints a Markdown table and writes JSON.
 """
 

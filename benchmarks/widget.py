@@ -5,7 +5,7 @@
 
 A synthetic index of --papers papers is made from --base (default: the bundled sample's index) as
 benchmarks/million.py makes one: each paper a copy of a base paper with its own id, its vector and
-map position jittered. JupyterLab (tests/servers.py: offline, no token) opens a notebook whose
+map position jittered. JupyterLab (tests/support/servers.py: offline, no token) opens a notebook whose
 first cell loads the index; then, --runs times, in headless Chromium:
 
 - first draw: the cell ``w = ix.map.widget(); w`` run from the page, from the moment the kernel

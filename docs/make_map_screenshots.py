@@ -6,7 +6,7 @@ index at its coarse topics and at its fine ones (docs/app-ijcai.png: ``docs.make
 Starts ``paperscope app`` on ``--index`` and photographs it in headless Chromium at 1280 x 800
 once the map is drawn: first as it opens (coarse labels), then with "fine" picked as the sidebar's
 topic level, the sidebar folded again and the view reset. Prints how many labels are drawn and
-the farthest from its papers. Run it from the repository's root: it uses the test tools of ``tests/servers.py``.
+the farthest from its papers. Run it from the repository's root: it uses the test tools of ``tests/support/servers.py``.
 """
 
 from __future__ import annotations

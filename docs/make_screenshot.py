@@ -4,7 +4,7 @@
 
 Starts ``paperscope app`` on the default index (built on first use) or on --index and photographs
 it in headless Chromium at 1440 x 900, once the results and the map are drawn. Run it from the
-repository's root: it uses the test tools of ``tests/servers.py``.
+repository's root: it uses the test tools of ``tests/support/servers.py``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 value as it is parsed, before any work starts, so that a mistake is one line naming the option.
 
 Each carries its ``kind`` (``"number"``, ``"file"``, ``"index"``, ``"output file"``…), read by
-``tests/test_arguments.py`` to try the wrong values of that kind on every option of every command:
+``tests/cli/test_arguments.py`` to try the wrong values of that kind on every option of every command:
 an option given one of these is covered without a test of its own. Two options that go together
 are declared with :func:`needs` and checked after parsing by :func:`check_pairs`; an output that
 exists is refused unless ``--force`` by :func:`check_outputs` (where the command has ``--force``).

@@ -262,7 +262,7 @@ def test_ten_users_at_once_get_their_own_results_and_an_upload_stays_private(sam
         # The server's CPU time is recorded, not held to a number: it varies with the machine and with
         # the ten Chromium renderers beside it (6.4 CPU-s in benchmarks/many_users.py on an idle
         # machine, 11.1 on a loaded CI one). What keeps it small, explanations made only for an opened
-        # card, is tested in tests/test_app.py; the speed is benchmarks/many_users.py's.
+        # card, is tested in tests/app/test_app.py; the speed is benchmarks/many_users.py's.
 
         upload = tmp_path / "private.csv"
         upload.write_text('title,abstract\n' + "\n".join(

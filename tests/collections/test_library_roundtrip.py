@@ -1,6 +1,6 @@
 """A collection gives the library back as it came: import → export → import of files shaped like
 Zotero, Better BibTeX (suffixed keys), Google Scholar, JabRef (@string, #, crossref) and Mendeley
-exports, and a file with a repeated key (in tests/library_exports, written from those tools'
+exports, and a file with a repeated key (in tests/files/library_exports, written from those tools'
 documented formats) gives entries with the same citation keys, types and fields, macros as
 macros; the corpus only fills what an entry lacks, and a second cycle is byte-equal to the first."""
 

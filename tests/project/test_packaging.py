@@ -17,7 +17,7 @@ from paperscope import locations
 from tests.conftest import ROOT
 from tests.support.corpora import read_corpus
 
-# Names of test and benchmark tools (tests/servers.py, tests/halt_build.py, tests/corpora.py) that
+# Names of test and benchmark tools (tests/support/servers.py, tests/support/halt_build.py, tests/support/corpora.py) that
 # the installed package must not hold
 TEST_ONLY = (
     "CHROMIUM",
@@ -133,6 +133,6 @@ def test_the_notebook_extra_brings_jupyterlab_and_notebook_7_as_the_widget_tests
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     pins = {requirement.split("==")[0]: requirement for requirement in extras["notebook"] if "==" in requirement}
     assert {"jupyterlab", "notebook", "anywidget"} <= pins.keys()
-    assert set(pins.values()) <= set(extras["test"])  # the versions tests/test_widget.py drives the widget in
+    assert set(pins.values()) <= set(extras["test"])  # the versions tests/app/test_widget.py drives the widget in
     usage = (ROOT / "docs" / "usage.md").read_text()
     assert "pip install -e '.[notebook]'" in usage and "jupyter lab notebooks/explore.ipynb" in usage

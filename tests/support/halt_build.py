@@ -1,7 +1,7 @@
 """Run the ``paperscope`` command line, halted at a named build stage: a fault test kills it there
 instead of after a guessed delay.
 
-    python tests/halt_build.py STAGE build|add|remap ARGUMENTS...
+    python tests/support/halt_build.py STAGE build|add|remap ARGUMENTS...
 
 A build calls ``on_stage(name)`` as each of its stages starts (``build_index``'s documented
 callback; ``add_papers`` calls it at "commit"; a remap at "map and clusters", "write" and "commit").

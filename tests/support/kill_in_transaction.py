@@ -2,7 +2,7 @@
 is about to run the Nth SQL statement that matches PATTERN: a fault test kills a real process in
 the middle of a write instead of after a guessed delay.
 
-    python tests/kill_in_transaction.py PATTERN N ARGUMENTS...
+    python tests/support/kill_in_transaction.py PATTERN N ARGUMENTS...
 
 Before dying it prints ``paperscope: killed at <statement>`` on stderr. SQLite's trace callback
 runs as each statement starts, so whatever the transaction wrote before is left uncommitted.
