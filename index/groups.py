@@ -7,7 +7,6 @@ corrections (:mod:`paperscope.index.store.curations`) to them and to the papers'
 
 from __future__ import annotations
 
-import warnings
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -15,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from paperscope.errors import PaperscopeDeprecationWarning, UserError
+from paperscope.errors import UserError
 from paperscope.index.common.papers import PaperTable
 from paperscope.index.search import filters
 from paperscope.index.search.placement import PLACE_K, place_on_map
@@ -126,14 +125,6 @@ class TopicsGroup:
         self._curated: tuple[list[dict], list[curations.Outcome]] = ([], [])
         self.report: list[str] = []  # a sentence for each curation that matches no topic any more
         self._apply_log()
-
-    def __call__(self, level: str = "coarse") -> pd.DataFrame:
-        warnings.warn(
-            "ix.topics(level) is ix.topics.overview(level) now; the call goes in 0.3",
-            PaperscopeDeprecationWarning,
-            stacklevel=2,
-        )
-        return self.overview(level)
 
     # --- reading ------------------------------------------------------------------------------
 

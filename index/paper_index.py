@@ -14,7 +14,6 @@ current generation, verify, leftovers) are this module's too.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from functools import cached_property
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 
 from paperscope.embed.text import counted
-from paperscope.errors import Contradiction, PaperscopeDeprecationWarning, UserError, shown
+from paperscope.errors import Contradiction, UserError, shown
 from paperscope.index.common.papers import PaperTable
 from paperscope.index.groups import MapGroup, TopicsGroup
 from paperscope.index.search import filters
@@ -55,19 +54,6 @@ __all__ = [
     "searchable",
     "verify",
 ]  # fmt: skip
-
-# Names of earlier releases, until 0.3: old name -> where it is now (a DeprecationWarning says so).
-MOVED = {
-    "topic_table": "topics.table", "topics_by": "topics.by", "compare_topics": "topics.compare",
-    "bridges": "topics.bridges", "rename_topic": "topics.rename", "merge_topics": "topics.merge",
-    "split_topic": "topics.split", "move_papers": "topics.move", "curations": "topics.curations",
-    "curation_report": "topics.report", "map_widget": "map.widget", "map_table": "map.table",
-    "map_position": "map.position", "coordinates": "map.coordinates", "nearest_others": "neighbours",
-    "settings": "manifest.settings", "similar_rows": "similar", "search_rows": "search",
-    "recommend_rows": "recommend", "take": "table",
-}  # fmt: skip
-# Names of earlier releases that turned a ranking into a table: now a method of the Results.
-TURNED = {"results": "to_arrow", "frame": "to_pandas"}
 
 
 def curations_stamp(folder: str | Path) -> str:
@@ -149,20 +135,6 @@ class PaperIndex:
 
     def __repr__(self) -> str:
         return f"PaperIndex({str(self.folder)!r}, papers={len(self)}, model={self.manifest.model.name!r})"
-
-    def __getattr__(self, name: str):
-        if name not in MOVED and name not in TURNED:
-            raise AttributeError(f"'PaperIndex' object has no attribute {name!r}")
-        now = f"PaperIndex.{MOVED[name]}" if name in MOVED else f"Results.{TURNED[name]}()"
-        warnings.warn(
-            f"PaperIndex.{name} is {now} now; the old name goes in 0.3", PaperscopeDeprecationWarning, stacklevel=2
-        )
-        if name in TURNED:
-            return lambda results: getattr(results, TURNED[name])()
-        found = self
-        for part in MOVED[name].split("."):
-            found = getattr(found, part)
-        return found
 
     # --- what the index is -------------------------------------------------------------------
 

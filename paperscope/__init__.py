@@ -28,34 +28,13 @@ _PUBLIC = {
     "NamingSettings": "paperscope.settings",
     "read_seed_topics": "paperscope.embed.seeds",
 }
-_MOVED = {"near_duplicates": "duplicates", "outliers": "outliers"}  # until 0.3: now verbs of PaperIndex
 __all__ = sorted(_PUBLIC)
 
 
 def __getattr__(name: str):
-    if name in _MOVED:
-        return _moved(name)
     if name not in _PUBLIC:
         raise AttributeError(f"module 'paperscope' has no attribute {name!r}")
     return getattr(import_module(_PUBLIC[name]), name)
-
-
-def _moved(name: str):
-    """The function ``paperscope.<name>(index, ...)`` of earlier releases: the verb it became, with
-    a DeprecationWarning naming it."""
-    import warnings
-
-    from paperscope.errors import PaperscopeDeprecationWarning
-
-    def call(index, *args, **kwargs):
-        warnings.warn(
-            f"paperscope.{name}(index) is index.{_MOVED[name]}() now; the old name goes in 0.3",
-            PaperscopeDeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(index, _MOVED[name])(*args, **kwargs)
-
-    return call
 
 
 def __dir__() -> list[str]:

@@ -49,8 +49,3 @@ def shown(text, limit: int = 80) -> str:
 class Contradiction(UserError):
     """A request that contradicts itself (``--new`` with ``--since``, ``--not`` naming the
     collection itself): the service answers 409, the command line as any user error."""
-
-
-class PaperscopeDeprecationWarning(DeprecationWarning):
-    """A name of the Python API that changed: the message names what to use instead and when the
-    old name goes (the test suite turns these into errors, so that no test uses an old name)."""

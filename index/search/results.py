@@ -8,13 +8,11 @@ read from the memory-mapped table only when the results are turned into a table:
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from paperscope.errors import PaperscopeDeprecationWarning, UserError
+from paperscope.errors import UserError
 from paperscope.index.common.papers import PaperTable
 from paperscope.index.search.ranking import Ranking
 from paperscope.records import json_rows
@@ -118,22 +116,3 @@ class Results:
 
     def _repr_html_(self) -> str:
         return self.to_pandas()._repr_html_()
-
-    # --- until 0.3: the DataFrame that similar, search and recommend used to return -----------------
-
-    def __getitem__(self, key):
-        return self._frame_for("results[...]")[key]
-
-    def __getattr__(self, name: str):
-        if name.startswith("_") or name == "ranking":
-            raise AttributeError(name)
-        return getattr(self._frame_for(f"results.{name}"), name)
-
-    def _frame_for(self, what: str) -> pd.DataFrame:
-        warnings.warn(
-            f"{what}: similar, search and recommend return Results now, not a DataFrame; call "
-            ".to_pandas() (or .ids, .to_arrow(), .to_records()). The DataFrame fallback goes in 0.3.",
-            PaperscopeDeprecationWarning,
-            stacklevel=3,
-        )
-        return self.to_pandas()

@@ -26,10 +26,8 @@ def test_notebook_is_committed_without_outputs(path):
             assert cell.outputs == [] and cell.execution_count is None, f"{path.name}: clear outputs before committing"
 
 
-# Run first in the kernel: a warning of paperscope's (an old name, or any raised from its modules) stops the run.
+# Run first in the kernel: a warning raised from paperscope's modules stops the run.
 STRICT = """import warnings
-from paperscope.errors import PaperscopeDeprecationWarning
-warnings.filterwarnings("error", category=PaperscopeDeprecationWarning)
 warnings.filterwarnings("error", module="paperscope")"""
 
 

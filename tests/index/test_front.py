@@ -1,5 +1,4 @@
-"""The front: one name per verb, one result type, and the names of earlier releases kept working
-(with a warning) until they go."""
+"""The front: one name per verb, one result type, and nothing else answering."""
 
 import json
 
@@ -10,8 +9,6 @@ import pytest
 
 import paperscope
 from paperscope import PaperIndex
-from paperscope.errors import PaperscopeDeprecationWarning
-from paperscope.index.paper_index import MOVED
 
 MAX_PUBLIC_NAMES = 30
 
@@ -26,7 +23,7 @@ def test_the_front_has_at_most_thirty_public_names(sample_index):
     for verb in ("similar", "search", "recommend", "explain", "map", "topics", "collections", "table"):
         assert verb in names
     for gone in ("similar_rows", "search_rows", "recommend_rows", "results", "frame", "take", "metadata", "ranker"):
-        assert gone not in PaperIndex.__dict__ and gone not in names  # old names answer only through shims
+        assert gone not in PaperIndex.__dict__ and gone not in names
 
 
 def test_similar_search_and_recommend_return_one_type_in_three_shapes(sample_index):
@@ -72,38 +69,19 @@ def test_an_empty_answer_among_a_mask_says_why(sample_index):
         assert len(found) == 0 and found.note == "every paper passing the filters (2 papers) is one of the papers given"
 
 
-def test_every_moved_name_warns_and_leads_to_its_new_place(sample_index):
-    for old, new in MOVED.items():
-        with pytest.warns(PaperscopeDeprecationWarning, match=rf"PaperIndex\.{old} is PaperIndex\.{new} now"):
-            found = getattr(sample_index, old)
-        expected = sample_index
-        for part in new.split("."):
-            expected = getattr(expected, part)
-        assert found is expected or found.__func__ is expected.__func__  # the same value, or the same method
+def test_a_typo_is_a_plain_attribute_error_naming_the_class(sample_index):
+    """No name of an earlier version answers any more, and a result is not a DataFrame: a typo says so."""
     found = sample_index.similar(sample_index.ids()[0], k=3)
-    with pytest.warns(PaperscopeDeprecationWarning, match=r"PaperIndex\.frame is Results\.to_pandas\(\) now"):
-        pd.testing.assert_frame_equal(sample_index.frame(found), found.to_pandas())
-    with pytest.warns(PaperscopeDeprecationWarning, match=r"PaperIndex\.results is Results\.to_arrow\(\) now"):
-        assert sample_index.results(found).equals(found.to_arrow())
-    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
-        sample_index.no_such_name  # noqa: B018
-
-
-def test_the_old_calls_still_answer_as_before(sample_index):
-    first = sample_index.ids()[0]
-    expected = sample_index.similar(first, k=3).to_pandas()
-    with pytest.warns(PaperscopeDeprecationWarning, match=r"call \.to_pandas\(\)"):
-        assert sample_index.similar(first, k=3)["id"].tolist() == expected["id"].tolist()
-    with pytest.warns(PaperscopeDeprecationWarning, match=r"results\.empty"):
-        assert not sample_index.similar(first, k=3).empty
-    with pytest.warns(PaperscopeDeprecationWarning, match=r"topics\.overview\(level\)"):
-        old = sample_index.topics("coarse")
-    pd.testing.assert_frame_equal(old, sample_index.topics.overview("coarse"))
-    with pytest.warns(PaperscopeDeprecationWarning, match=r"index\.duplicates\(\)"):
-        pairs = paperscope.near_duplicates(sample_index, threshold=0.6)
-    pd.testing.assert_frame_equal(pairs, sample_index.duplicates(0.6))
-    with pytest.warns(PaperscopeDeprecationWarning, match=r"index\.outliers\(\)"):
-        pd.testing.assert_frame_equal(paperscope.outliers(sample_index, count=3), sample_index.outliers(3))
+    with pytest.raises(AttributeError, match=r"^'Results' object has no attribute 'empty'$"):
+        found.empty  # noqa: B018
+    with pytest.raises(TypeError, match="'Results' object is not subscriptable"):
+        found["id"]
+    with pytest.raises(AttributeError, match=r"^'PaperIndex' object has no attribute 'similar_rows'$"):
+        sample_index.similar_rows  # noqa: B018
+    with pytest.raises(TypeError, match="'TopicsGroup' object is not callable"):
+        sample_index.topics("coarse")
+    with pytest.raises(AttributeError, match=r"^module 'paperscope' has no attribute 'near_duplicates'$"):
+        paperscope.near_duplicates  # noqa: B018
 
 
 def test_the_overview_reads_only_the_central_papers_titles(sample_index):
