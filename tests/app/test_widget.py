@@ -1,4 +1,4 @@
-"""The map as a two-way Jupyter widget (``PaperIndex.map_widget``, ui/widget.py).
+"""The map as a two-way Jupyter widget (``ix.map.widget()``, ui/widget.py).
 
 First its state from Python (what the browser would send is set as the browser sets it), then
 for real: JupyterLab 4 and Notebook 7 started here, offline, the notebook run in Chromium, a box
