@@ -267,7 +267,7 @@ class PaperIndex:
         text = clean_query(text)
         query = Query(
             vector=self.embed_query(text) if mode != "keyword" else None,
-            keyword=self._ranker.keyword.transform([text]),
+            keyword=self._ranker.keyword.query(text),
             first=acronym_rows(text, self._papers, self._ranker.keyword) if mode != "dense" else np.zeros(0, np.int64),
         )
         found = self._ranker.search(query, len(text.split()), k, _settings(settings, mode), within)

@@ -12,10 +12,13 @@ from paperscope.ui import arguments
 
 
 def index_folder(args) -> Path:
-    """The --index folder, or the default sample index, built on first use."""
+    """The --index folder, or the default sample index, built on first use (only then is the
+    build's code imported: a lookup in a given folder loads none of it)."""
+    if args.index:
+        return Path(args.index)
     from paperscope.index.build.pipeline import sample_index
 
-    return Path(args.index) if args.index else sample_index()
+    return sample_index()
 
 
 def load(args):

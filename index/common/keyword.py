@@ -10,18 +10,25 @@ Stored in the index (by :mod:`paperscope.index.store.keyword_files`) as the spar
 matrix (rows L2-normalised) twice, by paper (CSR) and by term (CSC), each memory-mapped, and the
 terms with their IDF; no pickle. Queries touch only the postings of
 their terms and the rows of the candidates they score, so a search costs milliseconds at a
-million papers without reading the matrix whole.
+million papers without reading the matrix whole. A query reads the stored arrays themselves
+(:class:`Compressed`): scipy (0.12 s to import) is loaded only for the matrix as a whole
+(:attr:`KeywordIndex.matrix`, :attr:`KeywordIndex.by_term`), by the build, ``add`` and
+recommendations.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse
 
 from paperscope.embed.terms import phrases, words
+
+if TYPE_CHECKING:
+    import scipy.sparse
 
 SETTINGS = {"terms": "paperscope.embed.terms", "phrase_sizes": [1, 2], "sublinear_tf": True}
 CANDIDATE_TERMS = (
@@ -32,6 +39,36 @@ CANDIDATE_TERMS = (
 def analyzer(stop_words: frozenset[str]):
     """The terms of a text the keyword index counts: words and two-word phrases without stop words."""
     return lambda text: phrases(words(text), SETTINGS["phrase_sizes"], stop_words.__contains__)
+
+
+@dataclass(frozen=True)
+class Compressed:
+    """A sparse matrix as its three arrays and shape, compressed by row (as scipy's CSR) or by
+    column (CSC): the keyword matrix as stored, or a query's one row, read without scipy."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    shape: tuple[int, int]
+
+    @classmethod
+    def of(cls, matrix) -> Compressed:
+        """The arrays of a scipy CSR or CSC matrix (not copied)."""
+        return cls(matrix.data, matrix.indices, matrix.indptr, tuple(matrix.shape))
+
+    def toarray(self) -> np.ndarray:
+        """The row-compressed matrix as a dense array."""
+        dense = np.zeros(self.shape, dtype=np.float32)
+        rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+        np.add.at(dense, (rows, np.asarray(self.indices)), np.asarray(self.data))
+        return dense
+
+
+def _row(weights: dict[int, float], count: int) -> Compressed:
+    """A one-row query over ``count`` terms with ``weights`` (term column -> weight)."""
+    columns = np.fromiter(weights, dtype=np.int32, count=len(weights))
+    values = np.fromiter(weights.values(), dtype=np.float32, count=len(weights))
+    return Compressed(values, columns, np.array([0, len(columns)]), (1, count))
 
 
 def _by_term(matrix: scipy.sparse.csr_matrix) -> scipy.sparse.csc_matrix:
@@ -54,28 +91,54 @@ def _posting_keys(by_term: scipy.sparse.csc_matrix) -> np.ndarray:
 
 
 class KeywordIndex:
-    """TF-IDF rows of the papers, and the means to turn a query into a row of the same space."""
+    """TF-IDF rows of the papers, and the means to turn a query into a row of the same space.
+    ``rows``: the paper x term matrix, a scipy CSR matrix or its :class:`Compressed` arrays (as
+    read); ``postings``, when given, the same by term as :attr:`by_term` orders it (as read). A
+    query is one row: :meth:`query`'s, :meth:`weighted_rows`' or a row of :meth:`transform`."""
 
-    def __init__(self, matrix: scipy.sparse.csr_matrix, terms: list[str], idf: np.ndarray, stop_words: list[str]):
-        self.matrix = matrix
+    def __init__(self, rows, terms: list[str], idf: np.ndarray, stop_words: list[str], postings=None):
+        self.rows = Compressed.of(rows)
         self.terms = terms
         self.idf = idf
         self.stop_words = frozenset(stop_words)
+        if not isinstance(rows, Compressed):
+            self.__dict__["matrix"] = rows
+        if postings is not None:
+            self.postings = Compressed.of(postings)
 
     @cached_property
     def _column_of(self) -> dict[str, int]:
         return {term: i for i, term in enumerate(self.terms)}
 
     @cached_property
-    def by_term(self) -> scipy.sparse.csc_matrix:
-        """The same matrix by term, each term's papers in order of decreasing weight (impact-ordered
+    def matrix(self) -> scipy.sparse.csr_matrix:
+        """The paper x term matrix as a scipy CSR matrix (over the same arrays: nothing is copied)."""
+        import scipy.sparse
+
+        return scipy.sparse.csr_matrix(
+            (self.rows.data, self.rows.indices, self.rows.indptr), self.rows.shape, copy=False
+        )
+
+    @cached_property
+    def postings(self) -> Compressed:
+        """The matrix by term, each term's papers in order of decreasing weight (impact-ordered
         postings: a term's most telling papers come first); as stored, or made once after a fit."""
-        return _by_term(self.matrix)
+        return Compressed.of(_by_term(self.matrix))
+
+    @cached_property
+    def by_term(self) -> scipy.sparse.csc_matrix:
+        """:attr:`postings` as a scipy CSC matrix (over the same arrays)."""
+        import scipy.sparse
+
+        by_term = self.postings
+        return scipy.sparse.csc_matrix((by_term.data, by_term.indices, by_term.indptr), by_term.shape, copy=False)
 
     def appended(self, rows: scipy.sparse.csr_matrix) -> KeywordIndex:
         """This index with ``rows`` (TF-IDF rows of new papers, from :meth:`transform`) after its
         own. The by-term matrix is merged, not sorted again: each new posting goes after the
         postings of its term with a weight at least its own (a million papers: 34 s -> 3 s)."""
+        import scipy.sparse
+
         grown = KeywordIndex(
             scipy.sparse.vstack([self.matrix, rows], format="csr", dtype=np.float32),
             self.terms,
@@ -90,15 +153,15 @@ class KeywordIndex:
         data[at], indices[at] = new.data, new.indices + self.matrix.shape[0]
         data[~is_new], indices[~is_new] = old.data, old.indices
         indptr = np.asarray(old.indptr) + np.asarray(new.indptr)
-        grown.__dict__["by_term"] = scipy.sparse.csc_matrix((data, indices, indptr), shape=grown.matrix.shape)
+        grown.postings = Compressed(data, indices, indptr, grown.rows.shape)
         return grown
 
     def rows_with_term(self, term: str) -> np.ndarray | None:
         """Rows of the papers that use ``term`` (a lower-case word), or None if it is not in the vocabulary."""
         if term not in self._column_of:
             return None
-        column = self._column_of[term]
-        return np.asarray(self.by_term.indices[self.by_term.indptr[column] : self.by_term.indptr[column + 1]])
+        column, by_term = self._column_of[term], self.postings
+        return np.asarray(by_term.indices[by_term.indptr[column] : by_term.indptr[column + 1]])
 
     def idf_of(self, term: str) -> float:
         """The IDF of a term, tokenised as the index is ("high-quality" is "high quality"); a term
@@ -108,54 +171,58 @@ class KeywordIndex:
             return float(self.idf.max()) if len(self.idf) else 1.0
         return float(self.idf[column])
 
-    def transform(self, texts: list[str]) -> scipy.sparse.csr_matrix:
-        """TF-IDF rows (L2-normalised) of new texts in the corpus's term space, as TfidfVectorizer
-        makes them: the same terms (:func:`analyzer`), 1 + log(count) times IDF."""
+    def _weights(self, text: str) -> dict[int, float]:
+        """The TF-IDF row of a text as TfidfVectorizer makes it (term column -> weight): the same
+        terms (:func:`analyzer`), 1 + log(count) times IDF, L2-normalised."""
         column_of = self._column_of
-        terms_of = analyzer(self.stop_words)
+        counts = Counter(term for term in analyzer(self.stop_words)(text) if term in column_of)
+        weights = {column_of[term]: (1 + np.log(count)) * self.idf[column_of[term]] for term, count in counts.items()}
+        norm = np.sqrt(sum(weight * weight for weight in weights.values())) or 1.0
+        return {column: float(weight / norm) for column, weight in weights.items()}
+
+    def query(self, text: str) -> Compressed:
+        """The TF-IDF row of a query text (:meth:`_weights`), for :meth:`scores`, :meth:`candidates`
+        and :meth:`row_scores`."""
+        return _row(self._weights(text), len(self.terms))
+
+    def transform(self, texts: list[str]) -> scipy.sparse.csr_matrix:
+        """TF-IDF rows of new texts in the corpus's term space (:meth:`_weights`), as a scipy matrix."""
+        import scipy.sparse
+
         rows, columns, values = [], [], []
         for row, text in enumerate(texts):
-            counts = Counter(term for term in terms_of(text) if term in column_of)
-            weights = {
-                column_of[term]: (1 + np.log(count)) * self.idf[column_of[term]] for term, count in counts.items()
-            }
-            norm = np.sqrt(sum(weight * weight for weight in weights.values())) or 1.0
-            for column, weight in weights.items():
-                rows.append(row)
-                columns.append(column)
-                values.append(weight / norm)
+            weights = self._weights(text)
+            rows += [row] * len(weights)
+            columns += list(weights)
+            values += list(weights.values())
         return scipy.sparse.csr_matrix((values, (rows, columns)), shape=(len(texts), len(self.terms)), dtype=np.float32)
 
     def _postings(
-        self, query: scipy.sparse.csr_matrix, columns: np.ndarray, limit: int | None = None
+        self, query: Compressed, columns: np.ndarray, limit: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Rows of the papers using each of ``columns`` (the ``limit`` heaviest of each, or all)
         and their weight times the query's."""
-        weight_of = dict(zip(query.indices.tolist(), query.data.tolist(), strict=True))
-        starts, ends = self.by_term.indptr[columns], self.by_term.indptr[columns + 1]
+        weight_of, by_term = dict(zip(query.indices.tolist(), query.data.tolist(), strict=True)), self.postings
+        starts, ends = by_term.indptr[columns], by_term.indptr[columns + 1]
         if limit is not None:
             ends = np.minimum(ends, starts + limit)
-        rows = [np.asarray(self.by_term.indices[a:b]) for a, b in zip(starts, ends, strict=True)]
-        values = [
-            np.asarray(self.by_term.data[a:b]) * weight_of[c] for a, b, c in zip(starts, ends, columns, strict=True)
-        ]
+        rows = [np.asarray(by_term.indices[a:b]) for a, b in zip(starts, ends, strict=True)]
+        values = [np.asarray(by_term.data[a:b]) * weight_of[c] for a, b, c in zip(starts, ends, columns, strict=True)]
         if not rows:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         return np.concatenate(rows).astype(np.int64), np.concatenate(values)
 
-    def scores(self, query: scipy.sparse.csr_matrix) -> np.ndarray:
+    def scores(self, query: Compressed) -> np.ndarray:
         """Similarity of each paper to a 1-row query in term space (cosine when the query is
         L2-normalised), from the postings of the query's terms."""
-        query = scipy.sparse.csr_matrix(query)
         rows, values = self._postings(query, query.indices)
-        return np.bincount(rows, weights=values, minlength=self.matrix.shape[0]).astype(np.float32)
+        return np.bincount(rows, weights=values, minlength=self.rows.shape[0]).astype(np.float32)
 
-    def candidates(self, query: scipy.sparse.csr_matrix, count: int) -> np.ndarray:
+    def candidates(self, query: Compressed, count: int) -> np.ndarray:
         """Up to ``count`` rows likely to score highest against ``query``: from the query's
         ``CANDIDATE_TERMS`` heaviest terms, the ``count`` heaviest papers of each (impact-ordered
         postings: a common term's long list is never read whole), ranked by their share of the
         score. The caller scores candidates exactly with :meth:`row_scores`."""
-        query = scipy.sparse.csr_matrix(query)
         heaviest = query.indices[np.argsort(-query.data, kind="stable")[:CANDIDATE_TERMS]]
         rows, values = self._postings(query, heaviest, count)
         if not len(rows):
@@ -169,14 +236,13 @@ class KeywordIndex:
     def _entries(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the term entries of the papers at ``rows`` lie in the memory-mapped matrix (one run
         per row: start, start + 1, … start + length - 1), and each row's number of entries."""
-        starts = self.matrix.indptr[rows]
-        lengths = self.matrix.indptr[rows + 1] - starts  # not np.diff of all rows: a million papers
+        starts = self.rows.indptr[rows]
+        lengths = self.rows.indptr[rows + 1] - starts  # not np.diff of all rows: a million papers
         return np.arange(lengths.sum()) + np.repeat(starts - np.cumsum(lengths) + lengths, lengths), lengths
 
-    def row_scores(self, rows: np.ndarray, query: scipy.sparse.csr_matrix) -> np.ndarray:
+    def row_scores(self, rows: np.ndarray, query: Compressed) -> np.ndarray:
         """Exact scores of the papers at ``rows`` (as :meth:`scores` gives them), their entries read
         straight from the memory-mapped matrix, summed row by row (each row's entries are one run)."""
-        query = scipy.sparse.csr_matrix(query)
         rows = np.asarray(rows, dtype=np.int64)
         scores = np.zeros(len(rows), dtype=np.float32)
         if query.shape[1] == 0 or not len(rows):
@@ -184,16 +250,15 @@ class KeywordIndex:
         weights = np.zeros(query.shape[1], dtype=np.float32)
         weights[query.indices] = query.data
         positions, lengths = self._entries(rows)
-        products = np.asarray(self.matrix.data[positions]) * weights[self.matrix.indices[positions]]
+        products = np.asarray(self.rows.data[positions]) * weights[self.rows.indices[positions]]
         used = lengths > 0  # reduceat would give an empty run the next run's first value
         if used.any():
             scores[used] = np.add.reduceat(products, (np.cumsum(lengths) - lengths)[used])
         return scores
 
-    def weighted_rows(self, rows: list[int], weights: list[float]) -> scipy.sparse.csr_matrix:
+    def weighted_rows(self, rows: list[int], weights: list[float]) -> Compressed:
         """The 1-row sum of the papers' term rows at ``rows``, each times its weight."""
         positions, lengths = self._entries(np.asarray(rows, dtype=np.int64))
-        columns, where = np.unique(self.matrix.indices[positions], return_inverse=True)
-        values = np.bincount(where, np.asarray(self.matrix.data[positions]) * np.repeat(weights, lengths))
-        shape = (1, self.matrix.shape[1])
-        return scipy.sparse.csr_matrix((values.astype(np.float32), columns, [0, len(columns)]), shape=shape)
+        columns, where = np.unique(self.rows.indices[positions], return_inverse=True)
+        values = np.bincount(where, np.asarray(self.rows.data[positions]) * np.repeat(weights, lengths))
+        return Compressed(values.astype(np.float32), columns, np.array([0, len(columns)]), (1, self.rows.shape[1]))

@@ -413,7 +413,7 @@ def read_generation(folder: str | Path, mapped: bool = True) -> Generation:
         vectors.shape != expected_shape
         or faiss_index.ntotal != manifest.count
         or papers.num_rows != manifest.count
-        or keyword.matrix.shape[0] != manifest.count
+        or keyword.rows.shape[0] != manifest.count
         or (smoothed is not None and smoothed.shape != expected_shape)
     ):
         raise UserError(

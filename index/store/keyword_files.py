@@ -8,10 +8,9 @@ import json
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse
 
 from paperscope.files import mapped_array
-from paperscope.index.common.keyword import SETTINGS, KeywordIndex
+from paperscope.index.common.keyword import SETTINGS, Compressed, KeywordIndex
 
 PREFIX, TERMS_FILE = "keyword", "keyword_terms.json"
 ARRAYS = ("data", "indices", "indptr")
@@ -20,14 +19,14 @@ ARRAYS = ("data", "indices", "indptr")
 def write_keyword(index: KeywordIndex, folder: Path) -> list[str]:
     """Write the matrix by paper and by term and the terms into ``folder``; returns the names written."""
     written = []
-    for layout, matrix in (("csr", index.matrix), ("csc", index.by_term)):
+    for layout, matrix in (("csr", index.rows), ("csc", index.postings)):
         for array in ARRAYS:
             name = f"{PREFIX}.{layout}.{array}.npy"
             np.save(folder / name, np.asarray(getattr(matrix, array)), allow_pickle=False)
             written.append(name)
     stored = {
         "settings": SETTINGS,
-        "shape": list(index.matrix.shape),
+        "shape": list(index.rows.shape),
         "terms": index.terms,
         "idf": [float(value) for value in index.idf],
         "stop_words": sorted(index.stop_words),
@@ -37,19 +36,14 @@ def write_keyword(index: KeywordIndex, folder: Path) -> list[str]:
 
 
 def read_keyword(folder: Path) -> KeywordIndex:
-    """Read what :func:`write_keyword` wrote, the arrays memory-mapped (nothing is read whole)."""
+    """Read what :func:`write_keyword` wrote, the arrays memory-mapped (nothing is read whole, and
+    scipy is not imported: a query reads the arrays)."""
     stored = json.loads((folder / TERMS_FILE).read_text())
     shape = tuple(stored["shape"])
 
-    def matrix(layout: str, kind):
+    def matrix(layout: str) -> Compressed:
         data, indices, indptr = (mapped_array(folder / f"{PREFIX}.{layout}.{array}.npy") for array in ARRAYS)
-        return kind((data, indices, indptr), shape=shape, copy=False)
+        return Compressed(data, indices, indptr, shape)
 
-    index = KeywordIndex(
-        matrix("csr", scipy.sparse.csr_matrix),
-        stored["terms"],
-        np.array(stored["idf"], np.float32),
-        stored["stop_words"],
-    )
-    index.__dict__["by_term"] = matrix("csc", scipy.sparse.csc_matrix)  # the cached property, read from its files
-    return index
+    terms, idf = stored["terms"], np.array(stored["idf"], np.float32)
+    return KeywordIndex(matrix("csr"), terms, idf, stored["stop_words"], postings=matrix("csc"))

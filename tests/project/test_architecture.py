@@ -294,6 +294,31 @@ def test_a_lookup_in_a_fresh_process_loads_no_build_code(sample_index_dir):
     assert not collections, f"a lookup loaded the collections' code: {collections}"  # ix.collections loads it
 
 
+# What a lookup (from the command line or Python) must not load besides build code: the app, the
+# service and their libraries, and torch (the query model runs in onnxruntime).
+NOT_FOR_A_LOOKUP = ("paperscope.ui.app", "paperscope.ui.service", "streamlit", "fastapi", "uvicorn", "torch")
+LOOKUPS = {
+    "similar": "assert main(['similar', {id!r}, '--index', {folder!r}, '--json']) == 0",
+    "search": "assert main(['search', 'graph neural networks', '--index', {folder!r}]) == 0",
+    "python": "assert len(PaperIndex.load({folder!r}).similar([{id!r}], k=5).to_records()) == 5",
+}
+
+
+@pytest.mark.parametrize("lookup", LOOKUPS)
+def test_a_lookup_from_the_command_line_or_python_loads_only_what_it_uses(sample_index, sample_index_dir, lookup):
+    code = f"""
+        from paperscope.index.paper_index import PaperIndex
+        from paperscope.ui.cli import main
+
+        {LOOKUPS[lookup].format(id=sample_index.ids()[0], folder=str(sample_index_dir))}
+    """
+    modules, chains = loaded_in_fresh_process(code)
+    assert "faiss" in modules  # it did look up
+    assert_no_build_code(modules, chains, f"a lookup ({lookup})")
+    loaded = [m for m in modules if any(m == name or m.startswith(name + ".") for name in NOT_FOR_A_LOOKUP)]
+    assert not loaded, f"a lookup ({lookup}) loaded {loaded[:10]}"
+
+
 def test_the_app_module_in_a_fresh_process_loads_no_build_code():
     modules, chains = loaded_in_fresh_process(f"import {APP}")
     assert APP in modules
