@@ -8,9 +8,9 @@ update_date, authors_parsed), with its real sizes (abstracts of ~1,000 character
 words, wrapped and indented as arXiv's are; 1-10 authors; a mix of categories in which cs.LG is
 ~7 %; update_date over 2007-2025; 1-3 versions), written a record at a time; then a ``.gz`` of its
 first lines of about ``--gz-bytes`` compressed. Each measure runs in a fresh process, which reads
-and admits the file as a build does (``embed.corpus.admitted_papers``: parse, map the fields, keep
+and admits the file as a build does (``embed.readers.admission.admitted_papers``: parse, map the fields, keep
 the own columns typed, paper rows with derived titles, the duplicate check; no embedding), with the
-build's reading processes (``settings.READ_WORKERS``), and reports its seconds, records/s, the
+build's reading processes (``limits.READ_WORKERS``), and reports its seconds, records/s, the
 papers admitted, the CPU time of all its processes and the peak RSS (VmHWM) of the reading process
 and of the largest process it started. Measured: the whole
 file, ``--where 'categories contains cs.LG'``, ``--where 'update_date >= 2023-01-01'``, and the
@@ -254,8 +254,9 @@ def write_gzip(source: Path, path: Path, compressed_bytes: float) -> dict:
 
 def measure(path: str, where: list[str]) -> dict:
     """Read and admit ``path`` in this process (the build's reading, no embedding): its figures."""
-    from paperscope.embed.corpus import Admission, Reading, admitted_papers
-    from paperscope.settings import READ_WORKERS
+    from paperscope.embed.readers import Reading
+    from paperscope.embed.readers.admission import Admission, admitted_papers
+    from paperscope.limits import READ_WORKERS
 
     before = _memory_mb("VmRSS")
     admission = Admission(Reading(where=tuple(where), workers=READ_WORKERS))

@@ -33,8 +33,8 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     from paperscope import PaperIndex, locations
-    from paperscope.embed.corpus import embedding_texts
     from paperscope.embed.model import Encoder, bundled_model_path
+    from paperscope.embed.text import embedding_texts
     from paperscope.index.build.keyword_fit import fit_keyword_index
     from paperscope.index.topics import topic_map
 

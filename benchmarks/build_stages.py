@@ -49,8 +49,8 @@ def synthetic_build(source: Path, count: int, folder: Path, texts_per_s: float) 
     import pandas as pd
 
     from paperscope import PaperIndex, locations
-    from paperscope.embed.corpus import embedding_texts
     from paperscope.embed.model import Encoder
+    from paperscope.embed.text import embedding_texts
     from paperscope.index.build import ann
     from paperscope.index.build.keyword_fit import fit_keyword_index
     from paperscope.index.store import generations

@@ -42,7 +42,7 @@ def main() -> None:
     different = {"sample": max_distinct_pair(index)}
     if args.other_index:
         different["other index"] = max_distinct_pair(PaperIndex.load(args.other_index))
-    from paperscope.settings import DUPLICATE_THRESHOLD
+    from paperscope.limits import DUPLICATE_THRESHOLD
 
     rows = [
         [

@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=1000)
     args = parser.parse_args()
     from paperscope import PaperIndex
-    from paperscope.embed.corpus import embedding_texts
+    from paperscope.embed.text import embedding_texts
     from paperscope.index.common.keyword import analyzer
 
     index = PaperIndex.load(args.index)

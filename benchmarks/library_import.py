@@ -83,7 +83,7 @@ def main() -> None:
     (work / "home" / "collections.sqlite").unlink(missing_ok=True)
 
     from paperscope import PaperIndex
-    from paperscope.embed.corpus import read_records
+    from paperscope.embed.readers import read_records
     from paperscope.index.collections.matching import match_entries
 
     index = PaperIndex.load(folder)

@@ -201,8 +201,8 @@ def add_new(folder: Path, base_corpus: Path, count: int, work: Path) -> dict:
     if f"added {count:,} papers" not in done.stderr:
         raise RuntimeError(f"the add did not add {count} papers: {done.stderr[-500:]}")
     from paperscope import locations
-    from paperscope.embed.corpus import embedding_texts
     from paperscope.embed.model import Encoder
+    from paperscope.embed.text import embedding_texts
     from tests.support.corpora import read_corpus
 
     manifest = PaperIndex.load(folder).manifest

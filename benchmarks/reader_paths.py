@@ -6,9 +6,9 @@ faster-looking alternatives, so that the 50,000 records/s goal is argued from nu
 Writes a synthetic snapshot of ``--records`` records (``benchmarks.arxiv_snapshot.write_snapshot``;
 or reads ``--snapshot``) and measures, in CPU microseconds per record (the CPU time of this process
 and of those it started, so other work on the machine counts little) and wall seconds:
-1. the build's whole reading: ``embed.corpus.admitted_papers`` (parse, fields, own columns,
-   admission), in one process and with the build's reading processes (``settings.READ_WORKERS``;
-   the file passes ``settings.PARALLEL_READ_BYTES`` from ~40,000 records);
+1. the build's whole reading: ``embed.readers.admission.admitted_papers`` (parse, fields, own columns,
+   admission), in one process and with the build's reading processes (``limits.READ_WORKERS``;
+   the file passes ``limits.PARALLEL_READ_BYTES`` from ~40,000 records);
 2. its parsing alone: orjson, a line at a time;
 3. Arrow's JSON reader (``pyarrow.json.read_json``) on the same file, one thread and all threads:
    columns in C++, parsed only;
@@ -33,9 +33,10 @@ import pyarrow.json as arrow_json
 
 from benchmarks.arxiv_snapshot import write_snapshot
 from benchmarks.common import parser, report
-from paperscope.embed.corpus import Admission, Reading, admitted_papers
+from paperscope.embed.readers import Reading
+from paperscope.embed.readers.admission import Admission, admitted_papers
 from paperscope.embed.text import normalise_text
-from paperscope.settings import READ_WORKERS
+from paperscope.limits import READ_WORKERS
 
 SPACES = r"[\t\n\x0b\x0c\r\x1c-\x1f ]+"  # the ASCII white space normalise_text joins
 

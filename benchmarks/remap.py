@@ -29,9 +29,9 @@ import numpy as np
 
 from benchmarks.common import parser, report
 from paperscope import PaperIndex
-from paperscope.embed.corpus import embedding_texts
+from paperscope.embed.text import embedding_texts
 from paperscope.index.store import maps
-from paperscope.index.topics.remap import Remapping, remap_topics
+from paperscope.index.topics.recut import Remapping, remap_topics
 
 LAID_OUT = 50_000
 

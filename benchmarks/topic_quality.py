@@ -116,7 +116,7 @@ def topics_of(index, remap: bool) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]
     candidate names embedded), to compare naming code on one index."""
     if not remap:
         return index.papers, {level: index.topics.table(level) for level in ("coarse", "fine")}
-    from paperscope.embed.corpus import embedding_texts
+    from paperscope.embed.text import embedding_texts
     from paperscope.index.topics.topic_map import topic_map
 
     papers, texts = index.papers.copy(), embedding_texts(index.papers)

@@ -22,6 +22,10 @@ from paperscope.errors import UserError, shown
 
 KINDS = ("text", "number", "date", "list")
 KIND_NAMES = {"text": "text", "number": "numbers", "date": "dates", "list": "lists of text"}
+# The papers' optional fields. doi and arxiv_id are stored normalised (library.normalise_doi,
+# normalise_arxiv_id): the keys a library entry is matched to a paper by. url is an http(s) link,
+# else made from the DOI or arXiv id (library.paper_link). year is the only one that is not a string.
+OPTIONAL_FIELDS = ["year", "authors", "venue", "url", "categories", "doi", "arxiv_id"]
 # Names the index keeps for itself: the papers' fields, the map's columns and a result's scores.
 RESERVED = frozenset(
     {

@@ -2,7 +2,7 @@
 
 Each reader turns one file's entries into records with our field names (id, title, abstract, year,
 authors, venue, url, categories, doi, arxiv_id), each with the line it starts on and the raw entry
-(for ``--text-field`` and the like). :func:`paperscope.embed.corpus.read_records` calls them: .bib and
+(for ``--text-field`` and the like). :func:`paperscope.embed.readers.read_records` calls them: .bib and
 .ris files by their extension (or first bytes), the JSON ones when :func:`recognise` knows the keys of
 their records. ``normalise_doi``, ``normalise_arxiv_id`` and ``normalise_title`` are the keys a library
 entry is matched to a corpus paper by, in that order.

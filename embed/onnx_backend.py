@@ -5,12 +5,9 @@ site-packages, with its SHA-256 beside it (``model.onnx.sha256``): a truncated o
 export (or int8 model) is found when it is next loaded and made again. One process exports at a
 time (a file lock); a second first run waits and then uses that export. A BERT model (the
 bundled all-MiniLM-L6-v2) is written as an ONNX graph straight from its safetensors weights,
-int8 too: 0.7 + 0.5 s and no torch, against 5.1 s for tracing it with ``torch.onnx`` (the import
-included) and 1.9 s for ONNX Runtime's quantizer. Its graph runs faster: on 300 IJCAI abstracts,
-fp32 30 against 20 texts/s, int8 139 against 87 (first 126 word pieces), with the same fp32
-vectors (largest difference 1e-7) and the same int8 weights. Other architectures are traced.
-Running needs only ``onnxruntime`` and ``tokenizers``: ~0.3 s to load against ~6 s for
-sentence-transformers, with the same vectors (mean pooling, L2 norm).
+int8 too, without torch (faster to write and to run than a traced graph, with the same vectors:
+docs/benchmarks.md). Other architectures are traced. Running needs only ``onnxruntime`` and
+``tokenizers``, with the same vectors as sentence-transformers (mean pooling, L2 norm).
 """
 
 from __future__ import annotations

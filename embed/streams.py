@@ -1,11 +1,11 @@
 """Corpus files as streams: bytes, then text a line at a time, with memory independent of the file's size.
 
 A ``.gz`` file (recognised by its first bytes) is decompressed as it is read, its output counted
-against the compression-bomb guard (``settings.GZIP_MAX_RATIO`` once past
-``settings.GZIP_RATIO_FROM_BYTES``): a file that expands more is refused in one line naming it.
+against the compression-bomb guard (``limits.GZIP_MAX_RATIO`` once past
+``limits.GZIP_RATIO_FROM_BYTES``): a file that expands more is refused in one line naming it.
 The formats read whole (BibTeX, RIS, CSL-JSON, a JSON object, UTF-16 text) take at most
-``settings.WHOLE_FILE_MAX_BYTES`` decompressed bytes. Lines are checked as they come: UTF-8
-(a byte-order mark dropped), no NUL bytes, none over ``settings.MAX_LINE_BYTES``; the errors name
+``limits.WHOLE_FILE_MAX_BYTES`` decompressed bytes. Lines are checked as they come: UTF-8
+(a byte-order mark dropped), no NUL bytes, none over ``limits.MAX_LINE_BYTES``; the errors name
 the file and line as a whole-file read would.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from paperscope.errors import UserError
-from paperscope.settings import GZIP_MAX_RATIO, GZIP_RATIO_FROM_BYTES, MAX_LINE_BYTES, WHOLE_FILE_MAX_BYTES
+from paperscope.limits import GZIP_MAX_RATIO, GZIP_RATIO_FROM_BYTES, MAX_LINE_BYTES, WHOLE_FILE_MAX_BYTES
 
 GZIP_MAGIC = b"\x1f\x8b"
 BUFFER_BYTES = 1024 * 1024  # the decompressed bytes buffered ahead of the readers

@@ -42,3 +42,25 @@ def split_sentences(text: str) -> list[str]:
 def counted(count: int, noun: str, plural: str | None = None) -> str:
     """A count with its noun, in the singular or plural: "1 paper", "1,000 papers", "2 entries"."""
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
+TEXT_RECIPE = "title + '. ' + abstract when the paper has a real title, else the abstract alone"
+
+
+def embedding_text(title: str | None, abstract: str | None, title_derived: bool = False) -> str:
+    """The text a paper is embedded from (TEXT_RECIPE): "title. abstract" when it has a real title
+    (not one derived from its abstract), else the abstract alone; a library entry without an
+    abstract (outside the corpus) is embedded from its title alone. The one place the recipe is written."""
+    if title_derived or not title:
+        return abstract or ""
+    if not abstract:
+        return title
+    return f"{title.rstrip('.')}. {abstract}"
+
+
+def embedding_texts(papers) -> list[str]:
+    """The text embedded for each paper (:func:`embedding_text`): a table or dict of columns."""
+    return [
+        embedding_text(title, abstract, derived)
+        for title, abstract, derived in zip(papers["title"], papers["abstract"], papers["title_derived"], strict=True)
+    ]

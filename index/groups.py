@@ -137,29 +137,29 @@ class TopicsGroup:
     def overview(self, level: str = "coarse", unclustered: bool = False) -> pd.DataFrame:
         """Every topic of ``level`` with its size, share, map trust, three most central papers and
         terms, largest first; ``unclustered``: the papers in no topic as a last row, when there are
-        any. See :func:`paperscope.index.analysis.topics.topic_overview`."""
-        from paperscope.index.analysis.topics import topic_listing, topic_overview
+        any. See :func:`paperscope.index.analysis.topic_analysis.topic_overview`."""
+        from paperscope.index.analysis.topic_analysis import topic_listing, topic_overview
 
         return (topic_listing if unclustered else topic_overview)(self._index, level)
 
     def find(self, topic, level: str = "coarse") -> int:
         """The number of the topic of ``level`` given by its number, its name, a part of its name, or
         words all of which its name uses; several candidates are a UserError listing them."""
-        from paperscope.index.analysis.topics import find_topic
+        from paperscope.index.analysis.topic_analysis import find_topic
 
         filters.check_level(level)
         return find_topic(self._index, topic, level)
 
     def columns(self) -> list[str]:
         """The papers' metadata columns :meth:`by` can split topics by (year, venue, categories…)."""
-        from paperscope.index.analysis.topics import group_columns
+        from paperscope.index.analysis.topic_analysis import group_columns
 
         return group_columns(self._index)
 
     def values(self, column: str) -> pd.Series:
         """The values of ``column``, one entry per paper and value (a list field's one per value),
-        indexed by the paper's row: see :func:`paperscope.index.analysis.topics.column_values`."""
-        from paperscope.index.analysis.topics import column_values
+        indexed by the paper's row: see :func:`paperscope.index.analysis.topic_analysis.column_values`."""
+        from paperscope.index.analysis.topic_analysis import column_values
 
         return column_values(self._index, column)
 
@@ -167,8 +167,8 @@ class TopicsGroup:
         """Each topic of ``level``'s share of the papers of each value of ``column`` (year, venue,
         categories, any column of the corpus; over time, also each topic's change); numbers and
         dates grouped by ``bins`` (a count of groups, or their edges such as ``[0, 5, 10]``): see
-        :func:`paperscope.index.analysis.topics.topics_by`."""
-        from paperscope.index.analysis.topics import topics_by
+        :func:`paperscope.index.analysis.topic_analysis.topics_by`."""
+        from paperscope.index.analysis.topic_analysis import topics_by
 
         return topics_by(self._index, column, level, bins)
 
@@ -176,15 +176,15 @@ class TopicsGroup:
         """The topics of ``level`` over-represented in one group of papers against another, each
         group a (column, value) such as ("venue", "ICML") or ("year", 2024), or a condition such
         as "review_score >= 6", with their papers in each: see
-        :func:`paperscope.index.analysis.topics.topics_compare`."""
-        from paperscope.index.analysis.topics import topics_compare
+        :func:`paperscope.index.analysis.topic_analysis.topics_compare`."""
+        from paperscope.index.analysis.topic_analysis import topics_compare
 
         return topics_compare(self._index, a, b, level)
 
     def bridges(self, a, b, level: str = "coarse", k: int = 10) -> pd.DataFrame:
         """Up to ``k`` papers between topics ``a`` and ``b`` (numbers or names), most evenly split
-        first: see :func:`paperscope.index.analysis.topics.bridges`."""
-        from paperscope.index.analysis.topics import bridges
+        first: see :func:`paperscope.index.analysis.topic_analysis.bridges`."""
+        from paperscope.index.analysis.topic_analysis import bridges
 
         return bridges(self._index, a, b, level=level, limit=check_k(k))
 

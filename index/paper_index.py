@@ -26,7 +26,7 @@ from paperscope.errors import Contradiction, UserError, shown
 from paperscope.index.common.papers import PaperTable
 from paperscope.index.groups import MapGroup, TopicsGroup
 from paperscope.index.search import filters
-from paperscope.index.search.acronyms import acronym_rows
+from paperscope.index.search.acronym_boost import acronym_rows
 from paperscope.index.search.encoding import QueryEncoder, clean_query, searchable
 from paperscope.index.search.ranking import Query, Ranker, Ranking
 from paperscope.index.search.results import Results, check_k
@@ -344,15 +344,15 @@ class PaperIndex:
     def duplicates(self, threshold: float | None = None) -> pd.DataFrame:
         """Pairs of papers at least ``threshold`` similar (default: ``DUPLICATE_THRESHOLD``), most
         similar first: id_a, title_a, id_b, title_b, score. See
-        :func:`paperscope.index.analysis.corpus.near_duplicates`."""
-        from paperscope.index.analysis.corpus import near_duplicates
-        from paperscope.settings import DUPLICATE_THRESHOLD
+        :func:`paperscope.index.analysis.duplicates_outliers.near_duplicates`."""
+        from paperscope.index.analysis.duplicates_outliers import near_duplicates
+        from paperscope.limits import DUPLICATE_THRESHOLD
 
         return near_duplicates(self, DUPLICATE_THRESHOLD if threshold is None else threshold)
 
     def outliers(self, count: int = 5) -> pd.DataFrame:
         """The ``count`` papers least similar to everything else: id, title, cluster_name,
-        nearest_id, nearest_score. See :func:`paperscope.index.analysis.corpus.outliers`."""
-        from paperscope.index.analysis.corpus import outliers
+        nearest_id, nearest_score. See :func:`paperscope.index.analysis.duplicates_outliers.outliers`."""
+        from paperscope.index.analysis.duplicates_outliers import outliers
 
         return outliers(self, count)

@@ -26,7 +26,7 @@ _PUBLIC = {
     "LayoutSettings": "paperscope.settings",
     "ClusterSettings": "paperscope.settings",
     "NamingSettings": "paperscope.settings",
-    "read_seed_topics": "paperscope.embed.seeds",
+    "read_seed_topics": "paperscope.embed.seed_file",
 }
 __all__ = sorted(_PUBLIC)
 

@@ -67,8 +67,8 @@ def reserved_array(path: Path, shape: tuple[int, ...], dtype="float32"):
 
 def mapped_array(path: Path):
     """The ``.npy`` array at ``path``, memory-mapped read-only, as a plain ndarray view (the pages
-    stay mapped: its base is the memmap): numpy.memmap's Python-level ``__getitem__`` cost 50 µs a
-    lookup, 0.2 ms of a 1.9 ms similar-papers request (IJCAI)."""
+    stay mapped: its base is the memmap), without numpy.memmap's Python-level ``__getitem__`` on
+    every lookup."""
     import numpy as np
 
     return np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)

@@ -7,7 +7,7 @@ module costs nothing (no numpy, pandas or scipy), so ``paperscope --help`` stays
   FAISS factory, engine …); written into the manifest (``settings``) and read back by ``add`` and
   ``info``.
 - :class:`TopicSettings`: how the topic map is made (layout, clusters, names), part of
-  ``BuildSettings`` (``topics``); its defaults are the values measured on IJCAI (docs/topic-map.md).
+  ``BuildSettings`` (``topics``); its defaults are measured (docs/topic-map.md).
 - :class:`QuerySettings`: how a lookup ranks (mode, hybrid weight, feedback, candidate count).
 
 A choice among names is a ``Literal``; a wrong one is a :class:`~paperscope.errors.UserError`
@@ -17,12 +17,12 @@ naming the choices, raised when the value is made.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from paperscope.errors import UserError, shown
+from paperscope.limits import AUTO_FAST_PAPERS, RATE_LIMIT_PER_MINUTE, UPLOADS_PER_HOUR
 
 Mode = Literal["dense", "keyword", "hybrid"]
 Level = Literal["coarse", "fine"]  # topic levels: coarse topics merge fine clusters
@@ -39,35 +39,11 @@ QUANTIZE_CHOICES: tuple[str, ...] = get_args(Quantize)
 ENGINES: tuple[str, ...] = get_args(Engine)
 SELECTIONS: tuple[str, ...] = get_args(Selection)
 
-MAX_RESULTS = 1_000  # k of every lookup (Python, the command line, the service): 1 to this
-MAX_QUERY_CHARS = 20_000  # characters of a query (about ten abstracts)
-AUTO_FAST_PAPERS = 20_000  # a build of this many papers or more takes the "fast" preset unless told
 UNCLUSTERED_NAME = "unclustered"  # the topic name of papers in no cluster
 UNCLUSTERED = -1  # the cluster number of papers in no cluster
-MAX_NAME_CHARS = 200  # a name a person gives (a topic, a seed topic, a collection): 1 to this many characters
 MAP_COLUMNS = ("title", "x", "y", "cluster", "coarse_cluster", "map_trust")  # what the map draws of each paper
-# Corpus files (embed/streams.py): every reader streams, record by record; a .gz is decompressed as it is read.
-# A .gz whose output passes GZIP_MAX_RATIO times the compressed bytes read so far, once more than
-# GZIP_RATIO_FROM_BYTES came out, is refused as a compression bomb: JSON lines like the arXiv snapshot's
-# compress 3 to 5 times (2.9 for 300,000 generated records of 1 KB), a bomb 1,000 times; the
-# first 32 MiB are let through whatever their ratio (a small file of repeated lines), so a bomb is
-# stopped with at most 32 MiB out (and 100 times the compressed bytes: the app's 50 MB upload, 5 GB).
-GZIP_MAX_RATIO = 100
-GZIP_RATIO_FROM_BYTES = 32 * 1024**2
-WHOLE_FILE_MAX_BYTES = 2 * 1024**3  # decompressed bytes of a format read whole (BibTeX, RIS, CSL-JSON, a JSON object)
-MAX_LINE_BYTES = 64 * 1024**2  # one line of a text format (a JSON line, a CSV row's line)
-STREAM_HEAD_RECORDS = 1_000  # records read before the fields are chosen: their keys name the columns...
-STREAM_HEAD_BYTES = 16 * 1024**2  # ...or fewer, those in the first 16 MiB (the head is held until then)
-PARQUET_BATCH_ROWS = 10_000  # rows of a Parquet file converted at a time
-# A file of JSON lines this large is mapped by several processes (Reading.workers), READ_BLOCK_CHARS of
-# lines at a time: starting them costs ~1 s each, a 64 MiB file of the arXiv snapshot's 4 s to read alone.
-PARALLEL_READ_BYTES = 64 * 1024**2
-READ_BLOCK_CHARS = 4 * 1024**2
-READ_WORKERS = min(os.cpu_count() or 1, 8)  # a build's (and add's) reading processes
-# Measured with benchmarks/duplicates_threshold.py: see paperscope.index.analysis.corpus.
-DUPLICATE_THRESHOLD = 0.92
-# Rankings written into each manifest; chosen by benchmarks/quality.py (see docs/quality.md).
-# search_weight: the hybrid weight of text queries, tuned apart on benchmarks/text_queries.py.
+# Rankings written into each manifest (measured: docs/quality.md); search_weight: the hybrid
+# weight of text queries, apart from that of papers.
 DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.7, "search_weight": 0.8}
 
 
@@ -87,21 +63,15 @@ class Preset:
     window: int | None  # word pieces read of each text (None: the model's whole window)
 
 
-# benchmarks/presets.py measures speed and IJCAI P@10 of both. "fast": int8 model on the first 126
-# word pieces (title and first sentences); "exact": fp32, windows over the whole text averaged.
+# "fast": int8 model on the first 126 word pieces (title and first sentences); "exact": fp32,
+# windows over the whole text averaged (their speed and quality: docs/benchmarks.md, "Build presets").
 PRESETS = {"exact": Preset(None, "mean", None), "fast": Preset("int8", "truncate", 126)}
-# What benchmarks/presets.json measured (docs/benchmarks.md, "Build presets"): the fast preset embeds
-# this many times as fast as the exact one, for IJCAI P@10 (similar, hybrid) of exact then fast. A
-# build that would embed with the exact preset for over a minute quotes them.
-FAST_SPEEDUP = 6.1
-FAST_P_AT_10 = (0.545, 0.539)
 
 
 @dataclass(frozen=True)
 class Smoothing:
     """Neighbour-smoothed document vectors for hybrid ranking (paperscope.index.build.smoothing):
-    each paper plus ``weight`` x the mean of its ``k`` nearest. Chosen on IJCAI by
-    benchmarks/smoothing.py (docs/quality.md)."""
+    each paper plus ``weight`` x the mean of its ``k`` nearest (measured: docs/quality.md)."""
 
     k: int = 3
     weight: float = 0.5
@@ -136,13 +106,10 @@ class SeedTopic:
         return f"{self.name}. {self.description}" if self.description else self.name
 
 
-# Measured on IJCAI with 12 seed phrases (benchmarks/seed_topics.py): one cosine for every seed
-# (0.45) took papers that use their seed's words in 75 % of cases at recall 0.46; a paper now needs
-# its seed's words and a similarity SEED_SPREAD standard deviations above that seed's mean over the
-# corpus, SEED_SIMILARITY being only a floor.
+# A paper joins a seed when it uses its words and its similarity is SEED_SPREAD standard deviations
+# above that seed's mean over the corpus, SEED_SIMILARITY being only a floor (measured: docs/benchmarks.md).
 SEED_SIMILARITY = 0.3
 SEED_SPREAD = 2.25
-SEED_SURE = 0.45  # with its words, a paper this close joins whatever its seed's spread (a seed of many papers)
 
 
 @dataclass(frozen=True)
@@ -390,7 +357,7 @@ _BUILD_FIELDS = {item.name for item in dataclasses.fields(BuildSettings)}
 class Feedback:
     """Pseudo-relevance feedback for short text queries: a query of ``max_words`` words or fewer is
     moved ``weight`` x towards the mean of its first ``results`` results and ranked again
-    (measured by benchmarks/text_queries.py)."""
+    (measured: docs/quality.md)."""
 
     on: bool = True
     results: int = 3
@@ -401,10 +368,10 @@ class Feedback:
 @dataclass(frozen=True)
 class QuerySettings:
     """How a lookup ranks. ``mode``: dense, keyword or hybrid (None: the index's default, chosen by
-    benchmarks/quality.py); ``hybrid_weight``: the dense share of a hybrid score (None: the
+    docs/quality.md); ``hybrid_weight``: the dense share of a hybrid score (None: the
     index's, tuned apart for papers and for text); ``feedback`` for short text queries;
     ``candidates``: hybrid ranking blends exactly the union of the dense and keyword top this many
-    (benchmarks/hybrid_candidates.py measures its agreement with a full blend); ``negative``:
+    (its agreement with a full blend: docs/benchmarks.md); ``negative``:
     Rocchio's weight of the papers to avoid."""
 
     mode: Mode | None = None
@@ -420,13 +387,8 @@ class QuerySettings:
             raise UserError(f"the hybrid weight must be in [0, 1], got {self.hybrid_weight}")
 
 
-# Sharing a server with a group (docs/serving.md, "For a group"): the service's requests a minute per
-# token (per client address without tokens), in each worker process; the app's uploads. Both are the
-# defaults of a server other machines reach; on a loopback address there is no limit unless asked.
-RATE_LIMIT_PER_MINUTE = 120  # two a second, sustained; a burst of 120 at once (a page of lookups)
-MAX_UPLOAD_MB = 50  # one upload to the app (Streamlit's server.maxUploadSize too)
-UPLOADS_PER_HOUR = 10  # builds from uploads per app server in any hour: each keeps both cores busy a while
-TOKEN_SCOPES = ("read", "write")  # a token file's scopes: read answers lookups, write also changes collections
+# A token file's scopes: read answers lookups, write also changes collections
+TOKEN_SCOPES = ("read", "write")
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ import pandas as pd
 import streamlit as st
 
 from paperscope import locations
-from paperscope.embed.corpus import detect_format
 from paperscope.embed.library import paper_link
+from paperscope.embed.readers.sniff import detect_format
 from paperscope.embed.terms import singular
 from paperscope.errors import UserError
 from paperscope.index.paper_index import (
@@ -33,7 +33,8 @@ from paperscope.index.paper_index import (
     is_index,
     sample_is_current,
 )
-from paperscope.settings import LEVELS, MAX_UPLOAD_MB, MODES, UNCLUSTERED_NAME
+from paperscope.limits import MAX_UPLOAD_MB
+from paperscope.settings import LEVELS, MODES, UNCLUSTERED_NAME
 from paperscope.ui.access import upload_build
 from paperscope.ui.app_access import READ_ONLY_NOTE, audited, read_only, settings
 from paperscope.ui.collections_view import (

@@ -15,7 +15,8 @@ import sys
 import streamlit as st
 
 from paperscope.errors import UserError
-from paperscope.settings import UPLOADS_PER_HOUR, AccessSettings
+from paperscope.limits import UPLOADS_PER_HOUR
+from paperscope.settings import AccessSettings
 from paperscope.ui import audit
 
 READ_ONLY_NOTE = "This server is read-only (paperscope app --read-only): it shows the index but changes nothing."

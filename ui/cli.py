@@ -18,23 +18,25 @@ from pathlib import Path
 
 from paperscope.embed.text import counted
 from paperscope.errors import UserError
-from paperscope.settings import (
+from paperscope.limits import (
     AUTO_FAST_PAPERS,
     DUPLICATE_THRESHOLD,
-    ENGINES,
     FAST_P_AT_10,
     FAST_SPEEDUP,
-    LEVELS,
-    LONG_TEXT_STRATEGIES,
     MAX_NAME_CHARS,
     MAX_QUERY_CHARS,
     MAX_RESULTS,
+    RATE_LIMIT_PER_MINUTE,
+    UPLOADS_PER_HOUR,
+)
+from paperscope.settings import (
+    ENGINES,
+    LEVELS,
+    LONG_TEXT_STRATEGIES,
     MODES,
     PRESETS,
     QUANTIZE_CHOICES,
-    RATE_LIMIT_PER_MINUTE,
     SEED_SIMILARITY,
-    UPLOADS_PER_HOUR,
     AccessSettings,
     BuildSettings,
     Fields,
@@ -49,7 +51,7 @@ from paperscope.ui.logs import log_to_stderr
 EXIT_USER_ERROR = 2
 MAP_NEIGHBOURS = 5  # papers joined to a clicked one in the HTML map
 BRIDGE_NEIGHBOURS = 10  # nearest papers bridges count in each topic (its default)
-BY_VALUES = 12  # values of a column topics --by shows apart (paperscope.index.analysis.topics.MAX_VALUES)
+BY_VALUES = 12  # values of a column topics --by shows apart (paperscope.index.analysis.topic_analysis.MAX_VALUES)
 BY_LABEL_CHARS = 16  # longest value shown whole in the header of topics --by
 PORT = Whole(1, 65_535)
 MAX_SERVE_WORKERS = 64  # processes of paperscope serve (~250 MB each)
@@ -102,7 +104,7 @@ def _seeds(path: str | None, similarity: float | None) -> TopicSeeds | None:
         return None
     if path == "none":
         return TopicSeeds()
-    from paperscope.embed.seeds import read_seed_topics
+    from paperscope.embed.seed_file import read_seed_topics
 
     return read_seed_topics(path, SEED_SIMILARITY if similarity is None else similarity)
 

@@ -11,7 +11,8 @@ import logging
 
 from paperscope.embed.text import counted
 from paperscope.errors import UserError
-from paperscope.settings import LEVELS, MAX_NAME_CHARS
+from paperscope.limits import MAX_NAME_CHARS
+from paperscope.settings import LEVELS
 from paperscope.ui.arguments import Text, Whole, index_folder
 from paperscope.ui.loading import load, print_json
 

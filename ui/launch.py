@@ -13,7 +13,8 @@ import webbrowser
 from pathlib import Path
 
 from paperscope.errors import UserError
-from paperscope.settings import MAX_UPLOAD_MB, AccessSettings
+from paperscope.limits import MAX_UPLOAD_MB
+from paperscope.settings import AccessSettings
 from paperscope.ui.access import check_exposure, is_loopback
 
 APP = Path(__file__).with_name("app.py")

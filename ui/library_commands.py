@@ -14,7 +14,7 @@ from pathlib import Path
 from paperscope import locations
 from paperscope.embed.text import counted
 from paperscope.errors import UserError
-from paperscope.settings import MAX_NAME_CHARS, MAX_RESULTS
+from paperscope.limits import MAX_NAME_CHARS, MAX_RESULTS
 from paperscope.ui import arguments
 from paperscope.ui.arguments import Text, Whole
 from paperscope.ui.loading import load, print_json, print_results, reason_text, with_index, with_json

@@ -12,8 +12,8 @@ import shlex
 
 from paperscope import locations
 from paperscope.errors import UserError
+from paperscope.limits import MAX_NAME_CHARS
 from paperscope.records import records
-from paperscope.settings import MAX_NAME_CHARS
 from paperscope.ui.arguments import Text, Whole
 from paperscope.ui.loading import load, print_json, with_index, with_json
 

@@ -8,9 +8,8 @@ loaded the same way. Results carry the fields of the command line's ``--json`` o
 every error is a JSON object ``{"error": one sentence, "status": code}``, never a traceback.
 
 Lookups run on the event loop: one by id takes about 2 ms, and running them in threads cost more
-in hand-offs of the interpreter lock than it saved (server CPU per request 6.2 ms in threads,
-3.6 ms on the loop, IJCAI index). Only the topic overview, computed once per generation, runs
-in a thread. Worker processes (one per core by default) share the cores.
+in hand-offs of the interpreter lock than it saved (docs/benchmarks.md). Only the topic
+overview, computed once per generation, runs in a thread. Worker processes (one per core by default) share the cores.
 """
 
 from __future__ import annotations
@@ -37,11 +36,12 @@ from starlette.exceptions import HTTPException
 
 from paperscope.errors import Contradiction, NotFound, UserError
 from paperscope.index.paper_index import PaperIndex, curations_stamp, current_generation_name, searchable
+from paperscope.limits import MAX_QUERY_CHARS, MAX_RESULTS
 from paperscope.records import jsonable, records
-from paperscope.settings import LEVELS, MAX_QUERY_CHARS, MAX_RESULTS, MODES, AccessSettings
+from paperscope.settings import LEVELS, MODES, AccessSettings
 from paperscope.ui.access import TOKEN_FILE_VARIABLE, Guard, Token, is_loopback, read_tokens
 from paperscope.ui.logs import log_to_stderr
-from paperscope.ui.records import NOTE_HEADER, with_note
+from paperscope.ui.note_header import NOTE_HEADER, with_note
 from paperscope.ui.service_library import add_library_routes
 
 MAX_K = MAX_RESULTS  # results per request, as every lookup (PaperIndex, the command line)
@@ -51,8 +51,8 @@ WATCH_SECONDS = 0.5  # how often the folder's CURRENT generation is checked
 GENERATION_HEADER = "X-Paperscope-Generation"
 INDEX_VARIABLE = "PAPERSCOPE_SERVE_INDEX"  # the index folder, for worker processes
 ACCESS_VARIABLE = "PAPERSCOPE_SERVE_ACCESS"  # the AccessSettings, as JSON, for worker processes
-# One worker a core by default (benchmarks/serve_load.py, IJCAI, 2 cores: one worker answered
-# 310 similar requests/s at most, two 624-666); each holds its own query model, ~250 MB.
+# One worker a core by default (two workers answer twice the requests of one: docs/benchmarks.md);
+# each holds its own query model, ~250 MB.
 MAX_DEFAULT_WORKERS = 8
 logger = logging.getLogger("paperscope")
 
@@ -533,9 +533,9 @@ def create_app(
 
 
 def _one_thread_each() -> None:
-    """Compute each request on one thread: with FAISS's OpenMP threads and ONNX Runtime's on both
-    cores, their spinning between small requests cost the server 10.7 → 20.8 ms of CPU per
-    search (IJCAI index, one worker); requests in parallel use the cores instead."""
+    """Compute each request on one thread: FAISS's OpenMP threads and ONNX Runtime's, on every
+    core, spin between small requests (twice the CPU a search: docs/benchmarks.md); requests in
+    parallel use the cores instead."""
     import faiss
 
     os.environ["OMP_NUM_THREADS"] = "1"  # ONNX Runtime's threads: OnnxEncoder reads it

@@ -13,9 +13,9 @@ from fastapi import Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
+from paperscope.limits import MAX_NAME_CHARS, MAX_RESULTS
 from paperscope.records import records
-from paperscope.settings import MAX_NAME_CHARS, MAX_RESULTS
-from paperscope.ui.records import with_note
+from paperscope.ui.note_header import with_note
 
 MAX_MEMBERS = 10_000  # ids in one request
 PAPERS = "/papers"  # the path of a collection's papers, after its name

@@ -1,4 +1,4 @@
-"""Measures of how well an index serves its users, shared by benchmarks/, the tests and notebooks.
+"""Measures of how well an index serves its users, shared by the benchmarks, the tests and notebooks.
 
 - Retrieval quality on a labelled corpus: leave-one-out agreement of each paper's nearest
   papers with its own label (``evaluate``; ``labels_by_id`` reads the labels).
@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from paperscope.embed.corpus import text_id
+from paperscope.embed.readers.admission import text_id
 from paperscope.embed.text import normalise_text, split_sentences
 from paperscope.settings import QuerySettings
 

@@ -27,8 +27,9 @@ import pyarrow as pa
 from paperscope import locations
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.columns import RESERVED, CorpusColumns, kind_of, values_array
-from paperscope.embed.corpus import Admission, Reading, abstract_key, admitted_papers, embedding_texts
-from paperscope.embed.text import counted
+from paperscope.embed.readers import Reading
+from paperscope.embed.readers.admission import Admission, abstract_key, admitted_papers
+from paperscope.embed.text import counted, embedding_texts
 from paperscope.errors import UserError, write_error
 from paperscope.index.build.shards import with_columns
 from paperscope.index.build.smoothing import smooth
@@ -36,7 +37,8 @@ from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.search.placement import TRUST_K, place_by_neighbours
 from paperscope.index.store import generations, maps
 from paperscope.index.topics.topic_map import map_columns
-from paperscope.settings import READ_WORKERS, UNCLUSTERED, Fields
+from paperscope.limits import READ_WORKERS
+from paperscope.settings import UNCLUSTERED, Fields
 
 logger = logging.getLogger(__name__)
 

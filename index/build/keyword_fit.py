@@ -20,9 +20,8 @@ def fit_keyword_index(texts: Iterable[str], count: int | None = None) -> Keyword
     ``count`` gives its length.
 
     Which terms are kept: every word, even one a single paper uses (a keyword search is for the
-    rare term: "oversmoothing" in one abstract of 2,260); two-word phrases from two papers once
-    the corpus has ``PHRASES_FROM_TWO`` papers (IJCAI, 2,690 papers: 117,060 terms with every
-    phrase, 30,275 this way); above ``RARE_WORDS_UP_TO`` papers, words too need two papers, or
+    rare term); two-word phrases from two papers once the corpus has ``PHRASES_FROM_TWO`` papers
+    (a quarter of the terms of every phrase); above ``RARE_WORDS_UP_TO`` papers, words too need two papers, or
     the vocabulary of a million abstracts would not fit in memory while it is counted."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 

@@ -17,10 +17,13 @@ import pandas as pd
 
 from paperscope import locations
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
-from paperscope.embed.corpus import Admission, Reading, admitted_papers, embedding_texts
+from paperscope.embed.readers import Reading
+from paperscope.embed.readers.admission import Admission, admitted_papers
+from paperscope.embed.text import embedding_texts
 from paperscope.index.build import shards
+from paperscope.limits import FAST_P_AT_10, FAST_SPEEDUP, READ_WORKERS
 from paperscope.progress import PROGRESS_STEP, ProgressLines, duration
-from paperscope.settings import FAST_P_AT_10, FAST_SPEEDUP, PRESETS, READ_WORKERS
+from paperscope.settings import PRESETS
 
 logger = logging.getLogger(__name__)
 SUGGEST_FAST_SECONDS = 60  # an exact embedding expected to take longer says once what the fast preset saves

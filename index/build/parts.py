@@ -11,7 +11,7 @@ import functools
 
 import numpy as np
 
-from paperscope.embed.corpus import embedding_texts
+from paperscope.embed.text import embedding_texts
 from paperscope.index.store import maps
 from paperscope.index.topics.naming import part_names
 from paperscope.index.topics.remap_cache import TERMS, VECTORS, NameVectors, cached_terms

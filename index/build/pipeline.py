@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from paperscope import locations
-from paperscope.embed.corpus import OPTIONAL_FIELDS, TEXT_RECIPE
+from paperscope.embed.columns import OPTIONAL_FIELDS
 from paperscope.embed.model import model_folder
-from paperscope.embed.text import counted
+from paperscope.embed.text import TEXT_RECIPE, counted
 from paperscope.errors import UserError, write_error
 from paperscope.files import TEMPORARY_PREFIX, reserved_array
 from paperscope.index.build import ann, shards

@@ -1,9 +1,9 @@
 """The Ray engine: read and embed a corpus on Ray Data, locally or on an existing Ray cluster.
 
 1. Read: one Ray task per input file, with the same readers as the local engine
-   (:func:`embed.corpus.read_records`), so every format and every error message is the same.
+   (:func:`embed.readers.read_records`), so every format and every error message is the same.
 2. Admit: the driver decides which records become papers in corpus order (first of each id and
-   abstract, :class:`embed.corpus.Admission`) from small columns only: ids, text hashes, lengths.
+   abstract, :class:`embed.readers.admission.Admission`) from small columns only: ids, text hashes, lengths.
 3. Embed: a pool of actors, each loading the model once (``map_batches`` with a callable class),
    drops the records not admitted and embeds the rest (long texts windowed as locally).
 4. The driver receives the embedded papers in corpus order and writes them as Parquet shards
@@ -25,7 +25,9 @@ import numpy as np
 import pandas as pd
 
 from paperscope.embed.columns import from_json, to_json
-from paperscope.embed.corpus import Admission, Reading, abstract_key, embedding_texts, iter_records, paper_row
+from paperscope.embed.readers import Reading, iter_records
+from paperscope.embed.readers.admission import Admission, abstract_key, paper_row
+from paperscope.embed.text import embedding_texts
 from paperscope.errors import UserError
 from paperscope.index.build import shards
 

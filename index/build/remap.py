@@ -1,7 +1,7 @@
 """A remap: another map of an index's current generation, written beside it and made current.
 
 ``PaperIndex.map.remap`` (and ``paperscope remap``) call :func:`remap`: the topics are re-cut and
-re-named from the stored vectors and layout (:func:`paperscope.index.topics.remap.remap_topics`),
+re-named from the stored vectors and layout (:func:`paperscope.index.topics.recut.remap_topics`),
 nothing embedded again but candidate names (those the build or a remap before did not embed:
 :mod:`paperscope.index.topics.remap_cache`, kept for the next remap), and written as a named map
 (:func:`paperscope.index.store.maps.write_map`). Imported only when a remap runs: a lookup
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from paperscope.embed.corpus import embedding_texts
+from paperscope.embed.text import embedding_texts
 from paperscope.errors import UserError
 from paperscope.index.store import generations, maps
-from paperscope.index.topics.remap import Remapping, remap_topics
+from paperscope.index.topics.recut import Remapping, remap_topics
 from paperscope.index.topics.remap_cache import VECTORS, NameVectors
 
 log = logging.getLogger("paperscope")
@@ -30,7 +30,7 @@ def remap(
     folder: str | Path, encode, topics: int, min_topic_size: int | None = None, *, name=None, on_stage=None
 ) -> str:
     """Make another map of the index in ``folder`` with ``topics`` coarse topics (and fine clusters
-    of at least ``min_topic_size`` papers found again: :class:`~paperscope.index.topics.remap.Remapping`)
+    of at least ``min_topic_size`` papers found again: :class:`~paperscope.index.topics.recut.Remapping`)
     and make it current, named ``name``
     (default: "topics-N", with "-min-M" for a minimum topic size). ``encode(terms)`` embeds
     candidate names with the index's model. ``on_stage(name)`` is called as "map and clusters",

@@ -23,10 +23,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from paperscope.embed.columns import values_array
-from paperscope.embed.corpus import OPTIONAL_FIELDS, ReadReport, abstract_key, embedding_texts, filled_fields
+from paperscope.embed.columns import OPTIONAL_FIELDS, values_array
+from paperscope.embed.readers.admission import ReadReport, abstract_key, filled_fields
+from paperscope.embed.text import embedding_texts
 from paperscope.files import reserved_array
-from paperscope.settings import AUTO_FAST_PAPERS, FAST_SPEEDUP, BuildSettings, LongText
+from paperscope.limits import AUTO_FAST_PAPERS, FAST_SPEEDUP
+from paperscope.settings import BuildSettings, LongText
 
 if TYPE_CHECKING:
     from paperscope.embed.model import Encoder

@@ -2,8 +2,8 @@
 
 Each paper's smoothed vector is its own vector plus ``weight`` times the mean of its ``k`` nearest
 papers' vectors, renormalised: a paper is described a little by its neighbourhood, which lifts
-same-topic neighbours that share its subject but not its wording. The count and the weight were
-chosen on the IJCAI corpus by ``benchmarks/smoothing.py`` (see docs/quality.md).
+same-topic neighbours that share its subject but not its wording (the count and the weight:
+``settings.Smoothing``, measured in docs/quality.md).
 
 The index keeps both. The smoothed vectors (``smoothed.npy``) serve the default ranking, hybrid,
 for ``similar`` and ``search``; the raw ones (``vectors.npy``) serve everything that must describe

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
-from paperscope.embed.corpus import OPTIONAL_FIELDS
+from paperscope.embed.columns import OPTIONAL_FIELDS
 from paperscope.errors import Contradiction, UnknownCollection, UserError
 from paperscope.index.collections import database
 from paperscope.index.collections.database import MEMBER_FIELDS, Database
@@ -43,9 +43,9 @@ from paperscope.index.common.papers import PaperTable
 from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.store.generations import identity, new_identity
 from paperscope.index.store.manifest import Manifest
+from paperscope.limits import MAX_NAME_CHARS
 from paperscope.locations import cache_dir, index_option
 from paperscope.progress import ProgressLines
-from paperscope.settings import MAX_NAME_CHARS
 
 logger = logging.getLogger(__name__)
 EMBED_BATCH = 32  # outside entries embedded, their vectors committed and progress logged, this many at a time
@@ -501,7 +501,7 @@ class Collections:
     def _matched(self, ids, files) -> Matched:
         """Members from paper ids (each must be in the index) and from library files, each key
         once (``Matched.repeated`` counts the entries naming a member found before)."""
-        from paperscope.embed.corpus import read_records
+        from paperscope.embed.readers import read_records
 
         ids = [str(paper_id).strip() for paper_id in ids]
         self.parts.papers.rows(ids)  # an unknown id is a UserError suggesting close ones

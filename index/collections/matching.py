@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from paperscope.embed.corpus import embedding_text
 from paperscope.embed.library import normalise_arxiv_id, normalise_doi, normalise_title
+from paperscope.embed.text import embedding_text
 
 WAYS = ("id", "doi", "arxiv", "title")  # in the order they are tried
 
@@ -96,7 +96,7 @@ def outside_key(entry: dict) -> str:
 
 
 def match_entries(papers: pd.DataFrame, entries: list[dict]) -> Matched:
-    """Match library ``entries`` (records as :func:`paperscope.embed.corpus.read_records` gives
+    """Match library ``entries`` (records as :func:`paperscope.embed.readers.read_records` gives
     them) to ``papers`` (id, title and, when the index has them, doi and arxiv_id columns)."""
     ids = set(papers["id"])
     tables = {

@@ -31,9 +31,7 @@ if TYPE_CHECKING:
     import scipy.sparse
 
 SETTINGS = {"terms": "paperscope.embed.terms", "phrase_sizes": [1, 2], "sublinear_tf": True}
-CANDIDATE_TERMS = (
-    12  # a query's heaviest terms whose papers become keyword candidates (benchmarks/hybrid_candidates.py)
-)
+CANDIDATE_TERMS = 12  # a query's heaviest terms whose papers become keyword candidates
 
 
 def analyzer(stop_words: frozenset[str]):

@@ -15,8 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paperscope.embed.columns import RESERVED, kind_of
-from paperscope.embed.corpus import OPTIONAL_FIELDS
+from paperscope.embed.columns import OPTIONAL_FIELDS, RESERVED, kind_of
 from paperscope.errors import UnknownPaper, UserError, shown
 from paperscope.locations import index_option
 

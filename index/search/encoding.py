@@ -12,7 +12,7 @@ import numpy as np
 from paperscope import locations
 from paperscope.embed.text import normalise_text
 from paperscope.errors import UserError
-from paperscope.settings import MAX_QUERY_CHARS
+from paperscope.limits import MAX_QUERY_CHARS
 
 QUERY_MEMORY = 64
 SENTENCE_MEMORY = 20_000  # sentence vectors remembered for explanations (15 MB)

@@ -1,13 +1,9 @@
 """Recommendations for a collection of papers: one linear SVM per collection, in numpy.
 
 arxiv-sanity-lite's method (a linear SVM per tag, members against the other papers) on the
-smoothed vectors and the keyword TF-IDF rows side by side, chosen by ``benchmarks/recommend.py``
-on the IJCAI corpus (2,690 papers, 14 areas, 10 seeds; docs/recommend.md). P@20 from the
-collection's area, members excluded, against ``similar(ids)`` (Rocchio, hybrid): 20 papers 0.700
-against 0.597 (+0.103, std over seeds of the paired gain 0.015; of either method ~0.02); 5 papers
-0.625 against 0.591 (+0.034 ± 0.028: within the spread); with 5 papers to avoid from the nearest
-area, +0.070 ± 0.024 and +0.038 ± 0.039. p50 for 20 papers: 16-49 ms at 2,690 papers and 23-42 ms
-at a million (a shared, busy machine).
+smoothed vectors and the keyword TF-IDF rows side by side: closer to a collection's area than
+``similar(ids)`` from 20 papers on, as fast at a million papers as at a thousand (measured:
+docs/recommend.md and docs/benchmarks.md).
 
 So that it costs the same at a million papers as at a thousand (p50 ≤ 50 ms for 20 papers):
 
@@ -39,10 +35,10 @@ PER_MEMBER = 20  # each member's nearest papers among the candidates
 KEYWORD_CANDIDATES = 200  # the papers of the members' heaviest terms among the candidates
 SCORE_ALL = 5000  # a filter keeping at most this many papers: all of them are scored
 CENTRAL = 50  # the nearest papers to the members' mean among the candidates (at least k, and the members)
-CLASSIFIER_SHARE = 0.3  # score = similarity to the collection + 0.3 x tanh(margin) (benchmarks/recommend.py)
+CLASSIFIER_SHARE = 0.3  # score = similarity to the collection + 0.3 x tanh(margin)
 GROUP_BETWEEN = 0.45  # a collection whose 2-means halves' centroids are less alike than this is served from each
 GROUP_MIN = 2  # members of each half, at least
-NEWTON_STEPS = 2  # and CG_STEPS: 3 and 10 gave the same P@20 on IJCAI, 1.5x slower (docs/recommend.md)
+NEWTON_STEPS = 2  # and CG_STEPS: the fewest that rank as more steps do (docs/recommend.md)
 CG_STEPS = 8
 
 

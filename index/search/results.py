@@ -15,8 +15,8 @@ import pyarrow as pa
 from paperscope.errors import UserError
 from paperscope.index.common.papers import PaperTable
 from paperscope.index.search.ranking import Ranking
+from paperscope.limits import MAX_RESULTS
 from paperscope.records import json_rows
-from paperscope.settings import MAX_RESULTS
 
 SCORE_LIMIT = 1.3  # a cosine's 1 plus a recommendation's classifier share (0.3) or an acronym's bonus (0.25)
 

@@ -41,7 +41,8 @@ from paperscope.embed.text import counted
 from paperscope.errors import UserError, shown, write_error
 from paperscope.files import atomic_path
 from paperscope.index.common.kmeans import kmeans
-from paperscope.settings import MAX_NAME_CHARS, UNCLUSTERED, UNCLUSTERED_NAME
+from paperscope.limits import MAX_NAME_CHARS
+from paperscope.settings import UNCLUSTERED, UNCLUSTERED_NAME
 
 CURATIONS_FILE, CURATIONS_LOCK = "curations.json", ".curations.lock"
 FORMAT_NAME, FORMAT_VERSION = "paperscope-curations", 1

@@ -130,9 +130,8 @@ def coarse_topics(
     groups: int | None = None,
 ) -> dict[int, int]:
     """Fine clusters merged into coarse topics (:func:`_ward_cut` of their centroids, at most
-    ``settings.max_coarse`` where every group of the cut is ``coherent``). On IJCAI
-    (27 clusters) Ward agreed with the area labels better than average linkage (adjusted mutual
-    information at 7 topics 0.367 against 0.339; benchmarks/topic_quality.py). ``coherent(fine
+    ``settings.max_coarse`` where every group of the cut is ``coherent``; Ward agrees with
+    labelled areas better than average linkage: docs/benchmarks.md). ``coherent(fine
     labels)`` says whether the papers of those fine clusters hang together as one topic (a name of
     two terms covers enough of them); ``groups``: cut into that many instead (a remap), each group
     of the cut kept whole. Returns the coarse topic of each fine cluster; coarse topics are

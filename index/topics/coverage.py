@@ -22,7 +22,7 @@ _ACRONYM = re.compile(r"^(.*\S)\s+\(([^()]+)\)$")
 def _normal(text: str, forms: dict[str, str] | None = None) -> str:
     """Lower-case singular words of ``text`` with hyphens split, joined by single spaces and
     padded with one, so that " words " finds whole words only; ``forms``: the singular of words
-    seen before, added to (IJCAI's 512,000 words are 30,000 different ones)."""
+    seen before, added to (a corpus repeats its words: each is made singular once)."""
     forms = {} if forms is None else forms
     return f" {' '.join(forms[w] if w in forms else forms.setdefault(w, singular(w)) for w in words(text))} "
 

@@ -97,7 +97,7 @@ PAIR_LIFT = 2.0  # a name's two terms are found together this many times as ofte
 PAIR_PAPERS = 2  # ... in at least this many of the topic's papers
 WIDEST_OF = 15  # terms a name that covers too little is chosen from, every set of them tried
 MODIFIER_TEXTS = 5000  # texts read to tell an adjective by its use
-MODIFIER_SHARE = 0.8  # IJCAI: "visual", "causal", "temporal" 0.95-1.0; "logic" 0.68, "retrieval" 0.58
+MODIFIER_SHARE = 0.8  # of a word's uses followed by a content word, for a modifier (docs/benchmarks.md)
 ACRONYM_USERS = 3  # texts that write an acronym defined once, for it to be shown
 CASED_SHARE = 0.6  # of a word's occurrences inside sentences written with capitals, to be shown so
 # Generic heads: "federated learning framework" names no more than "federated learning".
@@ -220,8 +220,8 @@ class CorpusTerms:
     @cached_property
     def _modifier_words(self) -> tuple[list[list[str]], dict[str, list[tuple[int, int]]]]:
         """The words of the texts :meth:`modifies` reads (up to ``MODIFIER_TEXTS``), and where each
-        word is in them ((text, position), in order): each word's followers found from an index
-        (IJCAI's 384 words: 0.1 s; 4 s searching every text for each)."""
+        word is in them ((text, position), in order): each word's followers found from an index,
+        not by searching every text for each."""
         rows = range(0, len(self.texts), max(1, len(self.texts) // MODIFIER_TEXTS))
         texts = [self.joined(row)[1:-1].split(" ") for row in rows]
         where: dict[str, list[tuple[int, int]]] = {}

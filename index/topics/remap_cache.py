@@ -42,8 +42,8 @@ def recipe() -> str:
 
 
 def _packed(texts) -> np.ndarray:
-    """Texts (no line breaks) as one array of UTF-8 bytes: a fixed-width array of 110,000 terms
-    of up to 76 characters (IJCAI's) takes 33 MB, this 2."""
+    """Texts (no line breaks) as one array of UTF-8 bytes: a fraction of a fixed-width array's
+    size, whose every term takes the longest one's room."""
     return np.frombuffer("\n".join(texts).encode(), dtype=np.uint8)
 
 

@@ -1,6 +1,6 @@
 """Seed topics: topics a researcher names before the build (``paperscope build --topics-from FILE``).
 
-The file is read by :func:`paperscope.embed.seeds.read_seed_topics`. Each seed's text (name and
+The file is read by :func:`paperscope.embed.seed_file.read_seed_topics`. Each seed's text (name and
 description) is embedded with the corpus's model; a paper whose cosine similarity to its closest
 seed reaches the threshold (:data:`paperscope.settings.SEED_SIMILARITY`, ``--seed-similarity``)
 joins that seed, as
@@ -22,13 +22,8 @@ from paperscope.embed.terms import BOILERPLATE, english_stop_words, words
 from paperscope.index.topics.clusters import Clustering, cluster
 from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.layout import knn_graph
-from paperscope.settings import (
-    SEED_SURE,
-    UNCLUSTERED,
-    SeedTopic,
-    TopicSeeds,
-    TopicSettings,
-)
+from paperscope.limits import SEED_SURE
+from paperscope.settings import UNCLUSTERED, SeedTopic, TopicSeeds, TopicSettings
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +65,7 @@ def seed_of(vectors: np.ndarray, seeds: TopicSeeds, encode, finder: TermFinder |
     standard deviations above the seed's mean over ``vectors``), when the paper uses the seed's
     words (:func:`uses_seed`; ``finder``: the papers' texts in the order of ``vectors``; without
     one, similarity alone), its similarity is at least ``seeds.similarity``, and its spread at
-    least ``seeds.spread`` or its similarity :data:`~paperscope.settings.SEED_SURE` (for a seed
+    least ``seeds.spread`` or its similarity :data:`~paperscope.limits.SEED_SURE` (for a seed
     whose papers are a large share of the corpus). ``encode(texts)`` is the corpus's model. The
     evidence holds per seed: one whose papers are all a little like it takes no more for it."""
     count = len(vectors)

@@ -134,9 +134,7 @@ def _refine(
     (:func:`adopt_outliers`); those of at least ``split_papers`` papers that no honest name covers
     (:func:`nameable`) are grab-bags of neighbouring fields, each split in two (:func:`bisect`) and
     the halves checked again (``split_rounds`` in all); a piece of a split that no honest name
-    covers either is what is left of the grab-bag, not a topic: its papers are drawn grey
-    (IJCAI: 58 papers of a 127-paper grab-bag, whose best names, "neural architecture search
-    (NAS), ImageNet" and "convergence, optimization", covered 34 % and 39 % of them). Seed topics
+    covers either is what is left of the grab-bag, not a topic: its papers are drawn grey. Seed topics
     are never split. Returns the :class:`FineTopics` with each topic's candidate names."""
     chosen, naming = settings.clusters, settings.names
     labels, split, pieces = adopted.labels.copy(), 0, set()

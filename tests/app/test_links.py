@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from paperscope import PaperIndex, build_index, locations
-from paperscope.embed.corpus import read_records
+from paperscope.embed.readers import read_records
 from paperscope.ui import cli
 from tests.conftest import APP
 from tests.support.corpora import read_corpus

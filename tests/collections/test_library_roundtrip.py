@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from paperscope import PaperIndex
-from paperscope.embed.corpus import read_records
+from paperscope.embed.readers import read_records
 from tests.conftest import FILES
 
 pytestmark = pytest.mark.slow  # the library corpus's index

@@ -15,7 +15,7 @@ import pytest
 from paperscope import PaperIndex, build_index, locations
 from paperscope.embed import cache as cache_module
 from paperscope.embed.cache import EmbeddingCache, text_key
-from paperscope.embed.corpus import embedding_texts
+from paperscope.embed.text import embedding_texts
 from paperscope.index.store import generations
 from tests.conftest import copy_index
 from tests.support.corpora import read_corpus

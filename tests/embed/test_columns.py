@@ -20,8 +20,8 @@ import pytest
 from paperscope import PaperIndex, UserError, build_index, locations
 from paperscope.embed.columns import convert, infer_kind
 from paperscope.embed.conditions import parse
-from paperscope.embed.corpus import Reading, iter_records
-from paperscope.settings import STREAM_HEAD_RECORDS
+from paperscope.embed.readers import Reading, iter_records
+from paperscope.limits import STREAM_HEAD_RECORDS
 from paperscope.ui.cli import main
 from tests.support.corpora import read_corpus
 
@@ -342,7 +342,7 @@ def test_add_grows_a_new_column_and_keeps_kinds(index, corpus, tmp_path):
 def test_the_service_filters_and_answers_the_columns(index, corpus):
     from fastapi.testclient import TestClient
 
-    from paperscope.ui.records import NOTE_HEADER
+    from paperscope.ui.note_header import NOTE_HEADER
     from paperscope.ui.service import create_app
 
     _, records = corpus

@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from paperscope import UserError, locations
-from paperscope.embed.corpus import read_records, text_id
+from paperscope.embed.readers import read_records
+from paperscope.embed.readers.admission import text_id
 from paperscope.embed.text import normalise_text, split_sentences
 from paperscope.embed.titles import derive_title
 from tests.support.corpora import read_corpus
@@ -359,7 +360,7 @@ PEAK_MB = {"text": 160, "bomb": 300, "parquet": 300}
 READER = """
 import hashlib, json, re, sys
 from paperscope import UserError
-from paperscope.embed.corpus import iter_records
+from paperscope.embed.readers import iter_records
 out = {}
 for path in sys.argv[1:]:
     digest, first, count = hashlib.sha256(), hashlib.sha256(), 0

@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paperscope import PaperIndex, UserError
-from paperscope.embed.corpus import detect_format, read_records
 from paperscope.embed.library import latex_to_text, normalise_arxiv_id, normalise_doi, normalise_title
+from paperscope.embed.readers import read_records
+from paperscope.embed.readers.sniff import detect_format
 
 PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from paperscope.embed import corpus
-from paperscope.embed.corpus import Reading, iter_records
+from paperscope.embed import readers
+from paperscope.embed.readers import Reading, forked, iter_records
 from paperscope.errors import UserError
 
 NAMES = ["Zoë Müller", "e\u0301lodie  Dupont", "Li\u00a0Wei", "<b>Ada</b> Lovelace", "  Kim \t Park "]
@@ -19,8 +19,8 @@ NAMES = ["Zoë Müller", "e\u0301lodie  Dupont", "Li\u00a0Wei", "<b>Ada</b> Love
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Every file counts as large, and is handed over in blocks of ~20,000 characters."""
-    monkeypatch.setattr(corpus, "PARALLEL_READ_BYTES", 1)
-    monkeypatch.setattr(corpus, "READ_BLOCK_CHARS", 20_000)
+    monkeypatch.setattr(readers, "PARALLEL_READ_BYTES", 1)
+    monkeypatch.setattr(forked, "READ_BLOCK_CHARS", 20_000)
 
 
 def _record(number: int) -> dict:
@@ -100,8 +100,8 @@ def test_a_build_reading_in_several_processes_keeps_what_one_process_keeps(tmp_p
     from paperscope.index.build import local_engine
     from tests.embed.test_columns import conference_records
 
-    monkeypatch.setattr(corpus, "STREAM_HEAD_RECORDS", 5)
-    monkeypatch.setattr(corpus, "READ_BLOCK_CHARS", 3_000)
+    monkeypatch.setattr(readers, "STREAM_HEAD_RECORDS", 5)
+    monkeypatch.setattr(forked, "READ_BLOCK_CHARS", 3_000)
     records = conference_records()
     path = tmp_path / "conference.jsonl"
     path.write_text("\n".join(json.dumps(record) for record in records))

@@ -10,7 +10,7 @@ from paperscope import PaperIndex, UserError, build_index, locations
 from paperscope.embed.terms import singular
 from paperscope.index.analysis.evaluation import edited_versions
 from paperscope.index.search.explain import shared_terms
-from paperscope.settings import DUPLICATE_THRESHOLD
+from paperscope.limits import DUPLICATE_THRESHOLD
 from tests.support.corpora import read_corpus
 
 
@@ -111,7 +111,7 @@ def test_cli_explain_and_duplicates(sample_index_dir, sample_index):
 
 def test_a_topic_is_found_by_its_words_and_several_candidates_are_listed_alone(sample_index):
     from paperscope.embed.terms import words
-    from paperscope.index.analysis.topics import find_topic
+    from paperscope.index.analysis.topic_analysis import find_topic
 
     names = dict(
         zip(sample_index.topics.table("fine")["cluster"], sample_index.topics.table("fine")["name"], strict=True)

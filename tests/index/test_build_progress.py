@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from paperscope import settings
+from paperscope import limits
 from paperscope.index.build.local_engine import EmbeddingProgress
 from tests.conftest import ROOT
 
@@ -58,7 +58,7 @@ def test_without_a_terminal_a_line_every_5_percent_with_the_time_left_and_the_fa
     exact, fast = (measured["retrieval"][f"{name}, similar (hybrid default)"]["P@10"] for name in ("exact", "fast"))
     assert f"{speed:.1f}×" in hints[0] and f"{fast:.3f} against {exact:.3f}" in hints[0]
     quoted = (round(speed, 1), (round(exact, 3), round(fast, 3)))
-    assert quoted == (settings.FAST_SPEEDUP, settings.FAST_P_AT_10)
+    assert quoted == (limits.FAST_SPEEDUP, limits.FAST_P_AT_10)
 
 
 def test_a_short_embedding_or_the_fast_preset_says_nothing_of_it(caplog):

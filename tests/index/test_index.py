@@ -14,7 +14,8 @@ from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.store import generations
 from paperscope.index.store.generations import read_generation
 from paperscope.index.store.manifest import FORMAT_VERSION, LongTextInfo, PresetInfo
-from paperscope.settings import MAX_RESULTS, Smoothing
+from paperscope.limits import MAX_RESULTS
+from paperscope.settings import Smoothing
 from paperscope.ui import cli
 from tests.support.corpora import read_corpus
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from paperscope.settings import RATE_LIMIT_PER_MINUTE, UPLOADS_PER_HOUR, AccessSettings
+from paperscope.limits import RATE_LIMIT_PER_MINUTE, UPLOADS_PER_HOUR
+from paperscope.settings import AccessSettings
 from paperscope.ui.access import READ_ONLY
 from paperscope.ui.service import MAX_BODY_BYTES
 from tests.conftest import ROOT, copy_index

@@ -1,5 +1,5 @@
 """Corpus files read whole into one DataFrame, for tests and benchmarks (a build reads them a file
-at a time, through ``paperscope.embed.corpus.admitted_papers``)."""
+at a time, through ``paperscope.embed.readers.admission.admitted_papers``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from paperscope.embed.corpus import OPTIONAL_FIELDS, Admission, ReadReport, admitted_papers, filled_fields
+from paperscope.embed.columns import OPTIONAL_FIELDS
+from paperscope.embed.readers.admission import Admission, ReadReport, admitted_papers, filled_fields
 
 
 def read_corpus(

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from paperscope import PaperIndex, UserError, build_index, locations
-from paperscope.embed.corpus import embedding_texts
+from paperscope.embed.text import embedding_texts
 from paperscope.index.build.add import add_papers
 from paperscope.index.store import curations, generations
 from paperscope.index.topics.coverage import TermFinder

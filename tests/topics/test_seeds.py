@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from paperscope import PaperIndex
-from paperscope.embed.seeds import read_seed_topics
+from paperscope.embed.seed_file import read_seed_topics
 from paperscope.index.build.add import add_papers
 from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.seeds import seed_of, seed_words, uses_seed, with_seeds
-from paperscope.settings import SEED_SURE, ClusterSettings, SeedTopic, TopicSeeds
+from paperscope.limits import SEED_SURE
+from paperscope.settings import ClusterSettings, SeedTopic, TopicSeeds
 from paperscope.ui import cli
 from tests.index.test_add import NEW_PAPERS
 from tests.topics.test_curation import assert_consistent

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from paperscope import BuildSettings, PaperIndex, UserError, build_index
-from paperscope.embed.corpus import embedding_texts
 from paperscope.embed.terms import words
+from paperscope.embed.text import embedding_texts
 from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.naming import (
     RESIDUE,

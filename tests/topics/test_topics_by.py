@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from paperscope import PaperIndex, UserError, build_index, locations
-from paperscope.index.analysis.topics import MAX_VALUES, column_values, group_columns, topics_by, topics_compare
+from paperscope.index.analysis.topic_analysis import MAX_VALUES, column_values, group_columns, topics_by, topics_compare
 from paperscope.records import records
 from tests.support.corpora import read_corpus
 

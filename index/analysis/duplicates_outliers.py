@@ -1,11 +1,8 @@
 """Corpus-level analysis over a loaded index: near-duplicate pairs and outliers.
 
-Near-duplicate threshold (``DUPLICATE_THRESHOLD``), measured with
-``benchmarks/duplicates_threshold.py``: edited versions of the 38 sample abstracts (sentences
-swapped, wording changed, numbers changed, every 15th word dropped) score at least 0.931 against
-their original, a version with one sentence dropped at least 0.901. Different papers score at
-most 0.680 in the sample and 0.902 in the 2,690-abstract IJCAI corpus (two papers on chore
-allocation). 0.92 finds every version but a few with a sentence dropped, and no different pair.
+Two papers are near-duplicates from a cosine similarity of ``limits.DUPLICATE_THRESHOLD``: an
+edited version of an abstract scores above it, two different papers below (measured:
+docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from paperscope.errors import UserError
-from paperscope.settings import DUPLICATE_THRESHOLD
+from paperscope.limits import DUPLICATE_THRESHOLD
 
 
 def near_duplicates(index, threshold: float = DUPLICATE_THRESHOLD, neighbours: int = 10) -> pd.DataFrame:

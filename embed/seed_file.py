@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from paperscope.errors import UserError, shown
-from paperscope.settings import MAX_NAME_CHARS, SEED_SIMILARITY, SeedTopic, TopicSeeds
+from paperscope.limits import MAX_NAME_CHARS
+from paperscope.settings import SEED_SIMILARITY, SeedTopic, TopicSeeds
 
 MAX_SEEDS = 200
 FORMAT = "one topic a line: NAME or NAME: description"

@@ -4,11 +4,11 @@ A remap never embeds a paper again nor lays the map out again: each paper keeps 
 (x, y), its map trust and whether it was placed. With a number of coarse topics alone, the fine
 clusters stay the build's and the Ward linkage of their centroids is cut into that many groups
 (:func:`~.clusters.coarse_topics` with ``groups``). With a minimum topic size, the fine clusters
-are found again: HDBSCAN on the stored 2-D layout of the laid-out papers (on IJCAI as close to
-the areas as the build's 5-D UMAP: AMI over all papers 0.347 against 0.345 at the default size,
-in 0.2 s instead of about 7), the papers it leaves out adopted and grab-bags split as a build
-does (:func:`.topic_map._refine`), and a placed paper joins the topic most of its 5 nearest
-laid-out papers on the map are in. Both levels are then named as a build names them.
+are found again: HDBSCAN on the stored 2-D layout of the laid-out papers (as close to the
+labelled areas as the build's 5-D UMAP, and much faster: docs/benchmarks.md), the papers it
+leaves out adopted and grab-bags split as a build does (:func:`.topic_map._refine`), and a placed
+paper joins the topic most of its 5 nearest laid-out papers on the map are in. Both levels are
+then named as a build names them.
 """
 
 from __future__ import annotations

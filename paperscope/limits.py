@@ -1,0 +1,55 @@
+"""Fixed limits and thresholds, grouped by the room that applies them: bounds on what a user gives,
+on corpus files, on servers, and the thresholds measured once and kept (docs/benchmarks.md gives
+the measurements). None of them is a setting a user chooses (those are ``paperscope.settings``);
+importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+
+# --- what a user gives: lookups, queries, names -----------------------------------------------
+MAX_RESULTS = 1_000  # k of every lookup (Python, the command line, the service): 1 to this
+MAX_QUERY_CHARS = 20_000  # characters of a query (about ten abstracts)
+MAX_NAME_CHARS = 200  # a name a person gives (a topic, a seed topic, a collection): 1 to this many characters
+
+# --- corpus files (embed/streams.py, embed/readers/) ------------------------------------------
+# Every reader streams, record by record; a .gz is decompressed as it is read. A .gz whose output
+# passes GZIP_MAX_RATIO times the compressed bytes read so far, once more than GZIP_RATIO_FROM_BYTES
+# came out, is refused as a compression bomb: JSON lines like the arXiv snapshot's compress 3 to 5
+# times (2.9 for 300,000 generated records of 1 KB), a bomb 1,000 times; the first 32 MiB are let
+# through whatever their ratio (a small file of repeated lines), so a bomb is stopped with at most
+# 32 MiB out (and 100 times the compressed bytes: the app's 50 MB upload, 5 GB).
+GZIP_MAX_RATIO = 100
+GZIP_RATIO_FROM_BYTES = 32 * 1024**2
+WHOLE_FILE_MAX_BYTES = 2 * 1024**3  # decompressed bytes of a format read whole (BibTeX, RIS, CSL-JSON, a JSON object)
+MAX_LINE_BYTES = 64 * 1024**2  # one line of a text format (a JSON line, a CSV row's line)
+MAX_ABSTRACT_CHARS = 200_000  # longer "abstracts" are whole papers pasted by mistake
+STREAM_HEAD_RECORDS = 1_000  # records read before the fields are chosen: their keys name the columns...
+STREAM_HEAD_BYTES = 16 * 1024**2  # ...or fewer, those in the first 16 MiB (the head is held until then)
+PARQUET_BATCH_ROWS = 10_000  # rows of a Parquet file converted at a time
+# A file of JSON lines this large is mapped by several processes (Reading.workers), READ_BLOCK_CHARS of
+# lines at a time: starting them costs ~1 s each, a 64 MiB file of the arXiv snapshot's 4 s to read alone.
+PARALLEL_READ_BYTES = 64 * 1024**2
+READ_BLOCK_CHARS = 4 * 1024**2
+READ_WORKERS = min(os.cpu_count() or 1, 8)  # a build's (and add's) reading processes
+
+# --- builds -------------------------------------------------------------------------------------
+AUTO_FAST_PAPERS = 20_000  # a build of this many papers or more takes the "fast" preset unless told
+# The fast preset embeds this many times as fast as the exact one, for P@10 (similar, hybrid) of
+# exact then fast (docs/benchmarks.md, "Build presets"). A build that would embed with the exact
+# preset for over a minute quotes them.
+FAST_SPEEDUP = 6.1
+FAST_P_AT_10 = (0.545, 0.539)
+SEED_SURE = 0.45  # with its words, a paper this close joins whatever its seed's spread (a seed of many papers)
+
+# --- analyses -----------------------------------------------------------------------------------
+DUPLICATE_THRESHOLD = 0.92  # cosine similarity from which two papers are near-duplicates (docs/benchmarks.md)
+
+# --- servers shared with a group (docs/serving.md, "For a group") ------------------------------
+# The service's requests a minute per token (per client address without tokens), in each worker
+# process; the app's uploads. Both are the defaults of a server other machines reach; on a loopback
+# address there is no limit unless asked (settings.AccessSettings.on).
+RATE_LIMIT_PER_MINUTE = 120  # two a second, sustained; a burst of 120 at once (a page of lookups)
+MAX_UPLOAD_MB = 50  # one upload to the app (Streamlit's server.maxUploadSize too)
+UPLOADS_PER_HOUR = 10  # builds from uploads per app server in any hour: each keeps both cores busy a while
