@@ -672,7 +672,7 @@ def _duplicates_options(duplicates) -> None:
         type=arguments.Fraction(0, 1),
         default=DUPLICATE_THRESHOLD,
         help=f"cosine similarity from which a pair counts (default {DUPLICATE_THRESHOLD}, "
-        "measured: see benchmarks/duplicates_threshold.py)",
+        "measured: docs/topic-map.md, Near-duplicates and outliers)",
     )
     with_json(duplicates, "a JSON list of pairs")
 

@@ -40,7 +40,7 @@ from paperscope.errors import UserError
 from paperscope.limits import PARALLEL_READ_BYTES, STREAM_HEAD_BYTES, STREAM_HEAD_RECORDS
 
 __all__ = ["Reading", "iter_records", "read_records"]
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("paperscope")
 
 
 def read_records(

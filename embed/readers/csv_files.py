@@ -21,6 +21,8 @@ def _csv_lines(chunks) -> Iterator[str]:
 
 
 def read_delimited(path: Path, chunks, delimiter: str) -> Iterator[tuple[int, dict]]:
+    """The rows of a CSV (``delimiter``: a comma) or TSV (a tab) file as (line, {column: value}), the first
+    row naming the columns; blank rows skipped, a row of another length or a malformed one a UserError."""
     csv.field_size_limit(MAX_ABSTRACT_CHARS * 10)
     reader = csv.reader(_csv_lines(chunks), delimiter=delimiter, strict=True)
     try:
