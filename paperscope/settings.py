@@ -11,7 +11,9 @@ module costs nothing (no numpy, pandas or scipy), so ``paperscope --help`` stays
 - :class:`QuerySettings`: how a lookup ranks (mode, hybrid weight, feedback, candidate count).
 
 A choice among names is a ``Literal``; a wrong one is a :class:`~paperscope.errors.UserError`
-naming the choices, raised when the value is made.
+naming the choices, raised when the value is made. The fixed limits and measured thresholds
+that are no user's choice (the most results a lookup gives, the corpus files' bounds, the
+servers' defaults) are in :mod:`paperscope.limits`.
 """
 
 from __future__ import annotations
