@@ -1,1 +1,1 @@
-"""Reading corpora and turning abstracts into vectors (``corpus``, ``model``); imports nothing itself."""
+"""Reading corpora and turning abstracts into vectors (``readers``, ``model``); imports nothing itself."""
