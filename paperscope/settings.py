@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Literal, TypedDict, get_args
 
 from paperscope.errors import UserError, shown
 from paperscope.limits import AUTO_FAST_PAPERS, RATE_LIMIT_PER_MINUTE, UPLOADS_PER_HOUR
@@ -44,9 +44,20 @@ SELECTIONS: tuple[str, ...] = get_args(Selection)
 UNCLUSTERED_NAME = "unclustered"  # the topic name of papers in no cluster
 UNCLUSTERED = -1  # the cluster number of papers in no cluster
 MAP_COLUMNS = ("title", "x", "y", "cluster", "coarse_cluster", "map_trust")  # what the map draws of each paper
+
+
 # Rankings written into each manifest (measured: docs/quality.md); search_weight: the hybrid
 # weight of text queries, apart from that of papers.
-DEFAULT_MODES = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.7, "search_weight": 0.8}
+class Modes(TypedDict):
+    """The ranking modes an index is built with (the manifest's ``search`` section keeps them)."""
+
+    similar_mode: str
+    search_mode: str
+    hybrid_weight: float
+    search_weight: float
+
+
+DEFAULT_MODES: Modes = {"similar_mode": "hybrid", "search_mode": "hybrid", "hybrid_weight": 0.7, "search_weight": 0.8}
 
 
 def check_choice(value, choices: tuple[str, ...], what: str) -> str:

@@ -9,6 +9,8 @@ string can be given instead.
 
 from __future__ import annotations
 
+from typing import NotRequired, TypedDict
+
 import numpy as np
 
 EXACT_LIMIT = 250_000
@@ -87,7 +89,14 @@ def neighbour_overlap(reference: np.ndarray, other: np.ndarray, k: int = 10) -> 
     return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(nearest(reference), nearest(other), strict=True)]))
 
 
-def tune(ann, vectors: np.ndarray) -> dict:
+class Tuning(TypedDict):
+    """What :func:`tune` measured: the manifest's ``search.recall_at_10`` and ``search.ef_search``."""
+
+    recall_at_10: float
+    ef_search: NotRequired[int]  # HNSW only
+
+
+def tune(ann, vectors: np.ndarray) -> Tuning:
     """Measure recall@10 (raising HNSW's efSearch until it meets TARGET_RECALL); a manifest section."""
     import faiss
 

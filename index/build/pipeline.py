@@ -16,7 +16,7 @@ import shutil
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -121,7 +121,7 @@ def quantization_fidelity(encoder, texts: list[str], quantized: np.ndarray, long
 
 
 def build_index(
-    inputs: list[str | Path],
+    inputs: Sequence[str | Path],
     output: str | Path,
     settings: BuildSettings | None = None,
     *,
@@ -143,7 +143,7 @@ def build_index(
     if settings.engine == "ray":
         from paperscope.index.build.ray_engine import RayEngine
 
-        embedder = RayEngine(settings.address, settings.workers)
+        embedder: shards.Engine = RayEngine(settings.address, settings.workers)
     else:
         embedder = LocalEngine(settings.use_cache, sys.stderr.isatty() if show_progress is None else show_progress)
     on_progress = on_progress or (lambda fraction, stage: None)
@@ -180,8 +180,9 @@ def check_output(output: str | Path, with_files: bool, force: bool = False) -> N
     sources, count = generations.built_from(output)
     if sources != generations.sample_names():
         held = f"an index of {count:,} papers" if count is not None else "an index"
-        named = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more files" if len(sources) > 3 else "")
-        of = f"of {named}" if sources else "whose files its manifest does not name"
+        of = "whose files its manifest does not name"
+        if sources:  # None: a manifest of another format, which names no files
+            of = "of " + ", ".join(sources[:3]) + (f" and {len(sources) - 3} more files" if len(sources) > 3 else "")
         raise UserError(
             f"{output}: holds {held} {of}, not the bundled sample; rebuild it from them "
             f"({generations.build_command(output, sources)}), or give --force to build the sample there"
@@ -246,14 +247,14 @@ def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, read: shard
     while the map is laid out (mostly on one core: a 300-paper first build 11.2 -> 10.7 s on two
     cores, medians of 3), and what a remap need not find again ({kind: arrays}: the candidate
     terms and names' vectors, :mod:`paperscope.index.topics.remap_cache`)."""
-    encoder, long_text, vectors = job.encoder, job.long_text, read.vectors
+    encoder, long_text, vectors = job.settled_encoder, job.long_text, read.vectors
     with ThreadPoolExecutor(max_workers=1) as background, stages.stage("map and clusters"):
         measuring = None
         if encoder.quantize:
             quantized = vectors[read.rows]
             measuring = background.submit(quantization_fidelity, encoder, read.texts, quantized, long_text)
         names = NameVectors(functools.partial(encoder.encode, long_text=long_text))  # embeds candidate topic names
-        kept = {}
+        kept: dict[str, dict[str, np.ndarray]] = {}
         per_paper, clusters, map_sections = topic_map.topic_map(
             vectors, papers.texts_of, read.ids, names, job.settings.topics, seeds=job.settings.seeds,
             cache=(None, kept.__setitem__),
@@ -276,26 +277,38 @@ def _map_and_fidelity(job: shards.EmbedJob, papers: shards.ShardSet, read: shard
 
 
 def _search_side(vectors, papers: shards.ShardSet, settings: BuildSettings, work: Path, stages: _Stages) -> tuple:
-    """The keyword index, the FAISS index with its measured quality, and the smoothed vectors (or None)."""
+    """The keyword index, the FAISS index, the manifest's search section (with the index's measured
+    quality) and the smoothed vectors (or None)."""
     with stages.stage("keyword index"):  # reads the texts once more, streamed: all of them are not held
         keyword = fit_keyword_index(papers.texts(), papers.count)
     factory = ann.choose_factory(len(vectors), settings.faiss_factory)
     with stages.stage("index"):  # last: its copy of the vectors is not held during the map
         faiss_index = ann.build_ann(vectors, factory)
-        ann_quality = {"faiss": factory, **ann.tune(faiss_index, vectors)}
+        tuning = ann.tune(faiss_index, vectors)
     if factory != "Flat":
-        logger.info("FAISS %s: recall@10 %.3f against exact search", factory, ann_quality["recall_at_10"])
+        logger.info("FAISS %s: recall@10 %.3f against exact search", factory, tuning["recall_at_10"])
     smoothed = None
     if settings.smoothing:
         with stages.stage("smoothing"):
             smoothed = reserved_array(work / "smoothed.npy", vectors.shape)
             smooth(vectors, vectors, faiss_index, settings.smoothing, own_rows=np.arange(len(vectors)), out=smoothed)
-    return keyword, faiss_index, ann_quality, smoothed
+    return (
+        keyword,
+        faiss_index,
+        SearchInfo(
+            faiss=factory,
+            **tuning,
+            keyword={"kind": "tf-idf", "terms": len(keyword.terms)},
+            smoothing=settings.smoothing,
+            **DEFAULT_MODES,
+        ),
+        smoothed,
+    )
 
 
 def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.EmbedJob, on_progress) -> BuildReport:
     """The stages every engine shares: map and clusters, keyword index, FAISS, manifest, write."""
-    encoder, settings = job.encoder, job.settings
+    encoder, settings = job.settled_encoder, job.settings
     encoder.release()  # the later stages need the memory, not the model
     stages = _Stages(job.on_stage, dict(embedded.seconds))
     seconds = stages.seconds
@@ -311,7 +324,7 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
     per_paper, clusters, map_info, fidelity, for_remap = _map_and_fidelity(job, papers, read, stages)
     per_paper["added"] = first_seen(output, read.ids)
     on_progress(0.9, "building the search index")
-    keyword, faiss_index, ann_quality, smoothed = _search_side(vectors, papers, settings, work, stages)
+    keyword, faiss_index, search_info, smoothed = _search_side(vectors, papers, settings, work, stages)
     manifest = Manifest(
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         count=papers.count,
@@ -329,12 +342,7 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
             read.fingerprint, tuple(Path(p).name for p in job.inputs), len(embedded.read_report.skipped),
             len(embedded.read_report.duplicate_ids), len(embedded.read_report.duplicate_abstracts),
         ),
-        search=SearchInfo(
-            **ann_quality,
-            keyword={"kind": "tf-idf", "terms": len(keyword.terms)},
-            smoothing=settings.smoothing,
-            **DEFAULT_MODES,
-        ),
+        search=search_info,
         map=map_info,
         versions=_versions(),
         build_seconds=dict(seconds),

@@ -168,6 +168,13 @@ class EmbedJob:
         self.long_text = preset.long_text
         self.choice = {"name": name, "how": how, **dataclasses.asdict(preset)}
 
+    @property
+    def settled_encoder(self) -> Encoder:
+        """The build's encoder, for the stages after ``settle`` (an engine calls it as it reads)."""
+        if self.encoder is None:
+            raise RuntimeError("EmbedJob.settle was not called before the encoder was needed")
+        return self.encoder
+
 
 @dataclass
 class Embedded:

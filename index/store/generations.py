@@ -41,10 +41,9 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-import pandas as pd
-from filelock import FileLock, Timeout
 
 from paperscope import locations
 from paperscope.errors import UserError
@@ -67,6 +66,8 @@ POINTER_FILE, LOCK_FILE, IDENTITY_FILE = "CURRENT", ".build.lock", "IDENTITY"
 @contextmanager
 def build_lock(folder: Path):
     """Hold the folder's build lock; a second build into the same folder fails clearly."""
+    from filelock import FileLock, Timeout  # a build's: a lookup loads none of it
+
     created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     try:
@@ -90,23 +91,25 @@ class Generation:
 
     manifest: Manifest
     vectors: np.ndarray
-    faiss_index: object
-    papers: object  # read: a memory-mapped pyarrow Table; written: a DataFrame, a Table or an iterable of Tables
-    clusters: pd.DataFrame
+    faiss_index: Any  # a faiss.Index (faiss ships no types)
+    papers: Any  # read: a memory-mapped pyarrow Table; written: a DataFrame, a Table or an iterable of Tables
+    clusters: Any  # both levels' topics; read: a pyarrow Table (a lookup loads no pandas); written: a DataFrame
     keyword: KeywordIndex
     smoothed: np.ndarray | None = None  # neighbour-smoothed vectors (paperscope.index.build.smoothing), if built
     name: str | None = None  # read: the generation folder's name
 
 
-def _read_table(path: Path) -> pd.DataFrame:
+def _read_table(path: Path):
     # Through pyarrow itself: pandas 2.3's read_parquet aborted the process at exit about once in
-    # 50 runs here ("terminate called without an active exception"); 0 in 160 this way.
+    # 50 runs here ("terminate called without an active exception"); 0 in 160 this way. As one
+    # file: pq.read_table goes through pyarrow.dataset, which imports pandas (0.4 s of a lookup).
     import pyarrow.parquet as pq
 
-    return pq.read_table(path).to_pandas()
+    return pq.ParquetFile(path).read()
 
 
 def _write_papers(path: Path, papers) -> None:
+    import pandas as pd
     import pyarrow as pa
 
     if isinstance(papers, pd.DataFrame):

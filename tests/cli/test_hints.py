@@ -16,17 +16,7 @@ import pytest
 from paperscope import PaperIndex, UserError
 from paperscope.index.store import generations
 from paperscope.ui import cli
-from tests.conftest import copy_index
-
-
-def _run(capsys, *argv) -> tuple[int, str]:
-    """The real command line, in this process: its exit status and what it said on stderr."""
-    capsys.readouterr()
-    try:
-        status = cli.main([str(arg) for arg in argv])
-    except SystemExit as exit:  # --help, which a usage mistake's hint names ("see: paperscope info --help")
-        status = exit.code
-    return status, capsys.readouterr().err
+from tests.conftest import copy_index, paperscope
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
@@ -41,49 +31,69 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
         (["collection", "backup", "-o"], "backup.json"),
     ],
 )
-def test_an_output_file_that_exists_is_refused_without_force(sample_index_dir, tmp_path, capsys, command, name):
+def test_an_output_file_that_exists_is_refused_without_force(sample_index_dir, tmp_path, command, name):
     precious = tmp_path / name
     precious.write_text("@article{a, title = {169 entries of a Zotero library}}\n")
-    status, said = _run(capsys, *command, precious, "--index", sample_index_dir)
-    assert status == 2
-    assert said.splitlines() == [f"paperscope: error: -o {precious}: the file exists; give --force to replace it"]
+    said = paperscope(*command, precious, "--index", sample_index_dir, here=True)
+    assert said.returncode == 2
+    assert said.stderr.splitlines() == [
+        f"paperscope: error: -o {precious}: the file exists; give --force to replace it"
+    ]
     assert precious.read_text() == "@article{a, title = {169 entries of a Zotero library}}\n"
     assert sorted(tmp_path.iterdir()) == [precious]
 
 
-def test_force_replaces_the_file(sample_index_dir, tmp_path, capsys):
+def test_force_replaces_the_file(sample_index_dir, tmp_path):
     backup = tmp_path / "backup.json"
     backup.write_text("old")
-    status, said = _run(capsys, "collection", "backup", "-o", backup, "--force", "--index", sample_index_dir)
-    assert status == 0, said
+    said = paperscope("collection", "backup", "-o", backup, "--force", "--index", sample_index_dir, here=True)
+    assert said.returncode == 0, said.stderr
     assert '"format"' in backup.read_text()
 
 
-def test_a_build_refuses_a_file_and_a_folder_that_is_not_an_index(tmp_path, capsys):
+def test_a_build_refuses_a_file_and_a_folder_that_is_not_an_index(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("Title\nAn abstract long enough to be read as one by the reader of plain text files.\n")
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "thesis.tex").write_text("three years of work")
-    status, said = _run(capsys, "build", corpus, "-o", notes)
-    assert status == 2 and len(said.splitlines()) == 1
-    assert said.startswith(f"paperscope: error: {notes}: a folder that is not a paperscope index;")
-    assert "--force" in said
+    said = paperscope("build", corpus, "-o", notes, here=True)
+    assert said.returncode == 2 and len(said.stderr.splitlines()) == 1
+    assert said.stderr.startswith(f"paperscope: error: {notes}: a folder that is not a paperscope index;")
+    assert "--force" in said.stderr
     assert _snapshot(notes) == {"thesis.tex": b"three years of work"}
-    status, said = _run(capsys, "build", corpus, "-o", notes / "thesis.tex")
-    assert status == 2 and len(said.splitlines()) == 1 and f"{notes / 'thesis.tex'}" in said
-    assert "Traceback" not in said and _snapshot(notes) == {"thesis.tex": b"three years of work"}
+    said = paperscope("build", corpus, "-o", notes / "thesis.tex", here=True)
+    assert said.returncode == 2 and len(said.stderr.splitlines()) == 1 and f"{notes / 'thesis.tex'}" in said.stderr
+    assert "Traceback" not in said.stderr and _snapshot(notes) == {"thesis.tex": b"three years of work"}
 
 
-def test_a_build_of_the_sample_refuses_an_index_of_other_files(library_corpus, tmp_path, capsys):
+def test_a_build_of_the_sample_refuses_an_index_of_other_files(library_corpus, tmp_path):
     # the hint damaged indexes gave: `paperscope build -o DIR`, which replaced 300 papers with the 38 of the sample
     folder = copy_index(library_corpus / "index", tmp_path / "index")
     before = _snapshot(folder)
-    status, said = _run(capsys, "build", "-o", folder)
-    assert status == 2
-    assert said.splitlines() == [
+    said = paperscope("build", "-o", folder, here=True)
+    assert said.returncode == 2
+    assert said.stderr.splitlines() == [
         f"paperscope: error: {folder}: holds an index of 36 papers of corpus.jsonl, not the bundled sample; "
         f"rebuild it from them (paperscope build corpus.jsonl -o {folder}), or give --force to build the sample there"
+    ]
+    assert _snapshot(folder) == before
+
+
+def test_a_build_of_the_sample_refuses_an_index_whose_manifest_names_no_files(library_corpus, tmp_path):
+    # a manifest without corpus.sources (another format): the refusal was a TypeError joining None
+    folder = copy_index(library_corpus / "index", tmp_path / "index")
+    manifest = folder / (folder / "CURRENT").read_text().strip() / "manifest.json"
+    value = json.loads(manifest.read_text())
+    del value["corpus"]["sources"]
+    manifest.write_text(json.dumps(value))
+    before = _snapshot(folder)
+    said = paperscope("build", "-o", folder, here=True)
+    assert said.returncode == 2
+    assert said.stderr.splitlines() == [
+        f"paperscope: error: {folder}: holds an index of 36 papers whose files its manifest does not name, not the "
+        f"bundled sample; rebuild it from them (paperscope build YOUR_FILES -o {folder}), or give --force to build "
+        "the sample there"
     ]
     assert _snapshot(folder) == before
 
@@ -170,49 +180,51 @@ def _held(folder: Path, papers: set[str]) -> set[str]:
 
 
 @pytest.mark.slow
-def test_every_hint_runs_as_printed_and_keeps_the_users_papers(library_corpus, tmp_path, capsys, monkeypatch):
+def test_every_hint_runs_as_printed_and_keeps_the_users_papers(library_corpus, tmp_path, monkeypatch):
     work = tmp_path / "work"  # where the user keeps the corpus, built and added from there
     work.mkdir()
     shutil.copy(library_corpus / "corpus.jsonl", work)
     monkeypatch.chdir(work)
     papers = set(PaperIndex.load(library_corpus / "index").ids())
     for case, (provoke, done) in _hints(library_corpus, tmp_path).items():
-        status, said = _run(capsys, *provoke)
-        commands = _commands(said)
-        assert commands, (case, said)
+        said = paperscope(*provoke, here=True)
+        commands = _commands(said.stderr)
+        assert commands, (case, said.stderr)
         held = _held(done, papers) if isinstance(done, Path) else set()
         for command in commands:
             argv = shlex.split(re.sub(r"\s*\[[^\]]*\]", "", command))[1:]  # [optional parts] left out
             argv = [str(library_corpus / "corpus.jsonl") if arg == generations.YOUR_FILES else arg for arg in argv]
             argv = [str(tmp_path / "DIR") if arg == "DIR" else PLACEHOLDERS.get(arg, arg) for arg in argv]
             assert not [arg for arg in argv if re.fullmatch(r"[A-Z_]{3,}", arg)], (case, command)  # unknown placeholder
-            status, followed = _run(capsys, *argv)
-            assert status == 0, (case, command, followed)
-            assert isinstance(done, Path) or done in followed, (case, command, followed)
+            followed = paperscope(*argv, here=True)
+            assert followed.returncode == 0, (case, command, followed.stderr)
+            assert isinstance(done, Path) or done in followed.stderr, (case, command, followed.stderr)
         if isinstance(done, Path):
             assert set(PaperIndex.load(done).ids()) == held, case
     assert (tmp_path / "notes" / "thesis.tex").read_text() == "three years of work"
 
 
-def test_the_copy_hint_gives_a_copy_collections_of_its_own(library_corpus, tmp_path, capsys, monkeypatch):
+def test_the_copy_hint_gives_a_copy_collections_of_its_own(library_corpus, tmp_path, monkeypatch):
     original = tmp_path / "original"
     shutil.copytree(library_corpus / "index", original)
     copy = tmp_path / "copy"
     shutil.copytree(original, copy)  # as `cp -r` copies it: IDENTITY and all
-    assert _run(capsys, "collection", "create", "theirs", "--index", original)[0] == 0
-    status, noted = _run(capsys, "collection", "list", "--index", copy)
-    assert status == 0 and "is a copy of the index at" in noted, noted
-    status, said = _run(capsys, "collection", "create", "scratch", "--index", copy)  # a write to shared collections
-    assert status == 0 and f"this changes the collections of the index at {original.resolve()} too" in said, said
-    assert _run(capsys, "collection", "delete", "scratch", "--index", copy)[0] == 0
-    hint = re.search(r"collections of its own: (.*)", noted).group(1)
+    assert paperscope("collection", "create", "theirs", "--index", original, here=True).returncode == 0
+    noted = paperscope("collection", "list", "--index", copy, here=True)
+    assert noted.returncode == 0 and "is a copy of the index at" in noted.stderr, noted.stderr
+    said = paperscope("collection", "create", "scratch", "--index", copy, here=True)  # a write to shared collections
+    assert (
+        said.returncode == 0 and f"this changes the collections of the index at {original.resolve()} too" in said.stderr
+    ), said.stderr
+    assert paperscope("collection", "delete", "scratch", "--index", copy, here=True).returncode == 0
+    hint = re.search(r"collections of its own: (.*)", noted.stderr).group(1)
     monkeypatch.chdir(tmp_path)  # the hint's backup file is written where the user is
     for command in hint.split(", then "):  # followed as printed
-        status, followed = _run(capsys, *shlex.split(command.strip().removeprefix("paperscope ")))
-        assert status == 0, (command, followed)
-    assert _run(capsys, "collection", "create", "mine", "--index", copy)[0] == 0
-    assert _run(capsys, "collection", "delete", "theirs", "--index", copy)[0] == 0  # the copy's own, restored
-    capsys.readouterr()
-    assert cli.main(["collection", "list", "--json", "--index", str(original)]) == 0
-    names = [row["name"] for row in json.loads(capsys.readouterr().out)]
+        followed = paperscope(*shlex.split(command.strip().removeprefix("paperscope ")), here=True)
+        assert followed.returncode == 0, (command, followed.stderr)
+    assert paperscope("collection", "create", "mine", "--index", copy, here=True).returncode == 0
+    restored = paperscope("collection", "delete", "theirs", "--index", copy, here=True)  # the copy's own, restored
+    assert restored.returncode == 0
+    listed = paperscope("collection", "list", "--json", "--index", original, here=True, check=True)
+    names = [row["name"] for row in json.loads(listed.stdout)]
     assert names == ["theirs"]  # the copy's own collection is not the original's, nor its delete
