@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,52 @@ FILES = ROOT / "tests" / "files"  # indexes of earlier releases, old collection 
 ARTIFACTS = ROOT / "tests" / "artifacts"  # screenshots and measurements for a person to look at (not committed)
 SUPPORT = ROOT / "tests" / "support"  # the tools tests run: servers, corpora, halted builds
 APP = str(ROOT / "ui" / "app.py")
+PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")  # the command a user runs, installed with the package
+# One limit for any one command a test runs: the longest, a build on Ray, takes about a minute on CI; a command
+# that hangs fails its test with the command named instead of stopping the whole job.
+COMMAND_TIMEOUT = 600
+
+
+def paperscope(*arguments, home=None, env=None, cwd=None, launcher=None, here=False, check=False):
+    """Run ``paperscope ARGUMENTS`` as a user does and return its ``subprocess.CompletedProcess`` (text).
+
+    In a process of its own, the installed command; with ``here``, through ``cli.main`` in this process
+    (faster; stdout and stderr captured the same way, ``--help`` and usage errors give their exit status).
+    ``home``: the data folder (``$PAPERSCOPE_HOME``) for this run; ``env``: more environment variables;
+    ``cwd``: the folder it runs in; ``launcher``: a test wrapper of the command line run instead (a script
+    of tests/support, e.g. halt_build.py); ``check``: fail the test, showing stderr, unless it exits 0."""
+    argv = [argument if isinstance(argument, bytes) else str(argument) for argument in arguments]  # bytes: a shell's
+    if here:
+        done = _in_this_process(argv)
+    else:
+        command = [sys.executable, str(launcher)] if launcher else [PAPERSCOPE]
+        environment = {**os.environ, **(env or {}), **({"PAPERSCOPE_HOME": str(home)} if home else {})}
+        done = subprocess.run(
+            [*command, *argv],
+            capture_output=True,
+            text=True,
+            errors="backslashreplace",  # output that is not UTF-8 is shown, not a decoding error
+            env=environment,
+            cwd=cwd,
+            timeout=COMMAND_TIMEOUT,
+        )
+    if check:
+        assert done.returncode == 0, (
+            f"paperscope {' '.join(map(str, argv))} exited {done.returncode}: {done.stderr[-3000:]}"
+        )
+    return done
+
+
+def _in_this_process(argv: list[str]) -> subprocess.CompletedProcess:
+    from paperscope.ui import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = cli.main(argv)
+        except SystemExit as exit_:  # --help, which a usage mistake's hint names
+            status = exit_.code if isinstance(exit_.code, int) else 1
+    return subprocess.CompletedProcess(["paperscope", *argv], status, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(scope="session", autouse=True)

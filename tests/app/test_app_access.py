@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from paperscope import locations
 from paperscope.ui.app_access import READ_ONLY_NOTE
+from tests.conftest import paperscope
 from tests.support.corpora import read_corpus
 from tests.support.servers import CHROMIUM, paperscope_server
 
@@ -23,7 +22,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/setup --test installs it)"),
 ]
-PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
 HOUR_REFUSAL = r"this server has built 1 upload in the past hour, its limit; try again in [1-6]?[0-9] min"
 LOCK_REFUSAL = "another upload is being built on this server, one at a time; try again once it is done"
 
@@ -84,7 +82,7 @@ def test_an_upload_storm_builds_one_at_a_time_and_at_most_the_hours_limit(sample
     finally:
         first.close()
         second.close()
-    done = subprocess.run([PAPERSCOPE, "audit", "--json"], capture_output=True, text=True, env=env, check=True)
+    done = paperscope("audit", "--json", env=env, check=True)
     lines = [(line["via"], line["action"], line["outcome"]) for line in json.loads(done.stdout)]
     assert lines[:2] == [("app", "upload other.jsonl", LOCK_REFUSAL), ("app", "upload big.jsonl", "ok")]
     assert lines[2][:2] == ("app", "upload third.jsonl") and re.fullmatch(HOUR_REFUSAL, lines[2][2]), lines

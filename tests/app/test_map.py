@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.text import Annotation, Text
 
 from paperscope.ui.mapplot import label_anchors, map_payload, save_html, save_png
-from tests.conftest import ARTIFACTS, copy_index
+from tests.conftest import ARTIFACTS, copy_index, paperscope
 from tests.support.servers import CHROMIUM, MAP_LABEL_LAYOUT, far_labels
 
 WORDS = """graph neural networks,large language models (LLMs),reinforcement learning,federated learning,
@@ -351,8 +350,7 @@ def _labels_are_readable_and_near_their_topics(figure) -> None:
 
 @pytest.mark.slow
 def test_map_export_from_the_command_line(sample_index_dir, tmp_path):
-    paperscope = [sys.executable, "-m", "paperscope.ui.cli", "map", "--index", str(sample_index_dir), "-o"]
-    result = subprocess.run([*paperscope, str(tmp_path / "map.html")], capture_output=True, text=True)
+    result = paperscope("map", "--index", sample_index_dir, "-o", tmp_path / "map.html")
     assert result.returncode == 0, result.stderr
     page = (tmp_path / "map.html").read_text()
     assert "paperscopeMap" in page and "ASDSV: Approximate Speculative Diffusion" in page

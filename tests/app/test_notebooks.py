@@ -33,7 +33,7 @@ warnings.filterwarnings("error", module="paperscope")"""
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs_top_to_bottom(path, tmp_path, sample_index_dir, data_home, monkeypatch):
+def test_notebook_runs_top_to_bottom(path, tmp_path, sample_index_dir, sample_index, data_home, monkeypatch):
     home = tmp_path / "home"  # the kernel's data folder: the session's sample index as its default one
     copy_index(sample_index_dir, home / "indexes" / locations.SAMPLE_INDEX_NAME)
     (data_home / "onnx").mkdir(exist_ok=True)
@@ -60,3 +60,17 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, sample_index_dir, data_home
     assert "TqdmWarning" not in text and "IProgress" not in text  # a plain text progress bar
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)  # the map widget
     assert re.search(r"\b[1-9]\d* papers selected\n", text)  # headless: nothing selected, a topic instead
+    assert_shows_the_neighbours(notebook, sample_index)
+
+
+def assert_shows_the_neighbours(notebook, index) -> None:
+    """The first table the notebook shows: the paper's title, then its 5 nearest papers of the index in rank order."""
+    cell = next(cell for cell in notebook.cells if "similar(paper_id, k=5)" in cell.source)
+    first = index.ids()[0]
+    printed = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+    assert printed.strip() == index.paper(first)["title"]
+    table = next(o for o in cell.outputs if o.output_type == "execute_result")["data"]["text/html"]
+    expected = index.similar(first, k=5).ids
+    places = [table.find(f"<td>{paper}</td>") for paper in expected]
+    assert -1 not in places and places == sorted(places), (expected, table)
+    assert table.count("</tr>") == 1 + len(expected)  # the header and one row a paper, nothing else

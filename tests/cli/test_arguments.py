@@ -15,20 +15,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from paperscope.ui.cli import main, make_parser
+from tests.conftest import paperscope
 
 QUICK_SECONDS = 3.0  # a refusal takes milliseconds; a build or a load of the model takes far longer
 UNWRITABLE = "/proc/paperscope-test"  # no file can be made in /proc, by root either
 NOT_UTF8 = "caf\udce9"  # b"caf\xe9" (Latin-1) as Python passes a file name it cannot decode
 PLACES = "{tmp}"  # replaced by the test's own folder
-PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
 
 
 def commands(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()):
@@ -255,8 +253,8 @@ def test_non_utf8_bytes_from_a_shell_are_one_line(places):
     """The bytes a shell passes (a Latin-1 name), not a str: decoded by Python with surrogates."""
     latin1 = "café".encode("latin-1")
     for argv in ([b"search", latin1], [b"build", places / "corpus.jsonl", b"-o", latin1 + b"-index"]):
-        done = subprocess.run([PAPERSCOPE, *argv], capture_output=True, cwd=places, timeout=60)
-        err = done.stderr.decode("utf-8", "backslashreplace")
+        done = paperscope(*argv, cwd=places)
+        err = done.stderr
         assert done.returncode == 2 and err.startswith("paperscope: error: argument ") and "not UTF-8" in err, err
         assert len(err.splitlines()) == 1 and not done.stdout
     assert sorted(path.name for path in places.iterdir()) == ["corpus.jsonl"]

@@ -3,48 +3,37 @@
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from paperscope.index.store import generations
 from paperscope.ui.launch import wait_until_healthy
-from tests.conftest import ROOT, copy_index
+from tests.conftest import PAPERSCOPE, ROOT, copy_index, paperscope
 from tests.support.servers import free_port
-
-PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
-
-
-def run(*args, home=None, check=True):
-    env = dict(os.environ)
-    if home:
-        env["PAPERSCOPE_HOME"] = str(home)
-    result = subprocess.run([PAPERSCOPE, *map(str, args)], capture_output=True, text=True, env=env, timeout=300)
-    if check:
-        assert result.returncode == 0, result.stderr
-    return result
 
 
 @pytest.mark.slow
 def test_default_build_then_lookups_on_the_bundled_sample(tmp_path):
     home = tmp_path / "home"
-    built = run("build", home=home)
+    built = paperscope("build", home=home, check=True)
     assert "read 38 papers" in built.stderr and "17 of 38 texts are longer" in built.stderr
-    info = json.loads(run("info", "--json", home=home).stdout)
+    info = json.loads(paperscope("info", "--json", home=home, check=True).stdout)
     assert info["count"] == 38 and Path(info["folder"]) == home / "indexes" / "neurips2025-sample"
-    first = json.loads(run("search", "making diffusion transformers faster", "-k", "4", "--json", home=home).stdout)
+    first = json.loads(
+        paperscope("search", "making diffusion transformers faster", "-k", "4", "--json", home=home, check=True).stdout
+    )
     assert [r["rank"] for r in first] == [1, 2, 3, 4]
     assert all({"id", "title", "score", "rank", "abstract"} <= set(r) for r in first)
-    neighbours = json.loads(run("similar", first[0]["id"], "-k", "3", "--json", home=home).stdout)
+    neighbours = json.loads(paperscope("similar", first[0]["id"], "-k", "3", "--json", home=home, check=True).stdout)
     assert len(neighbours) == 3 and first[0]["id"] not in [r["id"] for r in neighbours]
-    table = run("similar", first[0]["id"], "-k", "2", home=home).stdout.splitlines()
+    table = paperscope("similar", first[0]["id"], "-k", "2", home=home, check=True).stdout.splitlines()
     assert len(table) == 2 and table[0].split()[0] == "1"
 
 
 @pytest.mark.slow
 def test_lookup_without_an_index_builds_the_sample_first(tmp_path):
-    result = run("similar", "nope", home=tmp_path / "fresh", check=False)
+    result = paperscope("similar", "nope", home=tmp_path / "fresh")
     assert "building the bundled NeurIPS 2025 sample index" in result.stderr
     assert result.returncode == 2 and "no paper with id 'nope'" in result.stderr
 
@@ -77,7 +66,7 @@ def test_bad_input_is_one_line_non_zero_and_leaves_the_index(sample_index_dir, t
         "broken line": "broken.jsonl:2: broken JSON line",
     }
     for name, args in _bad_inputs(tmp_path).items():
-        result = run(*args, "-o", sample_index_dir, check=False)
+        result = paperscope(*args, "-o", sample_index_dir)
         assert result.returncode == 2, name
         assert result.stderr.count("\n") == 1 and expected[name] in result.stderr, (name, result.stderr)
         assert "Traceback" not in result.stderr
@@ -95,12 +84,12 @@ def test_bad_input_is_one_line_non_zero_and_leaves_the_index(sample_index_dir, t
 )
 @pytest.mark.slow
 def test_bad_k_on_the_command_line(sample_index_dir, args, message):
-    result = run("similar", "anything", "--index", sample_index_dir, *args, check=False)
+    result = paperscope("similar", "anything", "--index", sample_index_dir, *args)
     assert result.returncode == 2 and message in result.stderr and result.stderr.count("\n") == 1
 
 
 def test_missing_index_folder_says_how_to_build_one(tmp_path):
-    result = run("info", "--index", tmp_path / "nowhere", check=False)
+    result = paperscope("info", "--index", tmp_path / "nowhere")
     assert result.returncode == 2
     assert (
         result.stderr.strip() == f"paperscope: error: {tmp_path / 'nowhere'}: no such index folder; "
@@ -135,13 +124,13 @@ def test_the_sample_index_is_built_again_after_an_update_changes_what_an_index_h
     home = tmp_path / "home"
     folder = copy_index(sample_index_dir, home / "indexes" / "neurips2025-sample")
     first = generations.current_generation_name(folder)
-    assert "building" not in run("search", "speculative decoding", "-k", "1", home=home).stderr
+    assert "building" not in paperscope("search", "speculative decoding", "-k", "1", home=home, check=True).stderr
     manifest_path = folder / first / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
     assert manifest["versions"][generations.CODE_VERSION] == generations.code_digest()
     manifest["versions"][generations.CODE_VERSION] = "an older paperscope"
     manifest_path.write_text(json.dumps(manifest))
-    lookup = run("search", "speculative decoding", "-k", "1", home=home)
+    lookup = paperscope("search", "speculative decoding", "-k", "1", home=home, check=True)
     assert "building the bundled NeurIPS 2025 sample index" in lookup.stderr and lookup.stdout.strip()
     assert generations.current_generation_name(folder) != first and generations.sample_is_current(folder)
 
@@ -152,14 +141,14 @@ def test_a_users_own_index_in_the_default_folder_is_never_replaced_by_the_sample
     # code must not build the sample over the user's papers
     home = tmp_path / "home"
     own = ROOT / "data" / "neurips2025_part1.txt"
-    run("build", own, home=home)
+    paperscope("build", own, home=home, check=True)
     folder = home / "indexes" / "neurips2025-sample"
     first = generations.current_generation_name(folder)
     manifest_path = folder / first / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
     manifest["versions"][generations.CODE_VERSION] = "an older paperscope"
     manifest_path.write_text(json.dumps(manifest))
-    lookup = run("info", "--json", home=home)
+    lookup = paperscope("info", "--json", home=home, check=True)
     assert "building" not in lookup.stderr and generations.current_generation_name(folder) == first
     assert json.loads(lookup.stdout)["corpus"]["sources"] == ["neurips2025_part1.txt"]
 
@@ -174,7 +163,7 @@ def test_setup_builds_the_sample_so_the_app_answers_at_once(tmp_path):
     done = subprocess.run(["bash", str(setup)], capture_output=True, text=True, env=env, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     assert generations.is_current_format(home / "indexes" / "neurips2025-sample")
-    lookup = run("search", "speculative decoding", "-k", "1", home=home)
+    lookup = paperscope("search", "speculative decoding", "-k", "1", home=home, check=True)
     assert "first run" not in lookup.stderr and lookup.stdout.strip()
 
 
@@ -188,7 +177,7 @@ def test_a_server_on_a_port_in_use_is_one_line_and_claims_nothing(sample_index_d
         taken.listen()
         port = taken.getsockname()[1]
         extra = "--headless" if command == "app" else "--access-log"
-        result = run(command, "--index", sample_index_dir, "--port", port, extra, check=False)
+        result = paperscope(command, "--index", sample_index_dir, "--port", port, extra)
     assert result.returncode == 2 and result.stderr.strip() == (
         f"paperscope: error: cannot listen on 127.0.0.1:{port} (address already in use); choose another with --port"
     )

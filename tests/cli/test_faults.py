@@ -12,7 +12,7 @@ import pytest
 from paperscope import PaperIndex
 from paperscope.embed.model import Encoder
 from paperscope.index.store import generations
-from tests.conftest import copy_index, mount
+from tests.conftest import copy_index, mount, paperscope
 
 TEXTS = ["Graph neural networks for molecules.", "Diffusion transformers generate images."]
 
@@ -71,11 +71,6 @@ def test_two_first_runs_at_once_export_once_and_both_work(tmp_path):
     assert all(err.count("after the export") == 1 for _, err in outputs), outputs
 
 
-def _paperscope(*args, env=None):
-    command = [str(Path(sys.executable).parent / "paperscope"), *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=300)
-
-
 def _size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
@@ -88,7 +83,7 @@ def test_a_full_disk_stops_a_rebuild_with_one_line_and_the_index_answers(sample_
     mount("-t", "tmpfs", "-o", f"size={room}", "tmpfs", small)
     mounts.append(small)
     copy_index(sample_index_dir, small / "index")
-    done = _paperscope("build", "-o", small / "index")
+    done = paperscope("build", "-o", small / "index")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith(f"paperscope: error: {small / 'index'}: stopped: no space")
     assert "Traceback" not in done.stderr
@@ -110,9 +105,9 @@ def test_a_read_only_index_serves_lookups_and_refuses_a_build_in_one_line(read_o
         ["verify"],
         ["map", "-o", tmp_path / "map.html"],
     ):
-        done = _paperscope(*command, "--index", folder)
+        done = paperscope(*command, "--index", folder)
         assert done.returncode == 0, (command, done.stderr)
-    refused = _paperscope("build", "-o", folder)
+    refused = paperscope("build", "-o", folder)
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines() == [  # refused as the command line is read, before any work
         f"paperscope: error: argument -o/--output: {folder}: cannot write in {folder} (read-only file system) "
@@ -130,14 +125,14 @@ def test_a_read_only_data_folder_allows_lookups_and_builds_without_the_cache(
     mounts.append(home)
     mount("-o", "remount,bind,ro", home)
     env = {"PAPERSCOPE_HOME": str(home)}
-    found = _paperscope("search", "diffusion transformers", "--index", sample_index_dir, env=env)
+    found = paperscope("search", "diffusion transformers", "--index", sample_index_dir, env=env)
     assert found.returncode == 0 and "Traceback" not in found.stderr, found.stderr
     corpus = tmp_path / "new.txt"
     topics = ["proteins", "robots", "weather", "graphs", "markets", "languages"]
     corpus.write_text(
         "\n\n".join(f"Study {i} of {topic} with new methods and careful experiments." for i, topic in enumerate(topics))
     )
-    built = _paperscope("build", corpus, "-o", tmp_path / "index", env=env)
+    built = paperscope("build", corpus, "-o", tmp_path / "index", env=env)
     assert built.returncode == 0, built.stderr
     assert f"note: the embedding cache at {home / 'embedding-cache'}" in built.stderr
     assert len(PaperIndex.load(tmp_path / "index")) == 6

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from paperscope import PaperIndex, UserError, build_index, locations
 from paperscope.index.store import generations
 from paperscope.index.store.maps import MAPS_DIR
-from tests.conftest import SUPPORT, copy_index
+from tests.conftest import SUPPORT, copy_index, paperscope
 from tests.support.corpora import read_corpus
 from tests.support.halt_build import STAGES
 
@@ -131,10 +131,6 @@ def _build_arguments(corpora, folder):
     return ["build", *map(str, corpora), "-o", str(folder)]
 
 
-def _build_command(corpora, folder):
-    return [sys.executable, "-m", "paperscope.ui.cli", *_build_arguments(corpora, folder)]
-
-
 def _build_halted_at(stage, corpora, folder):
     """A build started with the test hook that halts it at ``stage``; returns once it is there."""
     process = subprocess.Popen(
@@ -193,7 +189,7 @@ def test_readers_keep_answering_during_a_rebuild_and_see_the_new_index_after(tmp
 
     thread = threading.Thread(target=ask)
     thread.start()
-    result = subprocess.run(_build_command(locations.bundled_corpus(), folder), capture_output=True, text=True)
+    result = paperscope(*_build_arguments(locations.bundled_corpus(), folder))
     done.set()
     thread.join()
     assert result.returncode == 0, result.stderr
@@ -207,7 +203,7 @@ def test_a_second_build_into_a_folder_being_built_fails_at_once_in_one_line(tmp_
     corpus = locations.bundled_corpus()
     first = _build_halted_at("embed", corpus, folder)  # holds the folder's lock
     try:
-        second = subprocess.run(_build_command(corpus[:1], folder), capture_output=True, text=True, timeout=120)
+        second = paperscope(*_build_arguments(corpus[:1], folder))
     finally:
         first.kill()
         first.wait()
@@ -237,9 +233,7 @@ def test_a_build_stopped_by_sigterm_cleans_up_as_on_ctrl_c_and_verify_names_left
     process.wait()
     left = generations.leftovers(folder)
     assert left
-    verified = subprocess.run(
-        [sys.executable, "-m", "paperscope.ui.cli", "verify", "--index", str(folder)], capture_output=True, text=True
-    )
+    verified = paperscope("verify", "--index", folder)
     assert verified.returncode == 0 and f"1 leftover of a stopped build: {left[0].name}" in verified.stderr
     with generations.build_lock(folder):  # the next build or add takes the lock: the leftovers go at once
         assert generations.leftovers(folder) == []

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 import urllib.parse
 from pathlib import Path
 
@@ -19,20 +17,11 @@ import pytest
 from paperscope import PaperIndex
 from paperscope.index.collections.database import SCHEMA_VERSION
 from paperscope.index.collections_group import CollectionsGroup
-from tests.conftest import FILES, SUPPORT
+from tests.conftest import FILES, SUPPORT, paperscope
 from tests.support.servers import paperscope_server
 
 pytestmark = pytest.mark.slow  # copies of the library corpus's index, real processes
-KILL = (str(SUPPORT / "kill_in_transaction.py"),)
-
-
-def paperscope(*arguments, home, launcher=("-m", "paperscope.ui.cli")) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, *launcher, *map(str, arguments)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PAPERSCOPE_HOME": str(home)},
-    )
+KILL = SUPPORT / "kill_in_transaction.py"
 
 
 def call(url: str, method: str, path: str, body=None) -> tuple[int, dict | list | None, dict]:
@@ -190,7 +179,7 @@ def test_a_write_killed_in_the_middle_leaves_the_old_state(index_copy, tmp_path,
 
 def test_a_put_killed_in_the_middle_leaves_the_old_members(index_copy, tmp_path):
     CollectionsGroup(PaperIndex.load(index_copy)).create("mine", ids=["p1", "p2", "p3"])
-    launcher = (*KILL, "INSERT OR IGNORE INTO members", "1")
+    launcher = (str(KILL), "INSERT OR IGNORE INTO members", "1")
     arguments = ("--workers", "1")  # in this process, where the kill is armed
     with paperscope_server("serve", index_copy, arguments, launcher=launcher, stderr=subprocess.PIPE) as (url, process):
         status, _, _ = call(url, "PUT", "/collections/mine", {"ids": ["p4", "p5"]})

@@ -4,11 +4,8 @@ adds, exported, recommended from, and a feed of new papers; bad input is one lin
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
-import subprocess
-import sys
 import threading
 
 import pandas as pd
@@ -19,6 +16,7 @@ from paperscope.index.build.add import add_papers
 from paperscope.index.collections.database import default_path
 from paperscope.index.collections_group import CollectionsGroup
 from paperscope.ui.cli import main
+from tests.conftest import paperscope
 from tests.support.corpora import read_corpus
 
 pytestmark = pytest.mark.slow  # every test here uses an index of its own (the library corpus)
@@ -29,15 +27,6 @@ def collections(library_corpus, tmp_path, monkeypatch):
     """The library index's collections, in a data folder of this test's own."""
     monkeypatch.setenv("PAPERSCOPE_HOME", str(tmp_path / "home"))
     return PaperIndex.load(library_corpus / "index").collections
-
-
-def paperscope(*arguments, home) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "paperscope.ui.cli", *map(str, arguments)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PAPERSCOPE_HOME": str(home)},
-    )
 
 
 def test_library_entries_are_matched_by_doi_arxiv_id_and_title_and_the_rest_kept_outside(collections, library_corpus):

@@ -7,9 +7,6 @@ macros; the corpus only fills what an entry lacks, and a second cycle is byte-eq
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +14,7 @@ import pytest
 
 from paperscope import PaperIndex
 from paperscope.embed.readers import read_records
-from tests.conftest import FILES
+from tests.conftest import FILES, paperscope
 
 pytestmark = pytest.mark.slow  # the library corpus's index
 EXPORTS = sorted((FILES / "library_exports").iterdir())
@@ -129,10 +126,8 @@ def test_papers_added_from_the_corpus_get_readable_keys_unique_in_the_file(index
 def _import_and_export(library: Path, index: Path, home: Path, out: Path):
     """``collection create mine --from LIBRARY`` then ``collection export mine -o OUT`` through the
     command line, in a data folder of their own: what each printed."""
-    environment = {**os.environ, "PAPERSCOPE_HOME": str(home)}
-    steps = (["create", "mine", "--from", str(library)], ["export", "mine", "-o", str(out)])
-    return [subprocess.run([sys.executable, "-m", "paperscope.ui.cli", "collection", *step, "--index", str(index)],
-                           capture_output=True, text=True, env=environment) for step in steps]  # fmt: skip
+    steps = (["create", "mine", "--from", library], ["export", "mine", "-o", out])
+    return [paperscope("collection", *step, "--index", index, home=home) for step in steps]
 
 
 def test_the_command_line_exports_as_the_library_came(library_corpus, tmp_path):
@@ -148,8 +143,7 @@ def test_the_command_line_exports_as_the_library_came(library_corpus, tmp_path):
     text = out.read_text()
     assert "@inproceedings{lin_stochastic_2024," in text and "@book{knuth_art_1997," in text
     assert "publisher = {Addison-Wesley}" in text and "isbn = {978-0-201-89683-1}" in text
-    helped = subprocess.run([sys.executable, "-m", "paperscope.ui.cli", "collection", "export", "--help"],
-                            capture_output=True, text=True)  # fmt: skip
+    helped = paperscope("collection", "export", "--help")
     assert "the entry wins" in helped.stdout.replace("\n", " ")
 
 

@@ -9,6 +9,7 @@ import scipy.sparse
 
 from paperscope.errors import UserError
 from paperscope.index.store.generations import read_generation
+from tests.conftest import paperscope
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +37,9 @@ def test_members_are_excluded_and_k_is_kept(sample_index, topics):
 
 def test_a_collection_of_one_topic_recommends_that_topic(sample_index, topics):
     topic_of, papers = topics
-    for topic, ids in papers.items():
-        if len(ids) < 8:
-            continue
+    large = {topic: ids for topic, ids in papers.items() if len(ids) >= 8}  # 4 members, and 4 more to find
+    assert large, f"no coarse topic of the sample has 8 papers: {[len(ids) for ids in papers.values()]}"
+    for topic, ids in large.items():
         found = sample_index.recommend(ids[:4], k=4).to_pandas()
         same = sum(topic_of[paper] == topic for paper in found["id"])
         assert same >= 3, (topic, [topic_of[paper] for paper in found["id"]])
@@ -163,9 +164,6 @@ def test_a_collection_of_two_parts_is_served_from_both(sample_index, topics):
 
 def test_reasons_reach_the_command_line_and_the_service(sample_index_dir, tmp_path, topics):
     import json
-    import subprocess
-    import sys
-    from pathlib import Path
 
     from fastapi.testclient import TestClient
 
@@ -181,22 +179,16 @@ def test_reasons_reach_the_command_line_and_the_service(sample_index_dir, tmp_pa
     assert [paper["score"] for paper in answer] == sorted((paper["score"] for paper in answer), reverse=True)
     for paper in answer:
         assert {member["id"] for member in paper["because"]["members"]} <= set(members) and paper["because"]["terms"]
-    paperscope = str(Path(sys.executable).parent / "paperscope")
-    printed = subprocess.run([paperscope, "recommend", "mine", "--index", str(folder), "-k", "5"],
-                             capture_output=True, text=True, check=True).stdout.splitlines()  # fmt: skip
+    printed = paperscope("recommend", "mine", "--index", folder, "-k", "5", check=True).stdout.splitlines()
     reasons = printed[1::2]  # a paper's line, then why
     assert len(reasons) == 5 and all(line.strip().startswith("like ") and "; shares " in line for line in reasons)
     assert [line.split()[2] for line in printed[::2]] == [paper["id"] for paper in answer]  # the same picks
-    as_json = subprocess.run([paperscope, "recommend", "mine", "--index", str(folder), "-k", "5", "--json"],
-                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    as_json = paperscope("recommend", "mine", "--index", folder, "-k", "5", "--json", check=True).stdout
     assert [paper["because"] for paper in json.loads(as_json)] == [paper["because"] for paper in answer]
 
 
 def test_a_new_papers_reason_says_when_it_came(sample_index_dir, tmp_path, topics):
     import json
-    import subprocess
-    import sys
-    from pathlib import Path
 
     from paperscope import PaperIndex
     from paperscope.index.build.add import add_papers
@@ -218,8 +210,7 @@ def test_a_new_papers_reason_says_when_it_came(sample_index_dir, tmp_path, topic
     shown_at = grown.collections.shown("feed")
     assert found and all(paper["id"].startswith("n") for paper in found)
     assert all(paper["because"]["added"] == paper["added"] >= moment(shown_at) for paper in found)
-    printed = subprocess.run([str(Path(sys.executable).parent / "paperscope"), "recommend", "feed", "--new", "-k", "3",
-                              "--index", str(folder)], capture_output=True, text=True, check=True).stdout  # fmt: skip
+    printed = paperscope("recommend", "feed", "--new", "-k", "3", "--index", folder, check=True).stdout
     assert printed.count("; new, came ") == len(found)
 
 
@@ -227,9 +218,6 @@ def test_a_new_papers_reason_says_when_it_came(sample_index_dir, tmp_path, topic
 def test_reasons_name_library_entries_outside_the_corpus_by_title(sample_index_dir, sample_index, tmp_path, topics,
                                                                   monkeypatch):  # fmt: skip
     import json
-    import subprocess
-    import sys
-    from pathlib import Path
 
     from fastapi.testclient import TestClient
 
@@ -248,20 +236,16 @@ def test_reasons_name_library_entries_outside_the_corpus_by_title(sample_index_d
     folder = copy_index(sample_index_dir, tmp_path / "index")
     monkeypatch.setenv("PAPERSCOPE_HOME", str(tmp_path / "home"))
 
-    def paperscope(*arguments: str) -> subprocess.CompletedProcess:
-        command = [str(Path(sys.executable).parent / "paperscope"), *arguments, "--index", str(folder)]
-        return subprocess.run(command, capture_output=True, text=True)
-
-    created = paperscope("collection", "create", "mine", "--from", str(library))
+    created = paperscope("collection", "create", "mine", "--from", library, "--index", folder)
     assert created.returncode == 0 and "2 new outside the corpus" in created.stderr, created.stderr
-    shown = paperscope("collection", "show", "mine").stdout
+    shown = paperscope("collection", "show", "mine", "--index", folder).stdout
     assert "[notes2024]" in shown and "[draft2025]" in shown and "outside:" not in shown  # their own keys
-    found = json.loads(paperscope("recommend", "mine", "-k", "3", "--json").stdout)
+    found = json.loads(paperscope("recommend", "mine", "-k", "3", "--json", "--index", folder).stdout)
     for paper in found:
         closest = paper["because"]["members"]
         assert closest and all(m["id"] is None and titles[m["citation_key"]] == m["title"] for m in closest)
         assert paper["because"]["terms"]  # shared with the entries' own text
-    printed = paperscope("recommend", "mine", "-k", "3").stdout
+    printed = paperscope("recommend", "mine", "-k", "3", "--index", folder).stdout
     assert "“My notes on the first paper” (" in printed and "outside:" not in printed and "; shares " in printed
     answer = TestClient(create_app(folder)).post("/recommend", json={"collection": "mine", "k": 3}).json()
     assert [paper["because"] for paper in answer] == [paper["because"] for paper in found]

@@ -6,16 +6,13 @@ import datetime
 import json
 import random
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from paperscope import PaperIndex
+from tests.conftest import paperscope
 
 pytestmark = pytest.mark.slow
-PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
 WORDS = [
     "graph",
     "diffusion",
@@ -83,13 +80,8 @@ def test_a_snapshot_subset_builds_with_where(tmp_path):
         if "cs.lg" in record["categories"].lower() and record["update_date"] >= "2023-01-01"
     ]
     assert 50 < len(wanted) < len(records) / 10  # a real subset
-    build = [PAPERSCOPE, "build", str(path), "-o", str(tmp_path / "index"), "--preset", "fast"]
-    done = subprocess.run(
-        [*build, "--where", "categories contains cs.LG", "--where", "update_date >= 2023-01-01"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    build = ["build", path, "-o", tmp_path / "index", "--preset", "fast"]
+    done = paperscope(*build, "--where", "categories contains cs.LG", "--where", "update_date >= 2023-01-01")
     assert done.returncode == 0, done.stderr
     assert f"{len(records) - len(wanted):,} records left out by 'categories contains cs.LG' and" in done.stderr
     assert re.search(r"^reading: \d+ % done, about \d+ (s|min) left$", done.stderr, re.MULTILINE), done.stderr

@@ -6,7 +6,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,7 @@ from paperscope.embed import cache as cache_module
 from paperscope.embed.cache import EmbeddingCache, text_key
 from paperscope.embed.text import embedding_texts
 from paperscope.index.store import generations
-from tests.conftest import copy_index
+from tests.conftest import PAPERSCOPE, copy_index
 from tests.support.corpora import read_corpus
 
 
@@ -89,7 +88,7 @@ def test_a_damaged_cache_is_detected_and_its_texts_embedded_again(
 
 @pytest.mark.slow
 def test_two_builds_sharing_one_cache_at_once_both_succeed(fresh_home, tmp_path):
-    command = [str(Path(sys.executable).parent / "paperscope"), "build"]
+    command = [PAPERSCOPE, "build"]
     builds = [
         subprocess.Popen(
             [*command, "-o", str(tmp_path / name)], env=dict(os.environ), stderr=subprocess.PIPE, text=True
@@ -108,7 +107,7 @@ def test_two_builds_sharing_one_cache_at_once_both_succeed(fresh_home, tmp_path)
 
 def _start_build(corpus: Path, output: Path) -> subprocess.Popen:
     """``paperscope build CORPUS -o OUTPUT --preset fast`` in a process of its own, its log piped."""
-    command = [sys.executable, "-m", "paperscope.ui.cli", "build", str(corpus), "-o", str(output), "--preset", "fast"]
+    command = [PAPERSCOPE, "build", str(corpus), "-o", str(output), "--preset", "fast"]
     return subprocess.Popen(command, env=dict(os.environ), stderr=subprocess.PIPE, text=True)
 
 

@@ -9,8 +9,6 @@ import datetime
 import json
 import operator
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -23,9 +21,9 @@ from paperscope.embed.conditions import parse
 from paperscope.embed.readers import Reading, iter_records
 from paperscope.limits import STREAM_HEAD_RECORDS
 from paperscope.ui.cli import main
+from tests.conftest import paperscope
 from tests.support.corpora import read_corpus
 
-PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
 DECISIONS = ["Accept (oral)", "Accept (poster)", "Reject"]
 TAGS = ["graphs", "diffusion", "privacy", "language"]
 HOSTILE = "<img src=x onerror=alert(1)> \x07bell"
@@ -73,10 +71,6 @@ def index(corpus) -> PaperIndex:
     path, _ = corpus
     build_index([path], path.parent / "index")
     return PaperIndex.load(path.parent / "index")
-
-
-def cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([PAPERSCOPE, *args], capture_output=True, text=True)
 
 
 COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
@@ -158,14 +152,18 @@ def test_lookups_keep_to_the_conditions(index, corpus):
     within = index.where(conditions=["review_score >= 5", "tags contains diffusion"])
     found = index.search("generative models and images", k=20, within=within)
     assert set(found.ids) == wanted  # every paper meeting both, and no other
-    done = cli("similar", "p1", "--index", str(index.folder), "--where", "decision = Reject", "-k", "50", "--json")
+    done = paperscope(
+        "similar", "p1", "--index", str(index.folder), "--where", "decision = Reject", "-k", "50", "--json"
+    )
     assert done.returncode == 0, done.stderr
     answers = json.loads(done.stdout)
     assert {a["id"] for a in answers} == expected(records, "decision = Reject") - {"p1"}
     first = next(a for a in answers if a["id"] == "p2")
     assert first["published"] == records[2]["published"] and first["tags"] == records[2]["tags"]
     assert first["review_score"] == records[2]["review_score"] and first["corpus_cluster"] == "theirs-0"
-    shown = cli("search", "privacy", "--index", str(index.folder), "--show", "note", "--show", "tags", "-k", "50")
+    shown = paperscope(
+        "search", "privacy", "--index", str(index.folder), "--show", "note", "--show", "tags", "-k", "50"
+    )
     assert "[note: <img src=x onerror=alert(1)> \\x07bell]" in shown.stdout  # control characters shown escaped
     assert "\x07" not in shown.stdout
 
@@ -210,10 +208,10 @@ def test_an_empty_answer_says_why_in_one_line_and_is_no_error(index, corpus, cap
 
 
 def test_info_lists_the_columns_and_their_kinds(index):
-    text = cli("info", "--index", str(index.folder))
+    text = paperscope("info", "--index", str(index.folder))
     line = next(line for line in text.stdout.splitlines() if line.strip().startswith("columns"))
     assert line.split(None, 1)[1] == ", ".join(f"{name} ({kind})" for name, kind in KINDS.items())
-    assert json.loads(cli("info", "--index", str(index.folder), "--json").stdout)["columns"] == KINDS
+    assert json.loads(paperscope("info", "--index", str(index.folder), "--json").stdout)["columns"] == KINDS
 
 
 def test_bad_conditions_are_one_line(index):
@@ -225,20 +223,20 @@ def test_bad_conditions_are_one_line(index):
         ("review_score contains 5", "'review_score' holds numbers"),
         ("just words", "is not a condition"),
     ]:
-        done = cli("search", "graphs", "--index", str(index.folder), "--where", condition)
+        done = paperscope("search", "graphs", "--index", str(index.folder), "--where", condition)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
 
 
 def test_build_where_reads_only_the_records_meeting_it(corpus, tmp_path):
     path, records = corpus
-    done = cli("build", str(path), "-o", str(tmp_path / "subset"), "--where", "tags contains graphs",
+    done = paperscope("build", str(path), "-o", str(tmp_path / "subset"), "--where", "tags contains graphs",
                "--filter", "published >= 2022-06-01")  # fmt: skip
     assert done.returncode == 0, done.stderr
     subset = PaperIndex.load(tmp_path / "subset")
     wanted = expected(records, "tags contains graphs") & expected(records, "published >= 2022-06-01")
     assert set(subset.table(columns=["id"]).column("id").to_pylist()) == wanted
     assert f"{len(records) - len(wanted)} records left out by 'tags contains graphs' and" in done.stderr
-    none = cli("build", str(path), "-o", str(tmp_path / "none"), "--where", "decision = Maybe")
+    none = paperscope("build", str(path), "-o", str(tmp_path / "none"), "--where", "decision = Maybe")
     assert none.returncode == 2 and "no paper of" in none.stderr and "meets 'decision = Maybe'" in none.stderr
     assert not (tmp_path / "none").exists()
 
@@ -248,7 +246,7 @@ def test_a_value_against_its_columns_kind_is_one_line(tmp_path):
     rows = ["id,abstract,score,day"] + [f"q{i},Abstract {i} about graphs.,{i},2024-01-01" for i in range(count)]
     rows.append("q9,Abstract nine about graphs.,high,2024-01-09")
     (tmp_path / "scores.csv").write_text("\n".join(rows) + "\n")
-    done = cli("build", str(tmp_path / "scores.csv"), "-o", str(tmp_path / "index"))
+    done = paperscope("build", str(tmp_path / "scores.csv"), "-o", str(tmp_path / "index"))
     assert done.returncode == 2 and done.stderr.count("\n") == 2  # the columns' line, then the error
     assert done.stderr.splitlines()[-1] == (
         f"paperscope: error: {tmp_path / 'scores.csv'}:{count + 2}: column 'score': 'high' is not a number, but the "
@@ -286,7 +284,9 @@ def test_topics_by_numbers_dates_and_lists(index, corpus):
 
 def test_topics_compare_groups_by_conditions(index, corpus):
     _, records = corpus
-    done = cli("topics", "--index", str(index.folder), "--compare", "review_score >= 6", "review_score < 4", "--json")
+    done = paperscope(
+        "topics", "--index", str(index.folder), "--compare", "review_score >= 6", "review_score < 4", "--json"
+    )
     assert done.returncode == 0, done.stderr
     compared = json.loads(done.stdout)
     assert sum(row["papers_a"] for row in compared) == len(expected(records, "review_score >= 6"))
@@ -296,7 +296,7 @@ def test_topics_compare_groups_by_conditions(index, corpus):
         len(expected(records, "tags = privacy")),
         len(expected(records, "decision = reject")),
     ]
-    text = cli("topics", "--index", str(index.folder), "--by", "citations", "--bins", "0,25,50")
+    text = paperscope("topics", "--index", str(index.folder), "--by", "citations", "--bins", "0,25,50")
     assert text.returncode == 0 and "0–25" in text.stdout and "25–50" in text.stdout
 
 
@@ -327,14 +327,14 @@ def test_add_grows_a_new_column_and_keeps_kinds(index, corpus, tmp_path):
     new = {"id": "n1", "title": "Sparse graph transformers", "abstract": "Transformers on sparse graphs scale "
            "linearly with edges; we show it on molecule benchmarks.", "review_score": 8, "funding": "ERC"}  # fmt: skip
     (tmp_path / "new.jsonl").write_text(json.dumps(new) + "\n")
-    done = cli("add", str(tmp_path / "new.jsonl"), "--index", str(folder))
+    done = paperscope("add", str(tmp_path / "new.jsonl"), "--index", str(folder))
     assert done.returncode == 0, done.stderr
     grown = PaperIndex.load(folder)
     assert grown.columns() == {**KINDS, "funding": "text"}
     assert grown.table(grown.rows(["n1", "p0"]), ["funding", "review_score"]).to_pylist() == [
         {"funding": "ERC", "review_score": 8}, {"funding": None, "review_score": 1.0}]  # fmt: skip
     (tmp_path / "bad.jsonl").write_text(json.dumps({**new, "id": "n2", "abstract": "Other.", "published": "soon"}))
-    bad = cli("add", str(tmp_path / "bad.jsonl"), "--index", str(folder))
+    bad = paperscope("add", str(tmp_path / "bad.jsonl"), "--index", str(folder))
     assert bad.returncode == 2 and re.search(r"bad.jsonl:1: column 'published': 'soon' is not a date", bad.stderr)
     assert len(PaperIndex.load(folder)) == len(grown)
 
@@ -371,9 +371,11 @@ def test_the_service_filters_and_answers_the_columns(index, corpus):
 
 
 def test_map_colours_by_a_column(index, tmp_path):
-    done = cli("map", "--index", str(index.folder), "-o", str(tmp_path / "map.html"), "--colour-by", "review_score")
+    done = paperscope(
+        "map", "--index", str(index.folder), "-o", str(tmp_path / "map.html"), "--colour-by", "review_score"
+    )
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "map.html").read_text()
     assert '"review_score"' in page and "onerror=alert(1)" not in page.replace("\\u003c", "<").split("colour")[0]
-    wrong = cli("map", "--index", str(index.folder), "-o", str(tmp_path / "map.png"), "--colour-by", "nosuch")
+    wrong = paperscope("map", "--index", str(index.folder), "-o", str(tmp_path / "map.png"), "--colour-by", "nosuch")
     assert wrong.returncode == 2 and "no column 'nosuch' to colour by; the columns are: year, decision" in wrong.stderr

@@ -4,9 +4,6 @@ papers with DOIs and arXiv ids, entries without an abstract counted, malformed f
 import gzip
 import json
 import logging
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +14,7 @@ from paperscope import PaperIndex, UserError
 from paperscope.embed.library import latex_to_text, normalise_arxiv_id, normalise_doi, normalise_title
 from paperscope.embed.readers import read_records
 from paperscope.embed.readers.sniff import detect_format
-
-PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
+from tests.conftest import paperscope
 
 # As Zotero's Better BibTeX writes it: accents as {\"u}, a @string, a comment, tabs, an arXiv preprint,
 # an entry without an abstract.
@@ -449,12 +445,7 @@ def test_a_file_that_is_no_corpus_is_told_what_is_wrong_with_it(tmp_path, name):
 @pytest.mark.slow
 def test_cli_refuses_malformed_library_files_with_exit_2(tmp_path):
     for name in ("cut.bib", "noer.ris", "notalist.json"):
-        result = subprocess.run(
-            [PAPERSCOPE, "build", str(_hostile(tmp_path, name)), "-o", str(tmp_path / "index")],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        result = paperscope("build", _hostile(tmp_path, name), "-o", tmp_path / "index")
         assert result.returncode == 2, result.stderr
         assert result.stderr.count("\n") == 1 and HOSTILE[name][1] in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
@@ -463,14 +454,7 @@ def test_cli_refuses_malformed_library_files_with_exit_2(tmp_path):
 @pytest.mark.slow
 def test_build_a_bib_file_end_to_end(tmp_path):
     path = write(tmp_path, "refs.bib", ZOTERO_BIB)
-    env = {**os.environ, "PAPERSCOPE_HOME": os.environ.get("PAPERSCOPE_HOME", str(tmp_path / "home"))}
-    result = subprocess.run(
-        [PAPERSCOPE, "build", str(path), "-o", str(tmp_path / "index")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    result = paperscope("build", path, "-o", tmp_path / "index")
     assert result.returncode == 0, result.stderr
     assert "refs.bib: BibTeX, 3 entries; fields" in result.stderr
     assert "1 of 3 entries in refs.bib have no abstract: skipped" in result.stderr

@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 from paperscope import limits
 from paperscope.index.build.local_engine import EmbeddingProgress
-from tests.conftest import ROOT
+from tests.conftest import ROOT, paperscope
 
 LINE = re.compile(r"embedding: (\d+) % done, about (\d+) (s|min) left$")
 PRESETS = ROOT / "benchmarks" / "presets.json"
@@ -87,16 +84,10 @@ def test_a_build_with_its_output_redirected_logs_its_progress(tmp_path):
     ]
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("\n".join(json.dumps(record) for record in records))
-    log = tmp_path / "build.log"
-    with log.open("w") as stderr:  # a file, not a terminal
-        build = ["build", str(corpus), "-o", str(tmp_path / "index"), "--preset", "fast"]
-        subprocess.run(
-            [sys.executable, "-m", "paperscope.ui.cli", *build],
-            stderr=stderr,
-            check=True,
-            env={**os.environ, "PAPERSCOPE_HOME": str(tmp_path / "home")},  # nothing cached
-            timeout=600,
-        )
-    lines = [LINE.match(line) for line in log.read_text().splitlines()]
+    # stderr is a pipe, not a terminal; a data folder of its own: nothing cached
+    built = paperscope(
+        "build", corpus, "-o", tmp_path / "index", "--preset", "fast", home=tmp_path / "home", check=True
+    )
+    lines = [LINE.match(line) for line in built.stderr.splitlines()]
     percents = [int(match[1]) for match in lines if match]
-    assert len(percents) >= 3 and percents == sorted(set(percents)), log.read_text()
+    assert len(percents) >= 3 and percents == sorted(set(percents)), built.stderr

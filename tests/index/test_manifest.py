@@ -8,8 +8,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -18,7 +16,7 @@ from paperscope.index.build.add import add_papers
 from paperscope.index.store import generations
 from paperscope.index.store.manifest import Manifest, SearchInfo
 from paperscope.settings import BuildSettings, ClusterSettings, NamingSettings, Smoothing, TopicSettings
-from tests.conftest import FILES
+from tests.conftest import FILES, paperscope
 
 RELEASES = FILES / "indexes"
 
@@ -43,9 +41,7 @@ def test_an_index_of_every_earlier_release_loads_answers_and_grows(release, tmp_
         len(index.similar("p0", k=3).to_pandas()) == 3
         and len(index.search("watermarking language models", k=3).to_pandas()) == 3
     )
-    described = subprocess.run(
-        [sys.executable, "-m", "paperscope.ui.cli", "info", "--index", str(folder)], capture_output=True, text=True
-    )
+    described = paperscope("info", "--index", folder)
     assert described.returncode == 0 and "papers  12" in described.stdout, described.stderr
     later = tmp_path / "later.jsonl"
     later.write_text("".join((library_corpus / "corpus.jsonl").read_text().splitlines(keepends=True)[12:14]))

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 from paperscope import BuildSettings, PaperIndex, UserError, build_index, locations
+from tests.conftest import paperscope
 from tests.support.corpora import read_corpus
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
-
-
-def build_on_ray(*arguments) -> subprocess.CompletedProcess:
-    """``paperscope build --engine ray ARGUMENTS`` in a process of its own."""
-    command = [sys.executable, "-m", "paperscope.ui.cli", "build", "--engine", "ray", *map(str, arguments)]
-    return subprocess.run(command, capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +30,7 @@ def test_the_command_lines_ray_build_starts_its_own_ray_and_deduplicates_like_th
     first, second = locations.bundled_corpus()
     copy = tmp_path / "again.txt"
     copy.write_text(first.read_text())  # every abstract of part 1 again, after part 2
-    done = build_on_ray("--workers", "2", first, second, copy, "-o", tmp_path / "ray")
+    done = paperscope("build", "--engine", "ray", "--workers", "2", first, second, copy, "-o", tmp_path / "ray")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Ray " in done.stderr and "local, 2 CPUs, 2 embedding actors" in done.stderr
     repeated, sample = len(read_corpus([first])[0]), len(read_corpus([first, second])[0])
@@ -97,7 +89,7 @@ def test_ray_engine_reports_bad_input_in_one_line_and_writes_nothing(tmp_path, l
     with pytest.raises(UserError, match=r"broken.csv:2: malformed CSV"):
         build_index([broken], tmp_path / "index", BuildSettings(engine="ray", workers=2))
     assert not (tmp_path / "index").exists()
-    result = build_on_ray(tmp_path / "missing.jsonl", "-o", tmp_path / "index")
+    result = paperscope("build", "--engine", "ray", tmp_path / "missing.jsonl", "-o", tmp_path / "index")
     assert result.returncode == 2 and result.stderr.startswith(
         f"paperscope: error: argument FILE: {tmp_path / 'missing.jsonl'}: no such file"
     )

@@ -18,11 +18,10 @@ from paperscope.files import file_digest
 from paperscope.index.build.add import add_papers
 from paperscope.index.store import generations, maps
 from paperscope.index.topics.remap_cache import TERMS, VECTORS
-from tests.conftest import APP, SUPPORT, copy_index
+from tests.conftest import APP, SUPPORT, copy_index, paperscope
 from tests.service.test_service import call
 from tests.support.servers import paperscope_server
 
-PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
 HALT_BUILD = SUPPORT / "halt_build.py"
 
 
@@ -187,19 +186,18 @@ def test_a_killed_remap_leaves_the_current_map_as_it_was(index_dir):
     ],
 )
 def test_the_command_line_says_what_is_wrong_in_one_line(index_dir, arguments, says):
-    done = subprocess.run([PAPERSCOPE, *arguments, "--index", str(index_dir)], capture_output=True, text=True)
+    done = paperscope(*arguments, "--index", index_dir)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
 
 
 @pytest.mark.slow
 def test_the_command_line_remaps_lists_and_switches(index_dir):
     wanted = _other_count(PaperIndex.load(index_dir))
-    run = [PAPERSCOPE, "remap", "--topics", str(wanted), "--index", str(index_dir)]
-    done = subprocess.run(run, capture_output=True, text=True, check=True)
+    done = paperscope("remap", "--topics", wanted, "--index", index_dir, check=True)
     assert f"map 'topics-{wanted}': {wanted} topics" in done.stderr
-    listed = subprocess.run([PAPERSCOPE, "maps", "--index", str(index_dir)], capture_output=True, text=True, check=True)
+    listed = paperscope("maps", "--index", index_dir, check=True)
     assert listed.stdout.splitlines()[1].startswith(f"* topics-{wanted} ")
-    subprocess.run([PAPERSCOPE, "maps", "use", "build", "--index", str(index_dir)], check=True, capture_output=True)
+    paperscope("maps", "use", "build", "--index", index_dir, check=True)
     assert PaperIndex.load(index_dir).map.current == "build"
 
 

@@ -11,6 +11,7 @@ import pytest
 from paperscope import Feedback, PaperIndex, QuerySettings, UserError, build_index
 from paperscope.index.analysis.evaluation import evaluate, label_agreement, labels_by_id
 from paperscope.index.store.generations import read_generation
+from tests.conftest import paperscope
 
 
 def test_label_agreement_matches_a_hand_computed_case():
@@ -112,14 +113,8 @@ def test_hybrid_blends_the_two_scores_with_the_manifest_weight(sample_index):
 
 @pytest.mark.slow
 def test_cli_more_like_these_and_modes(sample_index_dir, sample_index):
-    import subprocess
-    import sys
-
     ids = sample_index.papers["id"].tolist()
     command = [
-        sys.executable,
-        "-m",
-        "paperscope.ui.cli",
         "similar",
         ids[0],
         ids[19],
@@ -133,26 +128,11 @@ def test_cli_more_like_these_and_modes(sample_index_dir, sample_index):
         "dense",
         "--json",
     ]
-    results = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    results = json.loads(paperscope(*command, check=True).stdout)
     expected = sample_index.similar([ids[0], ids[19]], k=4, mode="dense", negative=[ids[20]]).to_pandas()
     assert [r["id"] for r in results] == expected["id"].tolist()
-    keyword = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "paperscope.ui.cli",
-            "search",
-            "ATSP",
-            "--index",
-            str(sample_index_dir),
-            "--mode",
-            "keyword",
-            "-k",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
+    keyword = paperscope(
+        "search", "ATSP", "--index", sample_index_dir, "--mode", "keyword", "-k", "1", check=True
     ).stdout
     assert "Asymmetric Traveling Salesman" in keyword
 
@@ -180,8 +160,6 @@ def test_query_rows_match_scikit_learns_tfidf_and_queries_never_import_it(sample
         f"ix.explain({ids[0]!r}, other_id={ids[1]!r}); ix.explain({ids[0]!r}, query='graph networks'); "
         "print('sklearn' in sys.modules)"
     )
-    import subprocess
-    import sys
 
     assert (
         subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
@@ -272,8 +250,5 @@ def test_a_word_of_a_single_paper_is_found_in_a_large_corpus_and_a_query_matchin
     assert (
         sample_index.search("diffusion", k=50, mode="keyword").to_pandas()["keyword_score"] > 0
     ).all()  # no 0.000 filler
-    done = subprocess.run(
-        [sys.executable, "-m", "paperscope.ui.cli", "search", "xxxxqq", "--mode", "keyword", "--index",
-         str(sample_index.folder), "--json"], capture_output=True, text=True,
-    )  # fmt: skip
+    done = paperscope("search", "xxxxqq", "--mode", "keyword", "--index", sample_index.folder, "--json")
     assert done.returncode == 0 and json.loads(done.stdout) == [] and "no paper contains" in done.stderr

@@ -15,10 +15,8 @@ folder it names, a copy of one index built once."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import gzip
-import io
 import json
 import os
 import re
@@ -34,7 +32,7 @@ from typing import NamedTuple
 import pytest
 
 from paperscope.ui.launch import wait_until_healthy
-from tests.conftest import ROOT, copy_index
+from tests.conftest import PAPERSCOPE, ROOT, copy_index, paperscope
 from tests.support.servers import HEALTH_CHECKS, free_port
 
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
@@ -166,22 +164,6 @@ def written_file(argv: list[str]) -> Path | None:
     return Path(argv[argv.index("-o") + 1]) if "-o" in argv else None
 
 
-def run_in_process(argv: list[str]) -> tuple[int, str, str]:
-    """``paperscope ARGV`` through ``cli.main`` here: its exit status, stdout and stderr."""
-    from paperscope.ui import cli
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = cli.main(argv)
-        except SystemExit as exit_:  # argparse's usage errors
-            status = exit_.code if isinstance(exit_.code, int) else 1
-        except Exception:  # a crash: its traceback is the answer, and the next lines still run
-            status = 1
-            traceback.print_exc()
-    return status, out.getvalue(), err.getvalue()
-
-
 class Server(NamedTuple):
     """A server a line started, not yet known to answer."""
 
@@ -254,9 +236,7 @@ class Session:
             argv += ["--workers", "1"]
         log = self.folder / f"server-{port}.log"
         with open(log, "w") as output:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "paperscope.ui.cli", *argv], cwd=self.folder, stdout=output, stderr=output
-            )
+            process = subprocess.Popen([PAPERSCOPE, *argv], cwd=self.folder, stdout=output, stderr=output)
         self.servers.append(Server(line, process, f"http://127.0.0.1:{port}", HEALTH_CHECKS[argv[0]], log))
         self.starting.append(self.servers[-1])
 
@@ -284,7 +264,11 @@ def answered(argv: list[str]) -> str | None:
     or folder its ``-o`` names written, or for a command in ``LOGGED`` its log), else what went wrong."""
     written = written_file(argv)
     before = written.stat().st_mtime_ns if written and written.exists() else None
-    status, out, err = run_in_process(argv)
+    try:
+        done = paperscope(*argv, here=True)
+    except Exception:  # a crash: its traceback is the answer, and the next lines still run
+        return f"exit 1: {traceback.format_exc().strip()[-600:]}"
+    status, out, err = done.returncode, done.stdout, done.stderr
     if status != 0 or "Traceback" in err:
         return f"exit {status}: {err.strip()[-600:]}"
     wrote = written and written.exists() and written.stat().st_mtime_ns != before

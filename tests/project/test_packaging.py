@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, paperscope
 from tests.project.test_docs_commands import code_of, command_lines, concrete, write_corpus
 
 # Names of test and benchmark tools (tests/support/servers.py, tests/support/halt_build.py,
@@ -178,7 +178,7 @@ def test_help_imports_nothing_heavy():
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
-    help_text = subprocess.run([sys.executable, "-m", "paperscope.ui.cli", "--help"], capture_output=True, text=True)
+    help_text = paperscope("--help")
     assert help_text.returncode == 0 and "similar" in help_text.stdout
 
 

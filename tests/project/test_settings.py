@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -25,7 +23,7 @@ from paperscope import (
 )
 from paperscope.index.build.add import add_papers
 from paperscope.index.store.generations import read_generation
-from tests.conftest import copy_index
+from tests.conftest import copy_index, paperscope
 
 
 @pytest.mark.parametrize(
@@ -63,9 +61,7 @@ def test_the_settings_of_a_build_are_kept_and_read_back_by_info_and_add(tmp_path
     build_index(locations.bundled_corpus()[:1], folder, settings)
     index = PaperIndex.load(folder)
     assert index.manifest.settings == settings and index.info()["settings"]["smoothing"] == {"k": 2, "weight": 0.3}
-    shown = subprocess.run(
-        [sys.executable, "-m", "paperscope.ui.cli", "info", "--index", str(folder)], capture_output=True, text=True
-    )
+    shown = paperscope("info", "--index", folder)
     assert shown.returncode == 0 and "smoothing 2:0.3" in shown.stdout and "FAISS Flat" in shown.stdout
     assert "n_neighbors=10, min_dist=0.1" in shown.stdout and "min_size_floor=5" in shown.stdout
     clusters = index.manifest.map.clusters  # the stages were handed the settings
@@ -97,20 +93,14 @@ def test_an_index_written_before_settings_were_kept_reads_them_from_its_manifest
 
 
 def test_bad_smoothing_on_the_command_line_is_one_line(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "paperscope.ui.cli", "build", "--smoothing", "0:1", "-o", str(tmp_path / "x")],
-        capture_output=True,
-        text=True,
-    )
+    done = paperscope("build", "--smoothing", "0:1", "-o", tmp_path / "x")
     assert done.returncode == 2 and "'0:1': K must be at least 1" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
 
 
 def test_info_shows_the_topic_settings_an_index_was_built_with(sample_index_dir, tmp_path):
     def info(folder) -> str:
-        shown = subprocess.run(
-            [sys.executable, "-m", "paperscope.ui.cli", "info", "--index", str(folder)], capture_output=True, text=True
-        )
+        shown = paperscope("info", "--index", folder)
         assert shown.returncode == 0, shown.stderr
         return shown.stdout
 

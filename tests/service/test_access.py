@@ -9,7 +9,6 @@ import json
 import shutil
 import ssl
 import subprocess
-import sys
 import time
 import urllib.parse
 from pathlib import Path
@@ -20,11 +19,10 @@ from paperscope.limits import RATE_LIMIT_PER_MINUTE, UPLOADS_PER_HOUR
 from paperscope.settings import AccessSettings
 from paperscope.ui.access import READ_ONLY
 from paperscope.ui.service import MAX_BODY_BYTES
-from tests.conftest import ROOT, copy_index
+from tests.conftest import ROOT, copy_index, paperscope
 from tests.service.test_service import call
 from tests.support.servers import free_port, paperscope_server
 
-PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
 READER, WRITER = "r3ad-0nly-t0ken-aaaaaaaaaaaa", "wr1te-t0ken-bbbbbbbbbbbbbbbb"
 TOKENS = f"# name token scope\nrita {READER} read\nwill {WRITER}   write  # the curator\n\n"
 
@@ -35,12 +33,8 @@ def bearer(secret: str) -> dict:
 
 def audit_lines(index: Path) -> list[dict]:
     """The audit log's lines about ``index``, through `paperscope audit --json`."""
-    done = subprocess.run([PAPERSCOPE, "audit", "--json", "--limit", "0"], capture_output=True, text=True, check=True)
+    done = paperscope("audit", "--json", "--limit", "0", check=True)
     return [line for line in json.loads(done.stdout) if line["index"] == str(index.resolve())]
-
-
-def paperscope(*arguments) -> subprocess.CompletedProcess:
-    return subprocess.run([PAPERSCOPE, *map(str, arguments)], capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize(
@@ -314,12 +308,12 @@ def test_the_command_lines_writes_are_audited_with_their_outcome(sample_index_di
     paper = PaperIndex.load(folder).ids()[0]
 
     def run(*arguments):
-        return subprocess.run([PAPERSCOPE, *arguments, "--index", str(folder)], capture_output=True, text=True)
+        return paperscope(*arguments, "--index", folder)
 
     assert run("collection", "create", "audited", paper).returncode == 0
     assert run("collection", "add", "audited", "nosuch").returncode == 2
     assert run("collection", "list").returncode == 0  # no write: not recorded
-    log = json.loads(subprocess.run([PAPERSCOPE, "audit", "--json"], capture_output=True, text=True, check=True).stdout)
+    log = json.loads(paperscope("audit", "--json", check=True).stdout)
     mine = [line for line in log if line["index"] == str(folder)]
     user = getpass.getuser()
     assert [(line["who"], line["via"], line["action"]) for line in mine] == [

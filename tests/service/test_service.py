@@ -7,22 +7,19 @@ import http.client
 import json
 import shutil
 import subprocess
-import sys
 import threading
 import time
 import urllib.parse
-from pathlib import Path
 
 import psutil
 import pytest
 
 from paperscope.index.store import generations
 from paperscope.ui.service import MAX_BODY_BYTES, MAX_K, default_workers
-from tests.conftest import copy_index
+from tests.conftest import PAPERSCOPE, copy_index, paperscope
 from tests.index.test_add import NEW_PAPERS
 from tests.support.servers import paperscope_server
 
-PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")
 pytestmark = pytest.mark.slow  # every test here starts a server, or builds an index of its own
 
 
@@ -49,11 +46,6 @@ def served(sample_index_dir, tmp_path_factory):
         yield url, log, process
 
 
-def cli_json(*arguments) -> list[dict]:
-    done = subprocess.run([PAPERSCOPE, *arguments, "--json"], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
-
-
 def test_lookups_answer_as_the_command_line_does(served, sample_index, sample_index_dir):
     url, _, _ = served
     ids = sample_index.papers["id"].tolist()
@@ -66,7 +58,11 @@ def test_lookups_answer_as_the_command_line_does(served, sample_index, sample_in
     assert status == 200 and paper == sample_index.paper(ids[3])
 
     status, results, _ = call(url, "GET", f"/papers/{ids[0]}/similar?k=5&mode=dense")
-    expected = cli_json("similar", ids[0], "-k", "5", "--mode", "dense", "--index", str(sample_index_dir))
+    expected = json.loads(
+        paperscope(
+            "similar", ids[0], "-k", "5", "--mode", "dense", "--json", "--index", sample_index_dir, check=True
+        ).stdout
+    )
     assert status == 200 and results == expected  # the same fields and values as --json
 
     status, results, _ = call(url, "POST", "/similar", {"ids": ids[:2], "not": [ids[2]], "k": 7})
@@ -80,7 +76,9 @@ def test_lookups_answer_as_the_command_line_does(served, sample_index, sample_in
     status, results, _ = call(url, "POST", "/search", {"text": text, "k": 5, "mode": "hybrid"})
     assert status == 200 and [r["rank"] for r in results] == [1, 2, 3, 4, 5]
     assert [r["id"] for r in results] == sample_index.search(text, k=5, mode="hybrid").to_pandas()["id"].tolist()
-    assert results == cli_json("search", text, "-k", "5", "--index", str(sample_index_dir))
+    assert results == json.loads(
+        paperscope("search", text, "-k", "5", "--json", "--index", sample_index_dir, check=True).stdout
+    )
 
     for level in ("coarse", "fine"):
         status, topics, _ = call(url, "GET", f"/topics?level={level}")
@@ -107,7 +105,7 @@ def test_a_paper_id_with_a_slash_is_found(tmp_path):
         {"id": f"hep-th/99010{i:02d}", "title": title, "abstract": text} for i, (title, text) in enumerate(NEW_PAPERS)
     ]
     corpus.write_text("\n".join(json.dumps(record) for record in records) + "\n")
-    subprocess.run([PAPERSCOPE, "build", str(corpus), "-o", str(tmp_path / "index")], check=True, capture_output=True)
+    paperscope("build", corpus, "-o", tmp_path / "index", check=True)
     with paperscope_server("serve", tmp_path / "index", stderr=subprocess.DEVNULL) as (url, _):
         status, paper, _ = call(url, "GET", "/papers/hep-th/9901003")
         assert status == 200 and paper["title"] == NEW_PAPERS[3][0]
@@ -222,7 +220,7 @@ def test_a_rebuild_switches_the_answers_without_a_failed_request(sample_index_di
 
         asker = threading.Thread(target=keep_asking)
         asker.start()
-        added = subprocess.run([PAPERSCOPE, "add", str(new), "--index", str(folder)], capture_output=True, text=True)
+        added = paperscope("add", new, "--index", folder)
         after = generations.current_generation_name(folder)
         deadline = time.monotonic() + 120
         while log.read_text().count("now serving") < default_workers() and time.monotonic() < deadline:
@@ -309,7 +307,9 @@ def test_collections_and_recommendations_over_http(served, sample_index):
     status, listing, _ = call(url, "GET", "/collections")
     assert status == 200 and [(c["name"], c["members"]) for c in listing] == [(name, 4)]
     status, found, _ = call(url, "POST", "/recommend", {"collection": name, "k": 6})
-    expected = cli_json("recommend", name, "-k", "6", "--index", str(log.parent / "index"))  # the served copy
+    expected = json.loads(
+        paperscope("recommend", name, "-k", "6", "--json", "--index", log.parent / "index", check=True).stdout
+    )  # the served copy
     assert status == 200 and found == expected and not {*ids[:3], ids[5]} & {paper["id"] for paper in found}
     status, shown, _ = call(url, "PUT", path, {"ids": [ids[9]]})  # PUT sets the papers
     assert status == 200 and [paper["id"] for paper in shown["papers"]] == [ids[9]]

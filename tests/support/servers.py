@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from paperscope.ui.launch import wait_until_healthy
+from tests.conftest import PAPERSCOPE
 
 # Debian's chromium (.ci/setup --test installs it); the flags keep it off this machine's closed network.
 CHROMIUM = "/usr/bin/chromium"
@@ -45,17 +46,19 @@ def paperscope_server(
     index_dir,
     arguments: tuple[str, ...] = (),
     timeout: float = 120.0,
-    launcher: tuple[str, ...] = ("-m", "paperscope.ui.cli"),
+    launcher: tuple[str, ...] = (),
     **popen,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
     """``paperscope app`` (headless) or ``paperscope serve`` (``command``) on ``index_dir`` and a
     free port, answering its health check; yields its URL and the process. ``arguments``: more
-    options; ``launcher``: what Python runs (a test wrapper of the command line); ``popen``:
+    options; ``launcher``: what Python runs instead of the installed command (a test wrapper of
+    the command line and its arguments); ``popen``:
     arguments of ``subprocess.Popen`` (where its output goes). Stops it after; a server that does
     not answer within ``timeout`` seconds is a RuntimeError."""
     port = free_port()
     headless = ("--headless",) if command == "app" else ()
-    command_line = [sys.executable, *launcher, command, "--index", str(index_dir), "--port", str(port)]
+    start = [sys.executable, *launcher] if launcher else [PAPERSCOPE]
+    command_line = [*start, command, "--index", str(index_dir), "--port", str(port)]
     process = subprocess.Popen([*command_line, *headless, *arguments], **popen)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -6,7 +6,6 @@ import json
 import random
 import re
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -28,7 +27,7 @@ from paperscope.index.topics.naming import (
     topic_terms,
 )
 from paperscope.settings import NamingSettings
-from tests.conftest import ROOT
+from tests.conftest import ROOT, paperscope
 
 IJCAI = ROOT.parent / "shared" / "evaldata" / "ijcai2021_2024_area.jsonl"
 
@@ -214,9 +213,7 @@ def test_topics_over_time_follow_the_years(known_index):
 
 @pytest.mark.slow
 def test_cli_topics_bridges_and_a_corpus_without_years(known_index, sample_index_dir):
-    paperscope = [sys.executable, "-m", "paperscope.ui.cli"]
-    listed = json.loads(subprocess.run([*paperscope, "topics", "--index", str(known_index.folder), "--json"],
-                                       capture_output=True, text=True, check=True).stdout)  # fmt: skip
+    listed = json.loads(paperscope("topics", "--index", known_index.folder, "--json", check=True).stdout)
     assert sum(topic["size"] for topic in listed) == (known_index.papers["coarse_cluster"] >= 0).sum()
     assert all(len(topic["central_titles"]) == min(3, topic["size"]) and 0 < topic["share"] <= 1 for topic in listed)
     shown = subprocess.run([*paperscope, "topics", "--level", "fine", "--index", str(known_index.folder)],

@@ -2,8 +2,6 @@
 on the bundled sample, and on the sample's abstracts given years, venues, categories and authors."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -12,6 +10,7 @@ import pytest
 from paperscope import PaperIndex, UserError, build_index, locations
 from paperscope.index.analysis.topic_analysis import MAX_VALUES, column_values, group_columns, topics_by, topics_compare
 from paperscope.records import records
+from tests.conftest import paperscope
 from tests.support.corpora import read_corpus
 
 pytestmark = pytest.mark.slow  # every test here uses an index of its own (the sample with years, venues…)
@@ -39,10 +38,6 @@ def grouped_index(tmp_path_factory) -> PaperIndex:
     (folder / "grouped.jsonl").write_text("\n".join(json.dumps(record) for record in records))
     build_index([folder / "grouped.jsonl"], folder / "index")
     return PaperIndex.load(folder / "index")
-
-
-def cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "paperscope.ui.cli", *args], capture_output=True, text=True)
 
 
 def _papers_of(index, column: str, value) -> pd.Series:
@@ -154,20 +149,22 @@ def test_unknown_columns_and_groups_are_one_sentence_naming_what_exists(sample_i
 
 def test_cli_by_any_column_and_compare(sample_index_dir, grouped_index):
     folder = str(grouped_index.folder)
-    unknown = cli("topics", "--by", "nosuch", "--index", str(sample_index_dir))
+    unknown = paperscope("topics", "--by", "nosuch", "--index", str(sample_index_dir))
     assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1
     assert "'nosuch'" in unknown.stderr and "columns it has are: venue" in unknown.stderr
     for bad in (["venue"], ["venue=ICML", "=2024"]):
-        done = cli("topics", "--compare", *bad, *(["venue=ICML"] if len(bad) == 1 else []), "--index", folder)
+        done = paperscope("topics", "--compare", *bad, *(["venue=ICML"] if len(bad) == 1 else []), "--index", folder)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and "COLUMN=VALUE" in done.stderr, bad
         assert "Traceback" not in done.stderr
-    by_venue = json.loads(cli("topics", "--by", "venue", "--level", "fine", "--json", "--index", folder).stdout)
+    by_venue = json.loads(paperscope("topics", "--by", "venue", "--level", "fine", "--json", "--index", folder).stdout)
     expected = topics_by(grouped_index, "venue", "fine")
     assert [topic["cluster"] for topic in by_venue] == expected["cluster"].tolist()
     assert sum(topic["papers"]["ICML"] for topic in by_venue) == (grouped_index.papers["venue"] == "ICML").sum()
-    by_year = cli("topics", "--by", "year", "--index", folder).stdout
+    by_year = paperscope("topics", "--by", "year", "--index", folder).stdout
     assert "2023" in by_year and "grew most:" in by_year and "shrank most:" in by_year
-    compared = json.loads(cli("topics", "--compare", "year=2023", "year=2025", "--json", "--index", folder).stdout)
+    compared = json.loads(
+        paperscope("topics", "--compare", "year=2023", "year=2025", "--json", "--index", folder).stdout
+    )
     assert compared == records(topics_compare(grouped_index, ("year", 2023), ("year", 2025)))
-    shown = cli("topics", "--compare", "venue=ICML", "venue=ICLR", "--index", folder).stdout
+    shown = paperscope("topics", "--compare", "venue=ICML", "venue=ICLR", "--index", folder).stdout
     assert shown.startswith("A: venue=ICML (") and "ratio" in shown
