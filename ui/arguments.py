@@ -16,13 +16,26 @@ import datetime
 import math
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from paperscope.errors import UserError, shown
 
+T = TypeVar("T")
 MAX_COUNT = 10**9  # the ceiling of any count a user gives (papers, workers, lines): past it a number is a typo
 MAX_TEXT_CHARS = 1_000  # a name, an id, a column or a condition (a query's limit is its own)
+
+
+def of_kind(kind: str) -> Callable[[Callable[[str], T]], Callable[[str], T]]:
+    """Mark an option type function with its ``kind`` (the classes below say theirs as a class attribute)."""
+
+    def mark(check: Callable[[str], T]) -> Callable[[str], T]:
+        vars(check)["kind"] = kind
+        return check
+
+    return mark
 
 
 def _refuse(message: str):
@@ -102,6 +115,7 @@ def _path(text: str) -> Path:
     return Path(_readable(text))
 
 
+@of_kind("file")
 def existing_file(text: str) -> str:
     """A file that exists (a corpus, a token file, a backup), or a named pipe (``<(zcat …)``)."""
     path = _path(text)
@@ -114,9 +128,7 @@ def existing_file(text: str) -> str:
     return text
 
 
-existing_file.kind = "file"
-
-
+@of_kind("folder")
 def existing_folder(text: str) -> str:
     """A folder that exists (a model's)."""
     path = _path(text)
@@ -127,17 +139,12 @@ def existing_folder(text: str) -> str:
     return text
 
 
-existing_folder.kind = "folder"
-
-
+@of_kind("index")
 def index_folder(text: str) -> str:
     """An index folder: not a file (a missing one is the load's to tell, with how to build one)."""
     if _path(text).exists() and not Path(text).is_dir():
         raise _refuse(f"{text} is a file, not an index folder; build one with: paperscope build YOUR_FILES -o DIR")
     return text
-
-
-index_folder.kind = "index"
 
 
 def _writable_place(path: Path, text: str) -> None:
@@ -178,6 +185,7 @@ class OutputFile:
         return text
 
 
+@of_kind("output folder")
 def output_folder(text: str) -> str:
     """A folder to write an index into: not a file, in a place that can be written to."""
     path = _path(text)
@@ -187,9 +195,7 @@ def output_folder(text: str) -> str:
     return text
 
 
-output_folder.kind = "output folder"
-
-
+@of_kind("date")
 def date(text: str) -> str:
     """A date or time, ISO 8601 (2026-12-01, 2026-12-01T08:00)."""
     try:
@@ -199,9 +205,7 @@ def date(text: str) -> str:
     return text
 
 
-date.kind = "date"
-
-
+@of_kind("condition")
 def condition(text: str) -> str:
     """A condition on a column: ``COLUMN OPERATOR VALUE`` (``embed.conditions``), kept as written."""
     from paperscope.embed.conditions import parse
@@ -213,9 +217,6 @@ def condition(text: str) -> str:
     return text
 
 
-condition.kind = "condition"
-
-
 class Parser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line naming the fix, not a usage dump; and the parser
     says what it holds: ``options`` (every action, in order), ``exclusive`` (the groups of options
@@ -224,7 +225,7 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         self.options: list[argparse.Action] = []  # before argparse's own --help is added
         self.exclusive: list[list[argparse.Action]] = []
-        self.commands = None
+        self.commands: argparse._SubParsersAction | None = None
         super().__init__(*args, **kwargs)
 
     def error(self, message):
@@ -248,7 +249,7 @@ class Parser(argparse.ArgumentParser):
             members.append(action)
             return action
 
-        group.add_argument = recorded
+        group.add_argument = recorded  # type: ignore[method-assign]  # record what the group adds, as add_argument does
         self.exclusive.append(members)
         return group
 
@@ -261,7 +262,7 @@ class Parser(argparse.ArgumentParser):
 def needs(action: argparse.Action, other: str, value=None) -> argparse.Action:
     """Declare that ``action``'s option goes only with option ``other`` (with ``value``, when given):
     :func:`check_pairs` refuses it alone. Returns the action."""
-    action.needs = (other, value)
+    vars(action)["needs"] = (other, value)
     return action
 
 

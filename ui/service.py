@@ -19,11 +19,12 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from functools import cached_property
 from importlib.metadata import version
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, Query, Request
 from fastapi import Path as FastApiPath
@@ -38,7 +39,7 @@ from paperscope.errors import Contradiction, NotFound, UserError
 from paperscope.index.paper_index import PaperIndex, curations_stamp, current_generation_name, searchable
 from paperscope.limits import MAX_QUERY_CHARS, MAX_RESULTS
 from paperscope.records import jsonable, records
-from paperscope.settings import LEVELS, MODES, AccessSettings
+from paperscope.settings import LEVELS, AccessSettings, Level, Mode
 from paperscope.ui.access import TOKEN_FILE_VARIABLE, Guard, Token, is_loopback, read_tokens
 from paperscope.ui.logs import log_to_stderr
 from paperscope.ui.note_header import NOTE_HEADER, with_note
@@ -55,9 +56,6 @@ ACCESS_VARIABLE = "PAPERSCOPE_SERVE_ACCESS"  # the AccessSettings, as JSON, for 
 # each holds its own query model, ~250 MB.
 MAX_DEFAULT_WORKERS = 8
 logger = logging.getLogger("paperscope")
-
-Mode = Literal[MODES]
-Level = Literal[LEVELS]
 
 
 class Filters(BaseModel):
@@ -151,16 +149,17 @@ class ApiError(BaseModel):
     status: int
 
 
-ERRORS = {code: {"model": ApiError} for code in (400, 404, 405, 409, 413, 415, 422)}
-RESULTS = {200: {"model": list[Result], "headers": {NOTE_HEADER: {"description": "why the list is empty, when it is",
-                                                               "schema": {"type": "string"}}}}, **ERRORS}  # fmt: skip
+Responses = dict[int | str, dict[str, Any]]  # what FastAPI's responses= takes: OpenAPI per status
+ERRORS: Responses = {code: {"model": ApiError} for code in (400, 404, 405, 409, 413, 415, 422)}
+RESULTS: Responses = {200: {"model": list[Result], "headers": {NOTE_HEADER: {
+    "description": "why the list is empty, when it is", "schema": {"type": "string"}}}}, **ERRORS}  # fmt: skip
 # The papers of a result, and theirs: OpenAPI links (a client or a fuzzer follows them to real ids)
 PAPER_LINKS = {
     "paper": {"operationId": "getPaper", "parameters": {"paper_id": "$response.body#/0/id"}},
     "similar": {"operationId": "similarToPaper", "parameters": {"paper_id": "$response.body#/0/id"}},
     "moreLikeThese": {"operationId": "similarToPapers", "requestBody": {"ids": ["$response.body#/0/id"]}},
 }
-LINKED_RESULTS = {**RESULTS, 200: {**RESULTS[200], "links": PAPER_LINKS}}
+LINKED_RESULTS: Responses = {**RESULTS, 200: {**RESULTS[200], "links": PAPER_LINKS}}
 NOTHING_TO_SEARCH = "the query has nothing to search by (no printable character)"
 
 
@@ -235,7 +234,9 @@ class LiveIndex:
         self._watcher.join(timeout=5)
 
 
-def _error(status: int, message: str, generation: str | None = None, headers: dict | None = None) -> JSONResponse:
+def _error(
+    status: int, message: str, generation: str | None = None, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
     """The JSON error ``{error, status}``, with the generation that answered and other ``headers``."""
     headers = {**(headers or {}), **({GENERATION_HEADER: generation} if generation else {})}
     return JSONResponse({"error": message, "status": status}, status_code=status, headers=headers or None)
@@ -331,7 +332,7 @@ def _allowed(app: FastAPI, path: str) -> str:
     """The methods some route of ``app`` answers at ``path`` (a 405's Allow header: RFC 9110). The
     papers of a collection are only the papers route's, a paper dismissed from its recommendations
     only the dismissed routes' (see ``service_library``)."""
-    methods = set()
+    methods: set[str] = set()
     for route in app.router.routes:
         if isinstance(route, APIRoute) and route.path_regex.match(path):
             suffix = "/" + path.rsplit("/", 1)[-1]
@@ -339,7 +340,7 @@ def _allowed(app: FastAPI, path: str) -> str:
                 continue
             if path.startswith("/collections/") and ("/dismissed/" in path) != ("/dismissed/" in route.path):
                 continue  # a paper dismissed from a collection's recommendations: only its routes
-            methods |= route.methods
+            methods |= route.methods or set()
     return ", ".join(sorted(methods))
 
 
@@ -494,7 +495,7 @@ def _declare_access(app: FastAPI, tokens: tuple[Token, ...], access: AccessSetti
         app.openapi_schema = described
         return described
 
-    app.openapi = schema
+    app.openapi = schema  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
 
 
 def create_app(

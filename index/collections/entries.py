@@ -17,6 +17,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from paperscope.embed.library import (
     BIBTEX_MACROS,
@@ -30,6 +31,10 @@ from paperscope.errors import UserError
 
 logger = logging.getLogger(__name__)
 
+# An entry in CSL's terms (the pivot between the formats): concept -> value, a text, a list of
+# texts (authors, keywords), a month number or the corpus's own columns ("extra"); keyed by
+# concept names that come from HOLDERS, so a dict rather than a TypedDict.
+Pivot = dict[str, Any]
 FORMATS = {".bib": "bib", ".ris": "ris", ".json": "csl", ".csv": "csv"}
 PREFERENCES = ("entry", "corpus")
 # LaTeX's special characters, written so that BibTeX reads them back as they were
@@ -97,7 +102,7 @@ def _names(person) -> str:
     return flat_text(person)
 
 
-def from_paper(paper: dict) -> dict:
+def from_paper(paper: dict) -> Pivot:
     """The pivot of a paper as the index (or a member's stored fields) knows it."""
     venue = flat_text(paper.get("venue"))
     arxiv = flat_text(paper.get("arxiv_id"))
@@ -107,7 +112,7 @@ def from_paper(paper: dict) -> dict:
     authors = [name.strip() for name in flat_text(paper.get("authors")).split(";") if name.strip()]
     keywords = [word.strip() for word in flat_text(paper.get("categories")).split(";") if word.strip()]
     year = paper.get("year")
-    pivot = {
+    pivot: Pivot = {
         "type": kind, "title": flat_text(paper.get("title")), "authors": authors,
         "year": str(int(year)) if isinstance(year, (int, float)) and year == year else flat_text(year),
         "venue": venue, "doi": flat_text(paper.get("doi")), "url": flat_text(paper.get("url")),
@@ -154,13 +159,13 @@ def key_and_type(entry: dict) -> tuple[str, str]:
     return str(item.get("citation-key") or item.get("id") or ""), item.get("type") or "document"
 
 
-def from_entry(entry: dict) -> dict:
+def from_entry(entry: dict) -> Pivot:
     """The pivot of an imported entry: its own key, its type and fields in CSL's terms."""
     fmt = entry["format"]
     key, kind = key_and_type(entry)
     if fmt == "bib":
         fields = {name.lower(): value for name, value in entry["fields"].items()}
-        pivot = {"type": kind, "key": key}
+        pivot: Pivot = {"type": kind, "key": key}
         for concept, holders in HOLDERS["bib"].items():
             value = next((fields[name] for name in holders if fields.get(name)), "")
             if concept == "authors":
@@ -264,7 +269,7 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
-def to_bib(pivot: dict) -> dict:
+def to_bib(pivot: Pivot) -> dict:
     """A BibTeX entry {type, key, fields} of ``pivot`` (its text escaped for LaTeX)."""
     kind = TO_BIB_TYPE.get(pivot.get("type", ""), "misc")
     fields, macros = {}, {}
@@ -290,9 +295,9 @@ def to_bib(pivot: dict) -> dict:
     return {**entry, "macros": macros} if macros else entry
 
 
-def to_ris(pivot: dict) -> dict:
+def to_ris(pivot: Pivot) -> dict:
     """A RIS record (rispy's field names) of ``pivot``."""
-    fields = {"type_of_reference": TO_RIS_TYPE.get(pivot.get("type", ""), "GEN")}
+    fields: dict[str, Any] = {"type_of_reference": TO_RIS_TYPE.get(pivot.get("type", ""), "GEN")}
     for concept, value in pivot.items():
         if concept == "authors":
             fields["authors"] = [f"{family}, {given}" if given else family for given, family in map(_name_parts, value)]
@@ -318,7 +323,7 @@ def to_ris(pivot: dict) -> dict:
     return {"format": "ris", "fields": fields}
 
 
-def to_csl(pivot: dict) -> dict:
+def to_csl(pivot: Pivot) -> dict:
     """A CSL-JSON item of ``pivot``."""
     item = {"id": pivot.get("key", ""), "type": pivot.get("type", "document")}
     for concept, value in pivot.items():
@@ -399,7 +404,7 @@ def _fill_own(fields: dict, fmt: str, own: dict) -> None:
         fields["custom"] = {**own, **(fields.get("custom") or {})}
 
 
-def readable_key(pivot: dict, taken: set[str]) -> str:
+def readable_key(pivot: Pivot, taken: set[str]) -> str:
     """surnameYEARword (the first author's family name, the year, the title's first long word),
     lower case ASCII, with b, c, … added until it is not in ``taken`` (then added to it)."""
     import unicodedata

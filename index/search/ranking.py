@@ -53,6 +53,13 @@ class Query:
     exclude: np.ndarray = field(default_factory=_no_rows)
     first: np.ndarray = field(default_factory=_no_rows)
 
+    @property
+    def dense(self) -> np.ndarray:
+        """``vector``, which every mode but keyword ranks by (a keyword query may have none)."""
+        if self.vector is None:
+            raise ValueError("a query without a vector ranked in a dense or hybrid mode")
+        return self.vector
+
 
 def rocchio(vectors: np.ndarray, positive: list[int], negative: list[int], weight: float) -> np.ndarray:
     """The mean of the ``positive`` rows minus ``weight`` x the mean of the ``negative`` ones, normalised."""
@@ -119,25 +126,23 @@ class Ranker:
         if within is not None and (np.shape(within) != (len(self),) or np.asarray(within).dtype != bool):
             raise UserError(f"within must be a boolean mask of the index's {len(self)} papers (see where())")
         if mode == "dense":
-            return self.nearest(query.vector, k, query.exclude, within)
+            return self.nearest(query.dense, k, query.exclude, within)
         first = query.first
         if mode == "hybrid":
-            candidates, first, columns = self._hybrid_candidates(query, k, candidates, within)
+            rows, first, columns = self._hybrid_candidates(query, k, candidates, within)
             scores = weight * columns.pop("blend_cosine") + (1 - weight) * columns["keyword_score"]
         else:  # keyword: only papers that use a term of the query, or that go first
-            candidates = np.arange(len(self)) if within is None else np.flatnonzero(within)
-            scores = self.keyword.scores(query.keyword)[candidates]
-            used = (scores > 0) | np.isin(candidates, first)
-            candidates, scores = candidates[used], scores[used]
+            rows = np.arange(len(self)) if within is None else np.flatnonzero(within)
+            scores = self.keyword.scores(query.keyword)[rows]
+            used = (scores > 0) | np.isin(rows, first)
+            rows, scores = rows[used], scores[used]
             columns = {"keyword_score": scores}
-        scores = scores + FIRST_BONUS * np.isin(candidates, first)  # the score shown is the one ranked by
+        scores = scores + FIRST_BONUS * np.isin(rows, first)  # the score shown is the one ranked by
         order = scores.astype(np.float64)
-        order[np.isin(candidates, query.exclude)] = -np.inf
+        order[np.isin(rows, query.exclude)] = -np.inf
         top = np.argpartition(-order, k)[:k] if k < len(order) else np.arange(len(order))
         top = np.array([i for i in top[np.argsort(-order[top], kind="stable")] if np.isfinite(order[i])], np.int64)
-        return Ranking(
-            candidates[top], {"score": scores[top], **{name: values[top] for name, values in columns.items()}}
-        )
+        return Ranking(rows[top], {"score": scores[top], **{name: values[top] for name, values in columns.items()}})
 
     def _hybrid_candidates(self, query: Query, k: int, count: int, within) -> tuple[np.ndarray, np.ndarray, dict]:
         """The rows a hybrid ranking blends (the dense and keyword top ``count``, and those that go
@@ -165,9 +170,9 @@ class Ranker:
         weight = self.search_info.hybrid_weight if settings.hybrid_weight is None else settings.hybrid_weight
         share = [1 / len(positive)] * len(positive) + [-settings.negative / max(len(negative), 1)] * len(negative)
         raw = rocchio(self.vectors, positive, negative, settings.negative)
-        smoothed = self.smoothed is not None and mode == "hybrid"  # the papers' smoothed vectors are the query too
+        smoothed = self.smoothed if mode == "hybrid" else None  # the papers' smoothed vectors are the query too
         query = Query(
-            vector=rocchio(self.smoothed, positive, negative, settings.negative) if smoothed else raw,
+            vector=raw if smoothed is None else rocchio(smoothed, positive, negative, settings.negative),
             keyword=self.keyword.weighted_rows(positive + negative, share),
             raw_vector=raw,
             exclude=np.asarray(positive + negative, dtype=np.int64),
@@ -184,7 +189,7 @@ class Ranker:
         feedback = settings.feedback
         if feedback.on and mode != "keyword" and text_words <= feedback.max_words:
             top = self.rank(query, feedback.results, mode, **ranked).rows
-            vector = query.vector
+            vector = query.dense
             if len(top):
                 vector = vector + feedback.weight * self.documents[np.sort(top)].mean(axis=0)
             query = Query(vector / max(np.linalg.norm(vector), 1e-12), query.keyword, first=query.first)
