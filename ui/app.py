@@ -156,7 +156,7 @@ def highlight(text: str, terms: list[str]) -> str:
 
 def _any_number(term: str) -> str:
     """A regex for ``term`` in the singular or plural, as shared terms are matched
-    (``paperscope.index.terms.singular``): "benchmark" also marks "benchmarks"."""
+    (``paperscope.embed.terms.singular``): "benchmark" also marks "benchmarks"."""
     stem = singular(term)
     if stem.endswith("y"):
         return re.escape(stem[:-1]) + "(?:y|ies)"
