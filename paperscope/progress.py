@@ -22,12 +22,12 @@ class ProgressLines:
     def __init__(self, total: int, what: str, logger: logging.Logger, clock=time.monotonic, counts: bool = True):
         self.total, self.what, self.logger, self.clock = total, what, logger, clock
         self.counts = counts  # False: the share alone ("reading: 5 % done"), for bytes
-        self.done = 0
+        self.done: float = 0
         self.first: tuple[float, int] | None = None
         self.next_line = PROGRESS_STEP
 
-    def advance(self, count: int) -> None:
-        """``count`` more items done."""
+    def advance(self, count: float) -> None:
+        """``count`` more items done (bytes may come in shares)."""
         self.done += count
         now, fraction = self.clock(), min(self.done / max(self.total, 1), 1.0)
         if self.first is None:

@@ -4,6 +4,7 @@ kept, empty and overlong abstracts skipped, and a report of what was dropped and
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,7 +142,7 @@ class Admission:
 
 
 def admitted_papers(
-    paths: list[str | Path],
+    paths: Sequence[str | Path],
     overrides: dict[str, str | None] | None,
     admission: Admission,
     announce: bool = True,

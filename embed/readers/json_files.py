@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from paperscope.embed import library, streams
@@ -63,14 +64,25 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 JSON_READ_CHARS = 1024 * 1024  # characters of a JSON list decoded at a time
 
 
+@dataclass
+class _Cursor:
+    """Where :func:`_json_items` is: the text read and not yet decoded, from ``start``; the line
+    ``start`` is on; whether the source is at its end."""
+
+    buffer: str = ""
+    start: int = 0
+    line: int = 1
+    done: bool = False
+
+
 def _json_items(source: streams.Source) -> Iterator[dict]:
     """The objects of a top-level JSON list, each decoded by json's own decoder (``raw_decode``) as
     its text arrives, so a record reads as ``json.loads`` reads it; anything else is _BrokenJson."""
     decoder, chunks = json.JSONDecoder(), source.chunks()
-    state = {"buffer": "", "start": 0, "line": 1, "done": False}
+    state = _Cursor()
 
     def fill(least: int) -> bool:
-        buffer = state["buffer"][state["start"] :]
+        buffer = state.buffer[state.start :]
         pieces, size = [buffer], len(buffer)
         for _, chunk in chunks:
             pieces.append(chunk)
@@ -78,49 +90,50 @@ def _json_items(source: streams.Source) -> Iterator[dict]:
             if size >= least:
                 break
         else:
-            state["done"] = True
-        state["buffer"], state["start"] = "".join(pieces), 0
+            state.done = True
+        state.buffer, state.start = "".join(pieces), 0
         return size > len(buffer)
 
     def next_char() -> str:
         while True:
-            buffer, start = state["buffer"], state["start"]
-            end = _SPACE.match(buffer, start).end()
-            state["line"] += buffer.count("\n", start, end)
-            state["start"] = end
+            buffer, start = state.buffer, state.start
+            space = _SPACE.match(buffer, start)  # it always matches, if only the empty string
+            end = space.end() if space else start
+            state.line += buffer.count("\n", start, end)
+            state.start = end
             if end < len(buffer):
                 return buffer[end]
-            if state["done"] or not fill(JSON_READ_CHARS):
+            if state.done or not fill(JSON_READ_CHARS):
                 return ""
 
     def broken(reason: str, at: int | None = None) -> _BrokenJson:
         """The error at the buffer's position ``at`` (default: where the next record starts)."""
-        lines = state["buffer"].count("\n", state["start"], at) if at is not None else 0
-        return _BrokenJson(state["line"] + lines, f"broken JSON ({reason})")
+        lines = state.buffer.count("\n", state.start, at) if at is not None else 0
+        return _BrokenJson(state.line + lines, f"broken JSON ({reason})")
 
     if next_char() != "[":
         raise broken("not a JSON list")
-    state["start"] += 1
+    state.start += 1
     closing, count = next_char() == "]", 0
     while not closing:
         while True:
             try:
-                item, end = decoder.raw_decode(state["buffer"], state["start"])
+                item, end = decoder.raw_decode(state.buffer, state.start)
                 break
             except RecursionError:
                 raise broken("nested too deeply") from None
             except json.JSONDecodeError as exc:
-                pending = len(state["buffer"]) - state["start"]
-                if state["done"] or pending > MAX_LINE_BYTES or not fill(2 * pending + JSON_READ_CHARS):
+                pending = len(state.buffer) - state.start
+                if state.done or pending > MAX_LINE_BYTES or not fill(2 * pending + JSON_READ_CHARS):
                     raise broken(exc.msg, exc.pos) from None
         count += 1
         if not isinstance(item, dict):
-            raise _BrokenJson(state["line"], f"record {count} is a {type(item).__name__}, not a JSON object")
+            raise _BrokenJson(state.line, f"record {count} is a {type(item).__name__}, not a JSON object")
         yield item
-        state["line"] += state["buffer"].count("\n", state["start"], end)
-        state["start"] = end
+        state.line += state.buffer.count("\n", state.start, end)
+        state.start = end
         following = next_char()
-        state["start"] += 1
+        state.start += 1
         if following == ",":
             next_char()
         elif following == "]":

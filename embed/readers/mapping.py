@@ -98,7 +98,7 @@ class Reading:
     processes map the records of a large file of JSON lines (``workers``)."""
 
     columns: CorpusColumns = field(default_factory=CorpusColumns)
-    where: tuple[Condition, ...] = ()
+    where: tuple[Condition | str, ...] = ()  # given as text or parsed; parsed once made
     left_out: int = 0
     workers: int = 1  # processes that map a file of JSON lines of PARALLEL_READ_BYTES or more (parallel_mapping)
 
@@ -109,7 +109,7 @@ class Reading:
         """The conditions as (condition, field or stored column, kind, bound), each column checked:
         a field of paperscope's, or a column some file read so far has."""
         tests = []
-        for condition in self.where:
+        for condition in map(parse, self.where):  # (already parsed: parse passes them through)
             if condition.column in FIELD_NAMES:
                 name, kind, extra = condition.column, "number" if condition.column == "year" else "text", False
             elif stored_name(condition.column) in self.columns.kinds:

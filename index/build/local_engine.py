@@ -96,10 +96,11 @@ class LocalEngine:
         begin = time.perf_counter()
         admission = Admission(Reading(where=job.settings.where, workers=READ_WORKERS))
         total = sum(Path(path).stat().st_size for path in job.inputs if Path(path).is_file()) or 1
-        parts, embedded, count, embedding = [], 0, 0, 0.0  # embedding: seconds spent embedding
+        parts: list[Path] = []
+        embedded, count, embedding = 0, 0, 0.0  # embedding: seconds spent embedding
         pending = 0.0  # bytes read whose papers are not embedded yet
         # until the first shard is read (with --where, much of a large file may be), lines on the reading
-        reading = ProgressLines(total, "reading", logger, counts=False)
+        reading: ProgressLines | None = ProgressLines(total, "reading", logger, counts=False)
 
         def read(share: float) -> None:
             nonlocal pending
@@ -111,14 +112,13 @@ class LocalEngine:
         chunk = list(islice(rows, shards.SHARD_ROWS))  # at least AUTO_FAST_PAPERS, or all papers
         reading = None  # from here, the embedding's progress (in bytes of the files) says how far it is
         job.settle(len(chunk))
+        encoder = job.settled_encoder
         job.on_stage("embed")  # reading goes on: each shard is read, then embedded
         progress = EmbeddingProgress(
             total, on_progress, show_bar=self.show_progress, suggest_fast=job.choice["name"] == "exact"
         )
         try:
-            cache = (
-                EmbeddingCache(locations.cache_dir(), job.encoder.vector_key, job.long_text) if self.use_cache else None
-            )
+            cache = EmbeddingCache(locations.cache_dir(), encoder.vector_key, job.long_text) if self.use_cache else None
             while chunk:
                 per_text, pending = pending / len(chunk), 0.0
 
@@ -128,14 +128,14 @@ class LocalEngine:
                 papers = pd.DataFrame(chunk)
                 texts = embedding_texts(papers)
                 started = time.perf_counter()
-                vectors, fresh = encode_with_cache(job.encoder, texts, job.long_text, cache, advance)
+                vectors, fresh = encode_with_cache(encoder, texts, job.long_text, cache, advance)
                 embedding += time.perf_counter() - started
                 if cache is not None:
                     cache.flush()
                 advance(len(chunk) - fresh)  # the cached ones
                 embedded += fresh
                 count += len(chunk)
-                tokens = job.encoder.count_tokens(texts)
+                tokens = encoder.count_tokens(texts)
                 path = work / f"part-{len(parts):05d}.parquet"
                 parts.append(shards.write_shard(path, papers.assign(tokens=tokens), vectors))
                 chunk = list(islice(rows, shards.SHARD_ROWS))

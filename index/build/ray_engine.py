@@ -41,7 +41,7 @@ def _read_file(batch: pd.DataFrame, fields: dict | None, where: tuple = ()) -> p
     as JSON text (``columns.to_json``), for Ray would make a column of dicts an Arrow struct (read
     back in ``_write_part``).
     A file the readers refuse becomes one row holding the error (exceptions lose their type in Ray)."""
-    rows = []
+    rows: list[dict] = []
     for file_number, path in zip(batch["file"], batch["path"], strict=True):
         start = len(rows)
         try:
@@ -116,7 +116,7 @@ def _start_ray(address: str | None, workers: int | None) -> tuple[int, bool]:
                 num_cpus=None if address else (workers or os.cpu_count()),
                 include_dashboard=False,
                 log_to_driver=False,
-                logging_level="error",
+                logging_level="error",  # type: ignore[arg-type]  # a level's name works too (ray upper-cases it)
                 runtime_env={"env_vars": env} if env else None,
             )
         except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -166,7 +166,7 @@ def _embed_with_ray(job: shards.EmbedJob, work: Path, address: str | None, worke
         count = int(admitted.sum())
         seconds["read"] = round(time.perf_counter() - begin, 3)
         job.settle(count)  # the driver's encoder: the manifest's model, and it names the topics
-        encoder, long_text = job.encoder, job.long_text
+        encoder, long_text = job.settled_encoder, job.long_text
         job.on_stage("embed")
         begin = time.perf_counter()
         embedded = records.map_batches(
@@ -215,7 +215,10 @@ def _read(inputs, fields: dict | None, where: tuple = ()):
 
     files = ray.data.from_items([{"file": i, "path": str(Path(p).resolve())} for i, p in enumerate(inputs)])
     records = files.map_batches(
-        _read_file, fn_kwargs={"fields": fields, "where": tuple(where)}, batch_size=1, batch_format="pandas"
+        _read_file,  # type: ignore[arg-type]  # fn_kwargs gives its other arguments
+        fn_kwargs={"fields": fields, "where": tuple(where)},
+        batch_size=1,
+        batch_format="pandas",
     )
     records = records.materialize()
     keys = pd.concat(
@@ -249,7 +252,9 @@ def _admit(keys: pd.DataFrame, inputs) -> tuple[Admission, np.ndarray]:
 def _write_in_order(embedded, work: Path, count: int, on_progress) -> list[Path]:
     """Receive the embedded papers (checking they come in corpus order) and write them as
     Parquet shards of about ``shards.SHARD_ROWS`` rows; ``on_progress(fraction, stage)``."""
-    parts, pending, done, last = [], [], 0, -1
+    parts: list[Path] = []
+    pending: list[pd.DataFrame] = []
+    done, last = 0, -1
     for batch in embedded.iter_batches(batch_format="pandas", batch_size=None):
         positions = _position(batch)
         if len(positions) and (positions[0] <= last or (np.diff(positions) <= 0).any()):
@@ -266,5 +271,6 @@ def _write_in_order(embedded, work: Path, count: int, on_progress) -> list[Path]
 
 def _write_part(work: Path, number: int, batches: list[pd.DataFrame]) -> Path:
     frame = pd.concat(batches, ignore_index=True)
-    frame["extra"] = [from_json(extra) for extra in frame["extra"]]  # as JSON text from _read_file
-    return shards.write_shard(work / f"part-{number:05d}.parquet", frame, np.stack(frame["vector"].to_numpy()))
+    extra = [from_json(extra) for extra in frame["extra"]]  # as JSON text from _read_file
+    frame["extra"] = pd.Series(extra, index=frame.index, dtype=object)
+    return shards.write_shard(work / f"part-{number:05d}.parquet", frame, np.stack(list(frame["vector"])))
