@@ -17,6 +17,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 from paperscope.embed.text import normalise_text
@@ -337,7 +338,8 @@ def _crossref(entries: list[dict]) -> set[int]:
     """Fields a BibTeX entry inherits from the entry its ``crossref`` names: every field it lacks
     (the parent's title as its booktitle), as BibTeX and biblatex do; each child keeps its parent
     ({type, key, fields}) and what it took ("inherited"). Returns the ``id()`` of the parents."""
-    parents, used = {}, set()
+    parents: dict[str, dict] = {}
+    used: set[int] = set()
     for entry in entries:
         parents.setdefault(entry["key"].lower(), entry)
     for entry in entries:
@@ -416,7 +418,7 @@ def bibtex_entries(path: Path, text: str) -> list[dict]:
     except Exception as exc:  # its "invalid state" errors: not an entry we can name
         raise UserError(f"{path}: not readable as BibTeX ({_one_line(exc)})") from None
     parsed = _readable_entries(path, library)
-    macros, unknown = dict(BIBTEX_MACROS), set()
+    macros, unknown = dict(BIBTEX_MACROS), set[str]()
     for string in sorted(library.strings, key=lambda s: s.start_line or 0):
         macros[string.key.lower()] = _bibtex_value(string.value, macros, unknown)
     entries = []
@@ -523,18 +525,19 @@ def read_ris(path: Path, text: str) -> LibraryRead:
     if current is not None:
         raise UserError(f"{path}:{current[0]}: RIS record has no 'ER  - ' line (is the file cut off?)")
     read = LibraryRead("ris", [])
-    for line, lines in chunks:
+    for start, lines in chunks:
         try:
             (raw,) = rispy.loads("\n".join(lines))
         except Exception as exc:
-            raise UserError(f"{path}:{line}: broken RIS record ({_one_line(exc)})") from None
-        entry = {"format": "ris", "line": line, "fields": {**raw, "unknown_tag": dict(raw.get("unknown_tag") or {})}}
+            raise UserError(f"{path}:{start}: broken RIS record ({_one_line(exc)})") from None
+        fields = {**raw, "unknown_tag": dict(raw.get("unknown_tag") or {})}
+        entry: dict[str, Any] = {"format": "ris", "line": start, "fields": fields}
         if not entry["fields"]["unknown_tag"]:
             del entry["fields"]["unknown_tag"]
         raw = {key: value for key, value in raw.items() if key != "unknown_tag"}
         urls = raw.get("urls") or []
         read.add(
-            line,
+            start,
             raw,
             [
                 ("id", raw.get("id"), "ID"),
@@ -635,7 +638,8 @@ def json_item_lines(text: str) -> list[int] | None:
     position = len(text) - len(text.lstrip())
     if not text.startswith("[", position):
         return None
-    lines, line, counted = [], 1, 0
+    lines: list[int] = []
+    line, counted = 1, 0
     position += 1
     try:
         while True:

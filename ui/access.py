@@ -204,6 +204,8 @@ class Guard:
         self.settings = settings
         self.is_write = is_write
         self.index = index
+        if settings.rate_limit is None:  # a server's settings come through AccessSettings.on
+            raise ValueError("Guard needs settings with their limits set (AccessSettings.on)")
         self.limiter = RateLimiter(settings.rate_limit)
         self.open_paths = ("/healthz",)
 
@@ -211,8 +213,8 @@ class Guard:
         if scope["type"] != "http" or scope["path"] in self.open_paths:
             return await self.app(scope, receive, send)
         if _token_in_query(scope):
-            refusal = "do not put a token in the URL (it ends up in logs); send the header Authorization: Bearer TOKEN"
-            return await _json_error(401, refusal, {"WWW-Authenticate": "Bearer"})(scope, receive, send)
+            warning = "do not put a token in the URL (it ends up in logs); send the header Authorization: Bearer TOKEN"
+            return await _json_error(401, warning, {"WWW-Authenticate": "Bearer"})(scope, receive, send)
         client = (scope.get("client") or ("unknown",))[0]
         token, refusal = self._identify(scope)
         wait = self.limiter.take(token.name if token else client)
@@ -267,9 +269,9 @@ class Guard:
 
 
 @contextlib.contextmanager
-def upload_build(uploads_per_hour: int):
+def upload_build(uploads_per_hour: int | None):
     """Hold the data folder's one build of an upload while the block runs, once it is sure this
-    server has built fewer than ``uploads_per_hour`` uploads in the past hour (0: no limit): a
+    server has built fewer than ``uploads_per_hour`` uploads in the past hour (0 or None: no limit): a
     UserError saying when to try again otherwise."""
     home = locations.data_home()
     home.mkdir(parents=True, exist_ok=True)

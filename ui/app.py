@@ -16,6 +16,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -435,7 +436,7 @@ def _search_inputs(index: PaperIndex) -> None:
         ids,
         key="papers",
         on_change=_on_paper_change,
-        format_func=titles_of(index, ids).get,
+        format_func=titles_of(index, ids).__getitem__,
         placeholder="type to search titles",
     )
 
@@ -445,7 +446,7 @@ def _results_list(
     results: pd.DataFrame,
     level: str,
     explain_with: dict | None,
-    columns: tuple[str, ...] = (),
+    columns: tuple[str | None, ...] = (),
     colour: dict | None = None,
     *,
     below_header=None,
@@ -480,9 +481,10 @@ def _results_list(
     )
     with st.container(key="results"):
         values = column_values_html(results, list(columns))
-        for row, colour, shown_values in zip(results.itertuples(), colours, values, strict=True):
+        row: Any  # a result's named tuple: its columns as attributes
+        for row, dot, shown_values in zip(results.itertuples(), colours, values, strict=True):
             header, add = st.columns([12, 1], vertical_alignment="center", gap="small")
-            header.html(_result_header(row, colour, shown_values))
+            header.html(_result_header(row, dot, shown_values))
             with add:
                 add_popover(index, [row.id], f"add-card-{row.id}")
             if below_header:
@@ -533,17 +535,17 @@ def _look_up(
     try:
         within = filters_mask(index, filters)
         if collection and not chosen and not query:
-            st.query_params.from_dict({"collection": collection, "k": k})
+            st.query_params.from_dict({"collection": collection, "k": str(k)})
             results = index.collections.recommend(collection, k=k, within=within).to_pandas()
         elif chosen:
             results = index.similar(chosen, k=k, mode=mode, negative=avoided, within=within).to_pandas()
             if st.session_state.get("papers"):
-                url = {"paper": ",".join(chosen), "k": k, "mode": mode}
+                url = {"paper": ",".join(chosen), "k": str(k), "mode": mode}
                 st.query_params.from_dict(url | ({"not": ",".join(avoided)} if avoided else {}))
         elif query:
             results = index.search(query, k=k, mode=mode, within=within).to_pandas()
             query_xy = index.map.position(index.embed_query(query))
-            st.query_params.from_dict({"q": query, "k": k, "mode": mode})
+            st.query_params.from_dict({"q": query, "k": str(k), "mode": mode})
         else:
             st.query_params.clear()
     except UserError as exc:
@@ -619,7 +621,8 @@ def main() -> None:
     if st.session_state.get("papers"):
         with unlike_slot:  # picked among the results (and those already picked): each rerun sends its titles
             unlike = [*avoided, *(i for i in st.session_state["shown"] if i not in avoided)]
-            st.multiselect("…and less like these", unlike, key="not_papers", format_func=titles_of(index, unlike).get,
+            titles = titles_of(index, unlike)
+            st.multiselect("…and less like these", unlike, key="not_papers", format_func=titles.__getitem__,
                            placeholder="optional: pick among the results")  # fmt: skip
     level = st.session_state["topic_level"]
     lasso_rows = index.rows(st.session_state.get("lasso") or []).tolist()

@@ -196,8 +196,8 @@ def value_text(value) -> str:
     return html.escape(shown(text, SHOWN_VALUE_CHARS))
 
 
-def column_values_html(results: pd.DataFrame, names: list[str]) -> list[str]:
-    """Each result's values of the columns ``names`` (those the results have) as one escaped line
+def column_values_html(results: pd.DataFrame, names: list[str | None]) -> list[str]:
+    """Each result's values of the columns ``names`` (those the results have; None: no column) as one escaped line
     ("decision: Accept · tags: graphs; vision"), "" when there are none."""
     names = [name for name in dict.fromkeys(names) if name and name in results]
     columns = [results[name].tolist() for name in names]

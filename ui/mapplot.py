@@ -159,11 +159,11 @@ def map_payload(
     links = [paper_link([url]) or None for url in papers["url"]] if with_titles and "url" in papers else None
     anchors = {level: label_anchors(papers["x"], papers["y"], papers[column]) for level, column in LEVEL_COLUMNS}
     labels = [
-        {"text": str(row.name), "size": int(row.size), "level": level, "topic": int(row.cluster)}
-        | _anchored(anchors[level].get(int(row.cluster), [(float(row.x), float(row.y))]))
+        {"text": str(name), "size": int(size), "level": level, "topic": int(cluster)}
+        | _anchored(anchors[level].get(int(cluster), [(float(x), float(y))]))
         for level, topics in (("coarse", coarse_topics), ("fine", fine_topics))
-        for row in topics.itertuples()
-        if row.cluster >= 0
+        for name, size, cluster, x, y in zip(*(topics[c] for c in ("name", "size", "cluster", "x", "y")), strict=True)
+        if cluster >= 0
     ]
     return (
         {

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from paperscope.embed import library
 from paperscope.embed.columns import CONVERTERS, CorpusColumns, as_text, stored_name
@@ -40,7 +41,7 @@ def resolve_columns(
     path: Path, columns: list[str], overrides: dict[str, str | None], fmt: str, library_entries: bool = False
 ) -> dict[str, str]:
     """Map our field names to the file's column names."""
-    lower = {}
+    lower: dict[str, str] = {}
     for column in columns:
         lower.setdefault(column_key(column), column)
     resolved = {}
@@ -150,12 +151,12 @@ def map_rows(path: Path, rows, mapping: dict, extras: dict, links: list, reading
     for line, raw in rows:
         try:
             if early:  # the tested values alone, first
-                probe = {name: as_text(raw.get(column)) for name, column in probed}
+                probe: dict[str, Any] = {name: as_text(raw.get(column)) for name, column in probed}
                 probe["extra"] = {name: converted(raw.get(column)) for column, name, converted in first}
                 if not reading.passes(probe, tests):
                     yield None  # left out: its bytes counted in the reading's progress
                     continue
-            record = {name: as_text(raw.get(column)) for name, column in fields}
+            record: dict[str, Any] = {name: as_text(raw.get(column)) for name, column in fields}
             if "year" in record:
                 record["year"] = _year(record["year"])
             if "doi" in record:

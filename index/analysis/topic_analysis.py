@@ -117,7 +117,7 @@ def _has_values(values: pd.Series) -> bool:
     values = values.dropna()
     if values.dtype == object and len(values) and not isinstance(values.iloc[0], str):
         return bool(values.map(len).any()) if hasattr(values.iloc[0], "__len__") else True
-    return bool(len(values)) and (values.astype(str).str.strip() != "").any()
+    return bool(len(values)) and bool((values.astype(str).str.strip() != "").any())
 
 
 def _split(column: str, text: str) -> list[str]:
@@ -260,6 +260,7 @@ def topics_by(index, column: str, level: str = "coarse", bins=None) -> pd.DataFr
         raise UserError(f"bins group numbers and dates; '{shown(column)}' holds {kind}")
     if kind == "date" and bins is None:
         values = values.map(lambda day: day.year)
+    order: list  # the values (numbers, texts or bins' labels) in the order shown
     if over_time:
         order = [int(value) for value in sorted(values.unique())]
     elif kind in ("number", "date") and (bins is not None or values.nunique() > MAX_VALUES):
@@ -267,8 +268,8 @@ def topics_by(index, column: str, level: str = "coarse", bins=None) -> pd.DataFr
     elif kind == "number":
         order = sorted(values.unique().tolist())
     else:
-        counts = values.value_counts()
-        common = sorted(counts.index, key=lambda value: (-counts[value], value))
+        frequency = values.value_counts()
+        common = sorted(frequency.index, key=lambda value: (-frequency[value], value))
         order = common[:MAX_VALUES]
         if len(common) > MAX_VALUES:
             rest = "other" if "other" not in order else "other values"
