@@ -110,7 +110,9 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
     )
     generations.write_generation(
         target,
-        generations.Generation(manifest, vectors, faiss_index, [table], scaled(base.clusters), keyword, smoothed),
+        generations.Generation(
+            manifest, vectors, faiss_index, [table], scaled(base.clusters.to_pandas()), keyword, smoothed
+        ),
     )
     for name in ("vectors.tmp.npy", "smoothed.tmp.npy"):
         (target.parent / name).unlink()

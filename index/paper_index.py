@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from paperscope.embed.text import counted
@@ -40,6 +40,9 @@ from paperscope.index.store.generations import (
     verify,
 )
 from paperscope.settings import QuerySettings
+
+if TYPE_CHECKING:  # the tables it returns; a lookup loads no pandas
+    import pandas as pd
 
 __all__ = [
     "PaperIndex",

@@ -158,7 +158,7 @@ def _add(inputs, folder: Path, fields: Fields, use_cache: bool, on_stage) -> Add
 
 def _place(old: generations.Generation, vectors: np.ndarray) -> pd.DataFrame:
     """Map columns of new papers: position and topic from their nearest papers in the index."""
-    table, topics = old.papers, old.clusters
+    table, topics = old.papers, old.clusters.to_pandas()
     coordinates = np.column_stack([_column(table, "x"), _column(table, "y")]).astype(np.float64)
     fine_labels = np.asarray(_column(table, "cluster"), dtype=np.int64)
     similarities, neighbours = old.faiss_index.search(
@@ -235,7 +235,7 @@ def _grown(
     count = old.papers.num_rows + len(new)
     fine = np.concatenate([_column(old.papers, "cluster"), new["cluster"].to_numpy()])
     coarse = np.concatenate([_column(old.papers, "coarse_cluster"), new["coarse_cluster"].to_numpy()])
-    clusters = old.clusters.copy()
+    clusters = old.clusters.to_pandas()
     clusters["size"] = [
         int(((fine if level == "fine" else coarse) == label).sum())
         for level, label in zip(clusters["level"], clusters["cluster"], strict=True)

@@ -9,17 +9,26 @@ from __future__ import annotations
 import difflib
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from paperscope.embed.columns import OPTIONAL_FIELDS, RESERVED, kind_of
 from paperscope.errors import UnknownPaper, UserError, shown
 from paperscope.locations import index_option
 
+if TYPE_CHECKING:  # frame() alone makes a DataFrame: a lookup loads no pandas
+    import pandas as pd
+
 CLOSE_IDS_UP_TO = 100_000  # papers; above this an unknown id is not compared with every id
+
+
+def arrow_numbers(values: np.ndarray) -> pa.Array:
+    """A NumPy array of numbers as an Arrow array over the same memory: what ``pa.array`` makes,
+    without ``pa.array``'s check for a pandas Series, which imports pandas (0.4 s of a lookup)."""
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
 
 
 class PaperTable:
@@ -33,30 +42,24 @@ class PaperTable:
         return self.table.num_rows
 
     @cached_property
-    def _id_index(self) -> pd.Index:
-        return pd.Index(self.table.column("id").to_numpy(zero_copy_only=False))
+    def _row_of(self) -> dict[str, int]:
+        """Each id's row: a dict, not a pandas Index (pandas costs a lookup 0.4 s to import)."""
+        ids = self.table.column("id").to_pylist()
+        return dict(zip(ids, range(len(ids)), strict=True))
 
     def rows(self, paper_ids: list[str]) -> np.ndarray:
         """Row numbers of ``paper_ids``; an unknown id raises :class:`UnknownPaper` suggesting close
         ids or titles."""
         paper_ids = [str(paper_id).strip() for paper_id in paper_ids]
-        found = self._id_index.get_indexer(paper_ids) if len(paper_ids) != 1 else self._one_row(paper_ids[0])
+        found = np.array([self._row_of.get(paper_id, -1) for paper_id in paper_ids], dtype=np.int64)
         if (found < 0).any():
             raise self.unknown(paper_ids[int(np.flatnonzero(found < 0)[0])])
-        return found.astype(np.int64)
-
-    def _one_row(self, paper_id: str) -> np.ndarray:
-        """``rows`` of one id: a hash lookup without ``get_indexer``'s cost of building arrays (0.2 ms)."""
-        try:
-            return np.array([self._id_index.get_loc(paper_id)], dtype=np.int64)
-        except KeyError:
-            return np.array([-1], dtype=np.int64)
+        return found
 
     def known(self, paper_ids: list[str]) -> list[str]:
         """Those of ``paper_ids`` that are papers of the table, in their order."""
         paper_ids = [str(paper_id).strip() for paper_id in paper_ids]
-        found = self._id_index.get_indexer(paper_ids)
-        return [paper_id for paper_id, row in zip(paper_ids, found, strict=True) if row >= 0]
+        return [paper_id for paper_id in paper_ids if paper_id in self._row_of]
 
     def unknown(self, paper_id: str) -> UnknownPaper:
         """The error for an unknown id, with close ids and titles containing it as suggestions."""
@@ -64,6 +67,8 @@ class PaperTable:
         close = []
         if len(ids) <= CLOSE_IDS_UP_TO:
             close = difflib.get_close_matches(paper_id, ids.to_pylist(), n=3, cutoff=0.6)
+        import pyarrow.compute as pc  # here and in values(): a lookup loads none of it (0.05 s)
+
         in_title = pc.match_substring(self.table.column("title"), paper_id, ignore_case=True)
         by_title = pc.filter(ids, in_title).slice(0, 3).to_pylist() if paper_id else []
         suggestions = list(dict.fromkeys(close + by_title))
@@ -86,14 +91,14 @@ class PaperTable:
         for batch in np.unique(batch_of):
             chosen = np.flatnonzero(batch_of == batch)
             record_batch = self._batches[batch] if columns is None else self._batches[batch].select(columns)
-            parts.append(record_batch.take(pa.array(rows[chosen] - self._batch_starts[batch])))
+            parts.append(record_batch.take(arrow_numbers(rows[chosen] - self._batch_starts[batch])))
             order.append(chosen)
         if not parts:
             return (self.table.schema if columns is None else self.table.select(columns).schema).empty_table()
         taken = pa.Table.from_batches(parts)
         if len(parts) == 1:  # one batch: taken in the order asked
             return taken
-        return taken.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+        return taken.take(arrow_numbers(np.argsort(np.concatenate(order), kind="stable")))
 
     @cached_property
     def _batches(self) -> list[pa.RecordBatch]:
@@ -129,6 +134,8 @@ class PaperTable:
         """The distinct values of a field, sorted, without nulls ([] when the papers lack it)."""
         if not self.has(name):
             return []
+        import pyarrow.compute as pc
+
         return sorted(value for value in pc.unique(self.table.column(name)).to_pylist() if value is not None)
 
     def frame(self, columns: list[str] | None = None) -> pd.DataFrame:

@@ -8,15 +8,19 @@ read from the memory-mapped table only when the results are turned into a table:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from paperscope.errors import UserError
-from paperscope.index.common.papers import PaperTable
+from paperscope.index.common.papers import PaperTable, arrow_numbers
 from paperscope.index.search.ranking import Ranking
 from paperscope.limits import MAX_RESULTS
 from paperscope.records import json_rows
+
+if TYPE_CHECKING:  # pandas is loaded by to_pandas() alone: a lookup never needs it
+    import pandas as pd
 
 SCORE_LIMIT = 1.3  # a cosine's 1 plus a recommendation's classifier share (0.3) or an acronym's bonus (0.25)
 
@@ -71,11 +75,11 @@ class Results:
         """The papers as an Arrow table: rank, id, title, the score columns, the metadata."""
         papers = self._papers.take(self.rows)
         columns = {
-            "rank": pa.array(np.arange(1, len(self.rows) + 1)),
+            "rank": arrow_numbers(np.arange(1, len(self.rows) + 1)),
             "id": papers.column("id"),
             "title": papers.column("title"),
             **{
-                name: pa.array(np.asarray(values, np.float32).clip(-SCORE_LIMIT, SCORE_LIMIT))
+                name: arrow_numbers(np.asarray(values, np.float32).clip(-SCORE_LIMIT, SCORE_LIMIT))
                 for name, values in self.scores.items()
             },
         }

@@ -35,13 +35,17 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from paperscope.errors import Contradiction, NotFound, UserError, write_error
 from paperscope.files import TEMPORARY_PREFIX, atomic_path
 from paperscope.locations import index_option
+
+if TYPE_CHECKING:  # a remap's map columns are read into a DataFrame; a lookup on the build's map loads no pandas
+    import pandas as pd
+    import pyarrow as pa
 
 BUILD = "build"  # the generation's own map: always there, never deleted
 MAPS_DIR, POINTER_FILE, INFO_FILE = "maps", "CURRENT", "map.json"
@@ -58,7 +62,7 @@ class Chosen:
 
     name: str
     papers: pd.DataFrame | None = None
-    clusters: pd.DataFrame | None = None
+    clusters: pa.Table | None = None  # both levels' topics, as a generation's clusters
     note: str = ""
 
 
@@ -150,7 +154,7 @@ def read_current(folder: str | Path, generation: str, count: int) -> Chosen:
         return Chosen(BUILD, note=f"map '{name}' was made before the index was rebuilt or added to; remap it")
     try:
         papers = pq.read_table(maps_dir(folder) / name / PAPERS_FILE).to_pandas()
-        clusters = pq.read_table(maps_dir(folder) / name / CLUSTERS_FILE).to_pandas()
+        clusters = pq.ParquetFile(maps_dir(folder) / name / CLUSTERS_FILE).read()  # as a generation's
     except (OSError, ValueError) as exc:
         return Chosen(BUILD, note=f"map '{name}' is unreadable ({str(exc)[:80]}); the build's map is shown")
     if len(papers) != count or list(papers.columns) != list(MAP_PAPER_COLUMNS):

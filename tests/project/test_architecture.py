@@ -295,8 +295,11 @@ def test_a_lookup_in_a_fresh_process_loads_no_build_code(sample_index_dir):
 
 
 # What a lookup (from the command line or Python) must not load besides build code: the app, the
-# service and their libraries, and torch (the query model runs in onnxruntime).
+# service and their libraries, torch (the query model runs in onnxruntime), and pandas and scipy,
+# 0.4 s and 0.12 s to import (results become records straight from Arrow, the keyword index is
+# read as its arrays).
 NOT_FOR_A_LOOKUP = ("paperscope.ui.app", "paperscope.ui.service", "streamlit", "fastapi", "uvicorn", "torch")
+NOT_FOR_A_LOOKUP += ("pandas", "scipy")
 LOOKUPS = {
     "similar": "assert main(['similar', {id!r}, '--index', {folder!r}, '--json']) == 0",
     "search": "assert main(['search', 'graph neural networks', '--index', {folder!r}]) == 0",
@@ -304,6 +307,7 @@ LOOKUPS = {
 }
 
 
+@pytest.mark.slow  # three fresh processes
 @pytest.mark.parametrize("lookup", LOOKUPS)
 def test_a_lookup_from_the_command_line_or_python_loads_only_what_it_uses(sample_index, sample_index_dir, lookup):
     code = f"""
