@@ -190,12 +190,13 @@ class EmbeddingCache:
                 if not full:
                     break
                 group = full[0][:MERGE_WIDTH]
-                keys, vectors = [], []
+                parts: list[np.ndarray] = []
+                vectors: list[np.ndarray] = []
                 for shard in group:
                     usable = checksums(np.asarray(shard.vectors)) == shard.sums  # damaged rows are not carried over
-                    keys.append(np.asarray(shard.keys)[usable])
+                    parts.append(np.asarray(shard.keys)[usable])
                     vectors.append(np.asarray(shard.vectors)[usable])
-                keys, first = np.unique(np.concatenate(keys), return_index=True)
+                keys, first = np.unique(np.concatenate(parts), return_index=True)
                 _write_shard(self.folder, keys, np.concatenate(vectors)[first])
                 for shard in group:
                     shutil.rmtree(shard.folder, ignore_errors=True)
@@ -232,4 +233,4 @@ def encode_with_cache(
         raise
     if not texts:
         return np.zeros((0, encoder.dimension), dtype=np.float32), 0
-    return np.stack(found).astype(np.float32), len(missing)
+    return np.stack(found).astype(np.float32), len(missing)  # type: ignore[arg-type]  # every row filled by now

@@ -275,8 +275,9 @@ class TopicSettings:
         as an index built before they were kept was made); a bad value is a UserError naming it."""
         stored = stored or {}
         made = {}
-        for section in dataclasses.fields(cls):
-            kind = section.default_factory
+        defaults = cls()
+        for section in dataclasses.fields(defaults):
+            kind = type(getattr(defaults, section.name))
             names = {item.name for item in dataclasses.fields(kind)}
             made[section.name] = kind(**{k: v for k, v in (stored.get(section.name) or {}).items() if k in names})
         return cls(**made)

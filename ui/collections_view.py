@@ -15,6 +15,7 @@ HTML-escaped wherever they are drawn, and Markdown-escaped in messages.
 from __future__ import annotations
 
 import datetime
+import functools
 import html
 import re
 import tempfile
@@ -253,7 +254,7 @@ def _manage(index, name: str, titles: dict[str, str]) -> None:
     if read_only():
         st.caption(READ_ONLY_NOTE)
         return
-    picked = st.multiselect("Remove members", list(titles), key="collection_remove", format_func=titles.get,
+    picked = st.multiselect("Remove members", list(titles), key="collection_remove", format_func=titles.__getitem__,
                             placeholder="pick members to remove")  # fmt: skip
     st.button(f"Remove {counted(len(picked), 'paper')}", key="collection_remove_go", disabled=not picked,
               on_click=_remove, args=(index, name))  # fmt: skip
@@ -384,7 +385,7 @@ def collection_header(index, shown: dict) -> None:
     ):
         row.download_button(
             label,
-            lambda fmt=fmt: index.collections.export_text(name, fmt),
+            functools.partial(index.collections.export_text, name, fmt),
             f"{stem}.{suffix}",
             mime,
             key=f"collection_{suffix}",

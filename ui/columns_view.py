@@ -66,6 +66,7 @@ def column_summary(_index: PaperIndex, source: tuple[str, str], name: str, kind:
 
 def _number_range(name: str, summary: dict) -> list[list[str]]:
     low, high = summary["low"], summary["high"]
+    step: float
     if summary["whole"]:
         low, high, step = int(low), int(high), 1
     else:
@@ -144,7 +145,8 @@ def filters_mask(index: PaperIndex, filters: dict) -> np.ndarray | None:
     ``any_of``: groups of conditions, a paper passing when it meets every condition of one)."""
     mask = index.where(**{key: value for key, value in filters.items() if key != "any_of"})
     if filters.get("any_of"):
-        either = np.logical_or.reduce([index.where(conditions=group) for group in filters["any_of"]])
+        # (where with conditions is a mask: None is only where nothing is asked)
+        either = np.logical_or.reduce([index.where(conditions=group) for group in filters["any_of"]])  # type: ignore[arg-type]
         mask = either if mask is None else mask & either
     return mask
 

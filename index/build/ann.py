@@ -100,7 +100,8 @@ def tune(ann, vectors: np.ndarray) -> Tuning:
     """Measure recall@10 (raising HNSW's efSearch until it meets TARGET_RECALL); a manifest section."""
     import faiss
 
-    hnsw = faiss.downcast_index(ann).hnsw if "HNSW" in type(faiss.downcast_index(ann)).__name__ else None
+    # faiss's generated stubs lack its SWIG classes' attributes
+    hnsw = faiss.downcast_index(ann).hnsw if "HNSW" in type(faiss.downcast_index(ann)).__name__ else None  # type: ignore[attr-defined]
     if hnsw is None:
         exact = type(faiss.downcast_index(ann)).__name__ in ("IndexFlatIP", "IndexFlat")
         return {"recall_at_10": 1.0 if exact else recall_at_10(ann, vectors)}

@@ -25,7 +25,9 @@ def fit_keyword_index(texts: Iterable[str], count: int | None = None) -> Keyword
     the vocabulary of a million abstracts would not fit in memory while it is counted."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    count = len(texts) if count is None else count
+    if count is None:
+        texts = list(texts)
+        count = len(texts)
     stop_words = english_stop_words()
     vectorizer = TfidfVectorizer(
         analyzer=analyzer(stop_words),

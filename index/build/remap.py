@@ -43,6 +43,8 @@ def remap(
     if name == maps.BUILD:
         raise UserError(f"'{maps.BUILD}' is the build's own map; give the remap another --name")
     generation = generations.read_generation(folder)
+    generation_name = generation.name
+    assert generation_name is not None  # read_generation names the generation it read
     papers = generation.papers
     built = papers.select(BUILT_COLUMNS).to_pandas()
 
@@ -51,11 +53,11 @@ def remap(
 
     stage = on_stage or (lambda _: None)
     stage("map and clusters")
-    names = NameVectors.from_arrays(encode, maps.read_cache(folder, generation.name, VECTORS))
+    names = NameVectors.from_arrays(encode, maps.read_cache(folder, generation_name, VECTORS))
     ids = papers.column("id").to_pylist()
     cache = (
-        functools.partial(maps.read_cache, folder, generation.name),
-        functools.partial(maps.write_cache, folder, generation.name),
+        functools.partial(maps.read_cache, folder, generation_name),
+        functools.partial(maps.write_cache, folder, generation_name),
     )
     made = remap_topics(
         generation.vectors,
@@ -69,9 +71,9 @@ def remap(
     )
     log.info("candidate names: %d embedded, %d kept from before", names.embedded, names.before)
     if (arrays := names.arrays()) is not None:
-        maps.write_cache(folder, generation.name, VECTORS, arrays)
+        maps.write_cache(folder, generation_name, VECTORS, arrays)
     stage("write")
     with maps.locked(folder):
-        maps.write_map(folder, name, generation.name, made, on_stage=stage)
+        maps.write_map(folder, name, generation_name, made, on_stage=stage)
     log.info("map '%s': %d topics, %d clusters, made current", name, made.sections["topics"], made.sections["clusters"])
     return name

@@ -56,9 +56,10 @@ def write_shard(path: Path, papers: pd.DataFrame, vectors: np.ndarray) -> Path:
     columns (from each paper's ``extra`` dict, when there is one) and their vectors."""
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     frame = papers.reindex(columns=PAPER_COLUMNS)
+    # (the ignores: pandas-stubs reject where(..., None) and pd.array of a Series, which pandas documents)
     for name in STRING_COLUMNS:
-        frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
-    frame["year"] = pd.array(frame["year"], dtype="Int64")
+        frame[name] = frame[name].astype(object).where(frame[name].notna(), None)  # type: ignore[call-overload]
+    frame["year"] = pd.array(frame["year"], dtype="Int64")  # type: ignore[call-overload]
     frame = frame.astype({"title_derived": bool, "tokens": np.int64})  # Ray hands over Arrow-backed dtypes
     schema = _schema(vectors.shape[1])
     table = pa.Table.from_pandas(frame, schema=schema.remove(schema.get_field_index("vector")), preserve_index=False)
@@ -260,4 +261,6 @@ class ShardSet:
         pa.default_memory_pool().release_unused()  # else Arrow's allocator keeps the decoded shards' pages
         fingerprint = hashlib.sha256("\0".join(sorted(keys)).encode()).hexdigest()[:16]
         filled_in_order = [name for name in OPTIONAL_FIELDS if name in filled]
+        if vectors is None:  # a build of no papers stops at reading
+            raise ValueError("no shards to read back")
         return ReadBack(vectors, ids, np.concatenate(tokens), filled_in_order, fingerprint, rows, texts)

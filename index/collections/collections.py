@@ -19,6 +19,7 @@ import difflib
 import json
 import logging
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -355,7 +356,9 @@ class Collections:
 
     # --- writing ----------------------------------------------------------------------------
 
-    def create(self, name: str, ids: list[str] = (), files: list[str | Path] = (), embed: bool = True) -> Matched:
+    def create(
+        self, name: str, ids: Sequence[str] = (), files: Sequence[str | Path] = (), embed: bool = True
+    ) -> Matched:
         """A new collection ``name`` holding the papers ``ids`` and the entries of library
         ``files`` (BibTeX, RIS, CSL-JSON or any corpus file), matched to the index's papers; the
         entries outside the corpus embedded after (``embed``; else when recommendations need them)."""
@@ -378,7 +381,12 @@ class Collections:
         return matched
 
     def add(
-        self, name: str, ids: list[str] = (), files: list[str | Path] = (), create: bool = False, embed: bool = True
+        self,
+        name: str,
+        ids: Sequence[str] = (),
+        files: Sequence[str | Path] = (),
+        create: bool = False,
+        embed: bool = True,
     ) -> Matched:
         """Add papers (``ids``) and library ``files`` to ``name`` (made first when ``create``);
         members it holds already stay as they are (``Matched.present`` counts them)."""
@@ -474,12 +482,12 @@ class Collections:
         """Bring papers dismissed from the recommendations of ``name`` back (one id or a list; one
         transaction); how many were dismissed (ids that were not are counted out, not an error)."""
         self._say_shared()
-        ids = dict.fromkeys(str(paper_id).strip() for paper_id in ([ids] if isinstance(ids, str) else ids))
+        unique = dict.fromkeys(str(paper_id).strip() for paper_id in ([ids] if isinstance(ids, str) else ids))
         with self.database.connect(write=True) as db:
             collection = self._id(db, name)
             return sum(
                 db.execute("DELETE FROM dismissed WHERE collection_id = ? AND paper_id = ?", (collection, i)).rowcount
-                for i in ids
+                for i in unique
             )
 
     def dismissed(self, name: str) -> list[str]:
@@ -516,7 +524,7 @@ class Collections:
             found = match_entries(self.parts.papers.frame(columns), entries)
             matched.members += found.members
             matched.unusable += found.unusable
-        unique = {}
+        unique: dict[str, dict] = {}
         for member in matched.members:
             if member["key"] in unique and member.get("entry") and not _same_entry(unique[member["key"]], member):
                 # another entry for the same paper (a preprint and its published version): a member of its own

@@ -19,6 +19,7 @@ recommendations.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -94,7 +95,7 @@ class KeywordIndex:
     read); ``postings``, when given, the same by term as :attr:`by_term` orders it (as read). A
     query is one row: :meth:`query`'s, :meth:`weighted_rows`' or a row of :meth:`transform`."""
 
-    def __init__(self, rows, terms: list[str], idf: np.ndarray, stop_words: list[str], postings=None):
+    def __init__(self, rows, terms: list[str], idf: np.ndarray, stop_words: Iterable[str], postings=None):
         self.rows = Compressed.of(rows)
         self.terms = terms
         self.idf = idf

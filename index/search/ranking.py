@@ -83,7 +83,8 @@ class Ranker:
         if search.ef_search is not None:  # HNSW: the search depth the build tuned for recall
             import faiss
 
-            faiss.downcast_index(faiss_index).hnsw.efSearch = search.ef_search
+            # faiss's generated stubs lack its SWIG classes' attributes
+            faiss.downcast_index(faiss_index).hnsw.efSearch = search.ef_search  # type: ignore[attr-defined]
 
     @property
     def documents(self) -> np.ndarray:
@@ -104,9 +105,11 @@ class Ranker:
         bits = np.packbits(np.asarray(within, dtype=bool), bitorder="little")
         selector = faiss.IDSelectorBitmap(len(within), faiss.swig_ptr(bits))
         if self.search_info.ef_search is not None:  # HNSW: keep the search depth the build tuned
-            params = faiss.SearchParametersHNSW(sel=selector, efSearch=self.search_info.ef_search)
+            # faiss's generated stubs lack its SWIG classes' attributes
+            params = faiss.SearchParametersHNSW(sel=selector, efSearch=self.search_info.ef_search)  # type: ignore[attr-defined]
         else:
-            params = faiss.SearchParameters(sel=selector)
+            # faiss's generated stubs lack its SWIG classes' attributes
+            params = faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
         return self.faiss_index.search(query, count, params=params)
 
     def nearest(self, vector: np.ndarray, k: int, exclude=(), within: np.ndarray | None = None) -> Ranking:

@@ -93,12 +93,13 @@ class Results:
         "title", "similarity"}…], "terms": […]} (and "added", for new papers of a feed); members
         outside the index (a collection's "outside" reasons) have "id" None, their "key" and
         their entry's "citation_key", the closest of either kind first."""
-        rows = sorted({row for reason in self.ranking.reasons for row, _ in reason["members"]})
+        reasons = self.ranking.reasons or []
+        rows = sorted({row for reason in reasons for row, _ in reason["members"]})
         named = self._papers.take(rows, ["id", "title"])
         pairs = zip(named.column("id").to_pylist(), named.column("title").to_pylist(), strict=True)
         of = dict(zip(rows, pairs, strict=True))
         because = []
-        for reason in self.ranking.reasons:
+        for reason in reasons:
             inside = [{"id": of[row][0], "title": of[row][1], "similarity": round(similarity, 3)}
                       for row, similarity in reason["members"]]  # fmt: skip
             outside = [{"id": None, **member} for member in reason.get("outside", [])]
@@ -119,4 +120,4 @@ class Results:
         return json_rows(self.to_arrow())
 
     def _repr_html_(self) -> str:
-        return self.to_pandas()._repr_html_()
+        return self.to_pandas()._repr_html_()  # type: ignore[operator]  # pandas-stubs lack DataFrame._repr_html_

@@ -35,6 +35,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
@@ -169,9 +170,9 @@ def acronyms(texts: list[str], stop_words: frozenset[str], max_words: int) -> di
             continue  # not the dominant form
         display = f"{expanded} ({acronym})"
         keys = [] if lower_words[acronym.lower()] or lower_words[acronym.lower().rstrip("s")] else [acronym.lower()]
-        expansion = candidates(expanded, stop_words, max_words)
-        if expansion and len(expansion[-1].split()) == len(words(expanded, compounds=True)):
-            keys.append(expansion[-1])  # every word of the expansion is in its candidate form
+        forms = candidates(expanded, stop_words, max_words)
+        if forms and len(forms[-1].split()) == len(words(expanded, compounds=True)):
+            keys.append(forms[-1])  # every word of the expansion is in its candidate form
         for key in keys:
             shown.setdefault(singular(key), display)
     return shown
@@ -555,7 +556,7 @@ def hangs_together(finder: TermFinder, parts: list[np.ndarray], pool: list[str],
     two terms belong together (:func:`_fits`: "planning, reasoning", rarely in one paper, do not)."""
     members = np.concatenate(parts)
     lifted = [term for term in pool if finder.lift(members, term) >= settings.min_lift]
-    covered, chosen = np.zeros(len(finder), dtype=bool), []
+    covered, chosen = np.zeros(len(finder), dtype=bool), list[str]()
     for _ in range(2):
         fitting = [term for term in lifted if term not in chosen and _fits(term, chosen, members, finder)]
         if not fitting:
@@ -608,7 +609,7 @@ def topic_terms(
     }
     everything = sorted({term for level in pools.values() for pool in level.values() for term, _ in pool})
     embedded = dict(zip(everything, encode(everything), strict=True)) if everything else {}
-    named = {level: {} for level in levels}
+    named: dict[str, dict[int, TopicTerms]] = {level: {} for level in levels}
     for level, labels in levels.items():
         for label, pool in pools[level].items():
             members = np.flatnonzero(labels == label)
@@ -628,7 +629,7 @@ def topic_terms(
 
 
 def topic_names(
-    terms: dict[int, TopicTerms], taken: set[str] = frozenset(), shared: dict[int, str] | None = None
+    terms: dict[int, TopicTerms], taken: AbstractSet[str] = frozenset(), shared: dict[int, str] | None = None
 ) -> dict[int, str]:
     """Distinct names: the terms a topic's name needs, joined by commas, one more where two names
     would clash (with each other or with a name in ``taken``); when every one clashes, the name in

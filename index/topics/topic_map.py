@@ -98,7 +98,8 @@ def _place_rest(
             metric=faiss.METRIC_INNER_PRODUCT,
         )
         parts.append(place_by_neighbours(similarities, neighbours, coords, labels))
-    return tuple(np.concatenate(part) for part in zip(*parts, strict=True))
+    positions, placed_labels, trust = (np.concatenate(part) for part in zip(*parts, strict=True))
+    return positions, placed_labels, trust
 
 
 def _single_child_names(coarse_of: dict[int, int], names: dict) -> set[str]:
@@ -259,14 +260,20 @@ def _coarse_levels(
     coarse_of = coarse_topics(sample.vectors, merged, settings.clusters, coherent)
     groups = {label: ("merged", group) for label, group in coarse_of.items()}
     groups |= {label: ("seed", label) for label in fine.seeds}
-    sizes = Counter()
+    sizes: Counter[tuple[str, int]] = Counter()
     for label, group in groups.items():
         sizes[group] += int((labels == label).sum())
     largest = sorted(sizes, key=lambda group: (-sizes[group], group))
     return {label: largest.index(group) for label, group in groups.items()}
 
 
-def topic_rows(where: tuple, levels: dict, named: dict, names: dict, coarse_of: dict[int, int]) -> list[dict]:
+def topic_rows(
+    where: tuple[np.ndarray, list[str], Sample, Placed],
+    levels: dict,
+    named: dict,
+    names: dict,
+    coarse_of: dict[int, int],
+) -> list[dict]:
     """The topics table's rows, fine then coarse, each topic's name, terms, parent and
     :func:`_topic_row`; ``where``: (vectors, ids, sample, placed); ``levels``: each level's labels."""
     return [
