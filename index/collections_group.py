@@ -6,28 +6,28 @@ used: a lookup loads no collections code.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from paperscope.errors import Contradiction
 from paperscope.index.collections.collections import Collections, IndexParts, check_name, citation_key, empty_note
 from paperscope.index.collections.matching import from_blob, member_text
+from paperscope.index.loaded import Front
 from paperscope.index.search.ranking import Ranking
 from paperscope.index.search.recommend import reasons
 from paperscope.index.search.results import Results
-
-if TYPE_CHECKING:
-    from paperscope.index.paper_index import PaperIndex
 
 
 class CollectionsGroup(Collections):
     """``ix.collections``: the index's collections (:class:`Collections`, kept in ``database_path``,
     default: the data folder's), and recommendations from them: one collection's papers steer,
-    another's may steer away, the feed keeps to papers new since a time."""
+    another's may steer away, the feed keeps to papers new since a time. Made for one state of the
+    index: the index makes another for a new state (the topics corrected, another map)."""
 
-    def __init__(self, index: PaperIndex, database_path=None):
-        super().__init__(IndexParts(index.folder, index._papers, index.manifest, index._queries), database_path)
+    def __init__(self, index: Front, database_path=None):
+        self._state = index.state
+        super().__init__(
+            IndexParts(index.folder, self._state.papers, index.manifest, self._state.queries), database_path
+        )
         self._index = index
 
     def recommend(self, name: str, avoid: str | None = None, k: int = 20, new: bool = False, since=None, within=None):
@@ -48,7 +48,7 @@ class CollectionsGroup(Collections):
         ids, vectors = self.steering(name)
         if not ids and not len(vectors):
             nothing = Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)}, note=empty_note(name))
-            return Results(nothing, self._index._papers)
+            return Results(nothing, self._state.papers)
         avoid_ids, avoid_vectors = self.steering(avoid) if avoid else ([], None)
         avoid_ids = list(dict.fromkeys([*avoid_ids, *self.steering_away(name)]))  # its dismissed papers too
         if new or since is not None:
@@ -59,7 +59,7 @@ class CollectionsGroup(Collections):
         )
         if found.ranking.reasons is not None and len(vectors):
             self._with_outside_reasons(name, ids, found)
-        if (new or since is not None) and found.ranking.reasons is not None and self._index._papers.has("added"):
+        if (new or since is not None) and found.ranking.reasons is not None and self._state.papers.has("added"):
             came = self._index.table(found.rows, ["added"]).column("added").to_pylist()
             for reason, added in zip(found.ranking.reasons, came, strict=True):  # why a new paper: also when it came
                 reason["added"] = added
@@ -74,7 +74,7 @@ class CollectionsGroup(Collections):
         vectors = np.stack([from_blob(row["vector"]) for row in outside])
         texts = [member_text(row) for row in outside]
         positive = self.parts.papers.rows(ids) if ids else np.zeros(0, np.int64)
-        found.ranking.reasons[:] = reasons(self._index._ranker, found.rows, positive, vectors, texts)
+        found.ranking.reasons[:] = reasons(self._state.ranker, found.rows, positive, vectors, texts)
         for reason in found.ranking.reasons:
             reason["outside"] = [
                 {"key": outside[j]["key"], "citation_key": citation_key(outside[j]), "title": outside[j]["title"],

@@ -1,51 +1,54 @@
 """The front's groups of verbs: ``ix.map`` and ``ix.topics`` (``ix.collections``: :mod:`.collections_group`).
 
 Part of the front (:mod:`paperscope.index.paper_index`): each verb delegates to a room, as the
-front's own do. :class:`TopicsGroup` keeps the topics as built and applies the folder's
-corrections (:mod:`paperscope.index.store.curations`) to them and to the papers' table.
+front's own do. A group is handed the index as a :class:`~paperscope.index.loaded.Front` and reads
+its :class:`~paperscope.index.loaded.Loaded` state; a verb that changes what the index shows (a
+correction to the topics, a remap, another map) makes a new state and hands it to ``show``, which
+the index gave the group.
 """
 
 from __future__ import annotations
 
-from functools import cached_property
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from paperscope.errors import UserError
-from paperscope.index.common.papers import PaperTable
+from paperscope.index.curation import operations
+from paperscope.index.curation.operations import Operation, Split
+from paperscope.index.loaded import Front, Loaded
 from paperscope.index.search import filters
 from paperscope.index.search.placement import PLACE_K, place_on_map
 from paperscope.index.search.results import check_k
-from paperscope.index.store import curations, maps
+from paperscope.index.store import maps
 from paperscope.settings import MAP_COLUMNS
 
-if TYPE_CHECKING:
-    from paperscope.index.paper_index import PaperIndex
+if TYPE_CHECKING:  # the tables the verbs return; a lookup loads no pandas (nor the curation rules)
+    import pandas as pd
 
 
 class MapGroup:
     """``ix.map``: where the papers sit on the topic map, and the map as a notebook widget."""
 
-    def __init__(self, index: PaperIndex):
+    def __init__(self, index: Front, show: Callable[[Loaded], None]):
         self._index = index
+        self._show = show  # shows a new state: another map
 
     def table(self) -> pd.DataFrame:
         """What the map draws of every paper: ``MAP_COLUMNS`` (title, position, topics, map trust)."""
         return self._index.table(columns=list(MAP_COLUMNS)).to_pandas()
 
-    @cached_property
+    @property
     def coordinates(self) -> np.ndarray:
         """(n, 2) map positions of the papers."""
-        papers = self._index._papers
-        return np.column_stack([papers.column(axis).to_numpy() for axis in ("x", "y")]).astype(np.float64)
+        return self._index.state.coordinates
 
     def position(self, vector: np.ndarray, k: int = PLACE_K) -> np.ndarray:
         """Where a vector not in the corpus (a query, a new paper) sits on the map: the average of
         its ``k`` nearest papers' positions, weighted by similarity. Milliseconds, no umap."""
-        scores, rows = self._index._ranker.faiss_search(vector, min(k, len(self._index)))
+        scores, rows = self._index.state.ranker.faiss_search(vector, min(k, len(self._index)))
         return place_on_map(scores[0], rows[0], self.coordinates)
 
     def neighbours(self, k: int) -> np.ndarray:
@@ -71,21 +74,22 @@ class MapGroup:
     @property
     def current(self) -> str:
         """The name of the map shown: "build" (the build's own) or one :meth:`remap` made."""
-        return self._index._map.name
+        return self._index.state.chosen.name
 
     @property
     def note(self) -> str:
         """Why the folder's current map is not the one shown ("" when it is)."""
-        return self._index._map.note
+        return self._index.state.chosen.note
 
     def maps(self) -> pd.DataFrame:
         """Every map of the index: name, topics (coarse), clusters (fine), created, current, stale
         (made from an earlier generation: never shown until remade)."""
         index, manifest = self._index, self._index.manifest
-        built = index._generation.clusters["level"].value_counts()
-        build = {"topics": int(built.get("coarse", 0)), "clusters": int(built.get("fine", 0)),
-                 "created": manifest.created}  # fmt: skip
+        levels = index.state.generation.clusters.column("level").to_pylist()
+        build = {"topics": levels.count("coarse"), "clusters": levels.count("fine"), "created": manifest.created}
         rows = maps.listing(index.folder, index.generation or "", build)
+        import pandas as pd
+
         return pd.DataFrame(rows, columns=["name", "topics", "clusters", "created", "current", "stale"])
 
     def remap(self, topics: int, min_topic_size: int | None = None, name: str | None = None) -> str:
@@ -96,14 +100,14 @@ class MapGroup:
         Returns its name. Imports the build's topic code when called (a lookup never does)."""
         from paperscope.index.build.remap import remap
 
-        made = remap(self._index.folder, self._index._queries.texts, topics, min_topic_size, name=name)
-        self._index._show_map()
+        made = remap(self._index.folder, self._index.embed_texts, topics, min_topic_size, name=name)
+        self._show(self._index.state.with_map())
         return made
 
     def use(self, name: str) -> None:
         """Make the map ``name`` current (``"build"``: the build's own) and show it."""
         maps.use(self._index.folder, name, self._index.generation or "")
-        self._index._show_map()
+        self._show(self._index.state.with_map())
 
     def delete(self, name: str) -> None:
         """Delete the map ``name`` (never "build", nor the current one)."""
@@ -117,14 +121,14 @@ class TopicsGroup:
     whose papers overlap the recorded ones most, so it survives ``paperscope add`` and a rebuild;
     one that matches no topic any more is reported in :attr:`report`."""
 
-    def __init__(self, index: PaperIndex, papers: pa.Table, clusters: pd.DataFrame):
+    def __init__(self, index: Front, show: Callable[[Loaded], None]):
         self._index = index
-        tables = {level: clusters[clusters["level"] == level].reset_index(drop=True) for level in ("fine", "coarse")}
-        self._built = (papers, tables)  # the topics as built, before the curations
-        self._tables = tables
-        self._curated: tuple[list[dict], list[curations.Outcome]] = ([], [])
-        self.report: list[str] = []  # a sentence for each curation that matches no topic any more
-        self._apply_log()
+        self._show = show  # shows a new state: the topics corrected
+
+    @property
+    def report(self) -> list[str]:
+        """A sentence for each curation that matches no topic any more (or why none was applied)."""
+        return list(self._index.state.report)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -132,7 +136,7 @@ class TopicsGroup:
         """The topics of ``level`` as built and curated: cluster, name, terms, size, central_ids,
         x, y, map_trust, parent (a fine topic's coarse one)."""
         filters.check_level(level)
-        return self._tables[level]
+        return self._index.state.topics[level]
 
     def overview(self, level: str = "coarse", unclustered: bool = False) -> pd.DataFrame:
         """Every topic of ``level`` with its size, share, map trust, three most central papers and
@@ -193,14 +197,14 @@ class TopicsGroup:
     def rename(self, topic, name: str, level: str = "coarse") -> int:
         """Rename a topic of ``level`` (its number, its name or words of it). Returns its number."""
         number = self.find(topic, level)
-        return self._record(curations.rename_entry(self._papers, self._tables[level], level, number, name))[0]
+        return self._record(operations.rename(self._papers, self.table(level), level, number, name))[0]
 
     def merge(self, a, b, name: str | None = None, level: str = "coarse") -> int:
         """Merge topic ``b`` into topic ``a`` (both of ``level``), named ``name`` (default: A's).
         Merging fine topics of two coarse ones puts the result in A's; merging coarse topics makes
         B's fine topics A's. Returns A's number."""
         pair = (self.find(a, level), self.find(b, level))
-        return self._record(curations.merge_entry(self._papers, self._tables[level], level, pair, name))[0]
+        return self._record(operations.merge(self._papers, self.table(level), level, pair, name))[0]
 
     def split(self, topic, k: int = 2, level: str = "coarse") -> list[int]:
         """Split a topic of ``level`` into ``k`` topics by its papers' vectors (a deterministic
@@ -208,7 +212,7 @@ class TopicsGroup:
         above every topic, part 1 the largest, each named by its own papers' terms as a build
         names topics (:meth:`_name_parts`). Returns the new numbers."""
         number = self.find(topic, level)
-        return self._record(curations.split_entry(self._papers, self._tables[level], level, number, k))
+        return self._record(operations.split(self._papers, self.table(level), level, number, k))
 
     def move(self, paper_ids, topic, level: str = "fine") -> int:
         """Move papers (ids) into a topic of ``level``: a fine topic's papers also join its coarse
@@ -216,57 +220,42 @@ class TopicsGroup:
         paper_ids = [paper_ids] if isinstance(paper_ids, str) else list(paper_ids)
         self._index.rows(paper_ids)  # an unknown id is a UserError suggesting close ones
         number = self.find(topic, level)
-        return self._record(curations.move_entry(self._papers, self._tables[level], level, paper_ids, number))[0]
+        return self._record(operations.move(self._papers, self.table(level), level, paper_ids, number))[0]
 
     def curations(self) -> pd.DataFrame:
         """The curations applied when this index was loaded (or changed since), in order: number,
         operation, level, description, applied, topics (those it made or changed), note (why it was
         not applied) and made (when)."""
-        entries, outcomes = self._curated
+        state = self._index.state
         rows = [
-            {"number": number, "operation": entry.get("op"), "level": entry.get("level"),
-             "description": curations.describe(entry), "applied": outcome.applied, "topics": outcome.topics,
-             "note": outcome.note, "made": entry.get("made")}
-            for number, (entry, outcome) in enumerate(zip(entries, outcomes, strict=True), 1)
+            {"number": number, "operation": entry.op, "level": entry.level, "description": entry.describe(),
+             "applied": outcome.applied, "topics": outcome.topics, "note": outcome.note, "made": entry.made}
+            for number, (entry, outcome) in enumerate(zip(state.entries, state.outcomes, strict=True), 1)
         ]  # fmt: skip
         columns = ["number", "operation", "level", "description", "applied", "topics", "note", "made"]
+        import pandas as pd
+
         return pd.DataFrame(rows, columns=columns)
 
     @property
     def _papers(self) -> pa.Table:
-        return self._index._papers.table
+        return self._index.state.papers.table
 
-    def _record(self, entry: dict):
-        """Write ``entry`` to the log when it applies (else a UserError) and show the result here;
+    def _record(self, operation: Operation) -> list[int]:
+        """Write ``operation`` to the log when it applies (else a UserError) and show the result here;
         returns the topics it made or changed (a split's new ones, else one)."""
-        entries, curated = curations.record(self._index.folder, entry, self._curated_by, self._name_parts)
-        self._take(entries, curated)
+        from paperscope.index.curation import rules
+
+        state = self._index.state
+        entries, curated = rules.record(self._index.folder, operation, state.curate, self._name_parts)
+        self._show(state.with_curations(entries, curated))
         topics = curated.outcomes[-1].topics
-        return topics if entry["op"] == "split" else topics[:1]
+        return topics if isinstance(operation, Split) else topics[:1]
 
-    def _name_parts(self, entry: dict) -> dict:
-        """The names and terms of a split's parts (``entry["parts"]``: their ids), each from its
-        papers' terms, distinct from the other topics' names (:func:`~paperscope.index.build.parts.name_parts`:
-        build code, imported when a split is made)."""
-        from paperscope.index.build.parts import name_parts
+    def _name_parts(self, split: Split) -> Split:
+        """``split`` with the names and terms of its parts, each from its papers' terms, distinct
+        from the other topics' names (:func:`~paperscope.index.curation.split_names.name_parts`: the
+        topic-naming code, imported when a split is made)."""
+        from paperscope.index.curation.split_names import name_parts
 
-        return name_parts(self._index, entry["parts"], set(self._tables[entry["level"]]["name"]) - {entry["topic"]})
-
-    def _curated_by(self, entries: list[dict]) -> curations.Curated:
-        return curations.apply(entries, *self._built, self._index.vectors)
-
-    def _apply_log(self) -> None:
-        """Apply the folder's curations to the topics as built; an unreadable log is reported."""
-        try:
-            entries = curations.read_log(self._index.folder)
-        except UserError as exc:
-            self.report = [f"no curation applied: {exc}"]
-            return
-        if entries:
-            self._take(entries, self._curated_by(entries))
-
-    def _take(self, entries: list[dict], curated: curations.Curated) -> None:
-        self._index._curated(PaperTable(curated.papers, self._index.folder))
-        self._tables = curated.topics
-        self._curated = (entries, curated.outcomes)
-        self.report = curated.report
+        return name_parts(self._index, split, set(self.table(split.level)["name"]) - {split.topic})

@@ -14,7 +14,6 @@ current generation, verify, leftovers) are this module's too.
 from __future__ import annotations
 
 import dataclasses
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,12 +22,12 @@ import pyarrow as pa
 
 from paperscope.embed.text import counted
 from paperscope.errors import Contradiction, UserError, shown
-from paperscope.index.common.papers import PaperTable
 from paperscope.index.groups import MapGroup, TopicsGroup
+from paperscope.index.loaded import Loaded
 from paperscope.index.search import filters
 from paperscope.index.search.acronym_boost import acronym_rows
-from paperscope.index.search.encoding import QueryEncoder, clean_query, searchable
-from paperscope.index.search.ranking import Query, Ranker, Ranking
+from paperscope.index.search.encoding import clean_query, searchable
+from paperscope.index.search.ranking import Query, Ranking
 from paperscope.index.search.results import Results, check_k
 from paperscope.index.store import curations, generations, maps
 from paperscope.index.store.generations import (
@@ -43,6 +42,8 @@ from paperscope.settings import QuerySettings
 
 if TYPE_CHECKING:  # the tables it returns; a lookup loads no pandas
     import pandas as pd
+
+    from paperscope.index.collections_group import CollectionsGroup
 
 __all__ = [
     "PaperIndex",
@@ -92,25 +93,20 @@ class PaperIndex:
         self.folder = Path(folder)
         self.manifest = generation.manifest
         self.generation = generation.name
-        self._papers = PaperTable(generation.papers, self.folder)
-        self._ranker = Ranker(
-            generation.vectors, generation.smoothed, generation.faiss_index, generation.keyword, self.manifest.search
-        )
-        self._queries = QueryEncoder(self.manifest.model, self.manifest.long_text.strategy, model_path)
-        self.map = MapGroup(self)
-        self._generation = generation
-        self._show_map()
+        self._state = Loaded.read(self.folder, generation, model_path)
+        self.map = MapGroup(self, self._show)
+        self.topics = TopicsGroup(self, self._show)
+        self._collections: tuple[Loaded, CollectionsGroup] | None = None  # made on first use, for one state
 
-    def _show_map(self) -> None:
-        """Show the folder's current map (:mod:`~paperscope.index.store.maps`: the build's, or one a
-        remap made) with the topic corrections applied to it."""
-        generation = self._generation
-        papers, clusters = generation.papers, generation.clusters
-        self._map = maps.read_current(self.folder, generation.name or "", papers.num_rows)
-        if self._map.papers is not None:
-            papers, clusters = maps.with_map(papers, self._map.papers), self._map.clusters
-        self._curated(PaperTable(papers, self.folder))
-        self.topics = TopicsGroup(self, papers, clusters)
+    @property
+    def state(self) -> Loaded:
+        """What this index shows now, immutable (:class:`~paperscope.index.loaded.Loaded`): the
+        papers' table with the map and the topic corrections applied, the ranker, the topics."""
+        return self._state
+
+    def _show(self, state: Loaded) -> None:
+        """Show ``state`` from now on (a group made it: the topics corrected, another map)."""
+        self._state = state
 
     @classmethod
     def load(cls, folder: str | Path, model_path: str | Path | None = None) -> PaperIndex:
@@ -134,7 +130,7 @@ class PaperIndex:
         self.table([0])
 
     def __len__(self) -> int:
-        return len(self._papers)
+        return len(self._state.papers)
 
     def __repr__(self) -> str:
         return f"PaperIndex({str(self.folder)!r}, papers={len(self)}, model={self.manifest.model.name!r})"
@@ -149,22 +145,22 @@ class PaperIndex:
     @property
     def vectors(self) -> np.ndarray:
         """The papers' vectors, (n, dimension) float32, L2-normalised, memory-mapped."""
-        return self._ranker.vectors
+        return self._state.ranker.vectors
 
     # --- papers ------------------------------------------------------------------------------
 
     def ids(self) -> list[str]:
         """Every paper's id, in row order."""
-        return self._papers.column("id").to_pylist()
+        return self._state.papers.column("id").to_pylist()
 
     def rows(self, paper_ids) -> np.ndarray:
         """Row numbers of ``paper_ids`` (one id, or a list: one hash of the id column, fast for a
         lasso of thousands); an unknown id raises a UserError suggesting close ids or titles."""
-        return self._papers.rows(_ids(paper_ids))
+        return self._state.papers.rows(_ids(paper_ids))
 
     def known(self, paper_ids: list[str]) -> list[str]:
         """Those of ``paper_ids`` that are papers of the index, in their order."""
-        return self._papers.known(paper_ids)
+        return self._state.papers.known(paper_ids)
 
     def paper(self, paper_id: str) -> dict:
         """The metadata of one paper as a dict (a missing value as None)."""
@@ -174,39 +170,36 @@ class PaperIndex:
         """The papers at ``rows`` (row numbers, in that order; default: all) as an Arrow table, every
         column or only ``columns``. Read from the memory-mapped table: a few rows cost microseconds."""
         if rows is None:
-            return self._papers.table if columns is None else self._papers.table.select(columns)
-        return self._papers.take(rows, columns)
+            return self._state.papers.table if columns is None else self._state.papers.table.select(columns)
+        return self._state.papers.take(rows, columns)
 
-    @cached_property
+    @property
     def papers(self) -> pd.DataFrame:
         """Every paper's metadata as a DataFrame, decoded once (notebooks and the analyses want it;
         lookups take rows with :meth:`table` instead)."""
-        return self._papers.frame(None)
+        return self._state.frame
 
     def columns(self) -> dict[str, str]:
         """The corpus's metadata columns and their kinds ("text", "number", "date", "list" of text):
         the optional fields it fills (year, authors, venue…) and every other column of its files,
         kept as they were; what ``where`` filters, ``topics.by`` groups and the map colours by."""
-        return self._papers.corpus_columns()
+        return self._state.papers.corpus_columns()
 
     def fields(self) -> list[str]:
         """The names of the papers' fields (id, title, abstract, the optional ones, the map's)."""
-        return list(self._papers.table.column_names)
+        return list(self._state.papers.table.column_names)
 
-    @cached_property
-    def collections(self):
+    @property
+    def collections(self) -> CollectionsGroup:
         """This index's collections, kept in the data folder's SQLite file, and recommendations
-        from them: :class:`paperscope.index.collections_group.CollectionsGroup`."""
+        from them: :class:`paperscope.index.collections_group.CollectionsGroup` (made again when
+        what the index shows changes)."""
         from paperscope.index.collections_group import CollectionsGroup
 
-        return CollectionsGroup(self)
-
-    def _curated(self, papers: PaperTable) -> None:
-        """The papers' table with the topic corrections applied (by :class:`TopicsGroup`)."""
-        self._papers = papers
-        for derived in ("papers", "collections"):
-            self.__dict__.pop(derived, None)  # made again on next use
-        self.map.__dict__.pop("coordinates", None)
+        state = self._state
+        if self._collections is None or self._collections[0] is not state:
+            self._collections = (state, CollectionsGroup(self))
+        return self._collections[1]
 
     # --- lookups --------------------------------------------------------------------------------
 
@@ -225,19 +218,19 @@ class PaperIndex:
         :class:`paperscope.index.search.filters.Filters`; ``conditions`` on any of :meth:`columns`,
         such as ``["decision = Accept", "citations >= 10", "tags contains graphs"]``."""
         wanted = filters.Filters(years, topics, venues, category, level, added_since, conditions or ())
-        return filters.where(self._papers, wanted, filters.moment(self.manifest.created))
+        return filters.where(self._state.papers, wanted, filters.moment(self.manifest.created))
 
     def filter_choices(self) -> dict:
         """What filters can offer: see :func:`paperscope.index.search.filters.choices`."""
-        return filters.choices(self._papers)
+        return filters.choices(self._state.papers)
 
     def embed_texts(self, texts: list[str]) -> np.ndarray:
         """Texts (papers outside the index: "title. abstract") embedded as its papers were, (n, dimension)."""
-        return self._queries.texts(texts)
+        return self._state.queries.texts(texts)
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query vector of free text, as the index's papers were embedded (the last few are kept)."""
-        return self._queries.query(text)
+        return self._state.queries.query(text)
 
     def similar(
         self, paper_ids, k: int = 10, mode: str | None = None, negative=(), within=None, settings=None
@@ -254,10 +247,11 @@ class PaperIndex:
         negative = self.rows(negative).tolist()
         both = sorted(set(positive) & set(negative))
         if both:
-            named = ", ".join(f"'{shown(i)}'" for i in self._papers.take(both[:3], ["id"]).column("id").to_pylist())
+            given = self._state.papers.take(both[:3], ["id"]).column("id").to_pylist()
+            named = ", ".join(f"'{shown(i)}'" for i in given)
             more = f" and {len(both) - 3} more" if len(both) > 3 else ""
             raise Contradiction(f"{named}{more}: both a paper to be like and one to be unlike (not); give each once")
-        found = self._ranker.similar(positive, negative, k, _settings(settings, mode), within)
+        found = self._state.ranker.similar(positive, negative, k, _settings(settings, mode), within)
         return self._results(found, within, len(set(positive + negative)))
 
     def search(self, text: str, k: int = 10, mode: str | None = None, within=None, settings=None) -> Results:
@@ -268,12 +262,13 @@ class PaperIndex:
         settings = _settings(settings, mode)
         mode = settings.mode or self.manifest.search.search_mode
         text = clean_query(text)
+        state = self._state
         query = Query(
             vector=self.embed_query(text) if mode != "keyword" else None,
-            keyword=self._ranker.keyword.query(text),
-            first=acronym_rows(text, self._papers, self._ranker.keyword) if mode != "dense" else np.zeros(0, np.int64),
+            keyword=state.ranker.keyword.query(text),
+            first=acronym_rows(text, state.papers, state.ranker.keyword) if mode != "dense" else np.zeros(0, np.int64),
         )
-        found = self._ranker.search(query, len(text.split()), k, _settings(settings, mode), within)
+        found = state.ranker.search(query, len(text.split()), k, _settings(settings, mode), within)
         if mode == "keyword" and not len(found.rows):
             where = " among the papers passing the filters" if within is not None else ""
             note = f"no paper{where} contains a word of '{text[:80]}'; --mode hybrid finds papers by meaning too"
@@ -287,8 +282,8 @@ class PaperIndex:
         vectors ``positive_vectors``, (m, dimension) as :meth:`embed_texts` makes them) and least
         like the ids ``negative`` and ``negative_vectors``, as :class:`Results` (``score``: the
         classifier's margin, above 0 on the positive side); the given papers are excluded;
-        ``within``: only the papers of this mask. A linear SVM per collection, chosen by
-        ``benchmarks/recommend.py``: see :func:`paperscope.index.search.recommend.recommend`.
+        ``within``: only the papers of this mask. A linear SVM per collection: see
+        :func:`paperscope.index.search.recommend.recommend`.
         From a collection by name: ``ix.collections.recommend(name)``."""
         from paperscope.index.search.recommend import recommend
 
@@ -297,7 +292,7 @@ class PaperIndex:
         positive_vectors = empty if positive_vectors is None else positive_vectors
         negative_vectors = empty if negative_vectors is None else negative_vectors
         positive, negative = self.rows(positive), self.rows(negative)
-        found = recommend(self._ranker, positive, positive_vectors, negative, negative_vectors, k, within=within)
+        found = recommend(self._state.ranker, positive, positive_vectors, negative, negative_vectors, k, within=within)
         return self._results(found, within, len(set(positive.tolist() + negative.tolist())))
 
     def _results(self, found: Ranking, within, given: int) -> Results:
@@ -306,7 +301,7 @@ class PaperIndex:
         says: no paper passes the filters (and which, for a mask :meth:`where` made), or every
         paper that does was given."""
         if len(found.rows) or found.note:
-            return Results(found, self._papers)
+            return Results(found, self._state.papers)
         passing = len(self) if within is None else int(np.count_nonzero(within))
         if not passing:
             note = getattr(within, "note", None) or "no paper passes the filters"
@@ -314,7 +309,7 @@ class PaperIndex:
             note = f"the index has no paper besides the {counted(given, 'paper')} given"
         else:
             note = f"every paper passing the filters ({counted(passing, 'paper')}) is one of the papers given"
-        return Results(dataclasses.replace(found, note=note), self._papers)
+        return Results(dataclasses.replace(found, note=note), self._state.papers)
 
     # --- why, and the corpus as a whole --------------------------------------------------------
 
@@ -327,14 +322,16 @@ class PaperIndex:
         if (other_id is None) == (query is None):
             raise UserError("explain needs either a second paper id or a query text")
         row = int(self.rows(paper_id)[0])
-        abstracts = self._papers.column("abstract")
+        abstracts = self._state.papers.column("abstract")
         if other_id is not None:
             other = int(self.rows(other_id)[0])
             other_text, other_vector = abstracts[other].as_py(), self.vectors[other]
         else:
             other_text, other_vector = clean_query(query), self.embed_query(query)
         score = float(self.vectors[row] @ other_vector)
-        return explain_pair((abstracts[row].as_py(), other_text), score, self._queries.sentences, self._ranker.keyword)
+        return explain_pair(
+            (abstracts[row].as_py(), other_text), score, self._state.queries.sentences, self._state.ranker.keyword
+        )
 
     def neighbours(self, rows, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest papers to the papers at ``rows`` and their cosines, best first, never
@@ -342,7 +339,7 @@ class PaperIndex:
         from paperscope.index.search.nearest import nearest_others
 
         rows = np.asarray(rows, dtype=np.int64)
-        return nearest_others(self._ranker.faiss_search, self.vectors[rows], rows, k)
+        return nearest_others(self._state.ranker.faiss_search, self.vectors[rows], rows, k)
 
     def duplicates(self, threshold: float | None = None) -> pd.DataFrame:
         """Pairs of papers at least ``threshold`` similar (default: ``DUPLICATE_THRESHOLD``), most

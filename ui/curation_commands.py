@@ -1,7 +1,7 @@
 """The command line's corrections to the topics: ``paperscope topics rename|merge|split|move|curations``.
 
 Each is kept beside the index (``DIR/curations.json``) and applied whenever it is loaded: see
-:mod:`paperscope.index.store.curations`. ``paperscope topics`` alone still lists the topics.
+:mod:`paperscope.index.curation`. ``paperscope topics`` alone still lists the topics.
 """
 
 from __future__ import annotations

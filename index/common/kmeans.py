@@ -1,7 +1,7 @@
 """Deterministic k-means of unit vectors, in numpy (no scikit-learn: a curated index's splits
 run on every load): the build's bisection of grab-bag clusters
 (:func:`paperscope.index.topics.clusters.bisect`) and the curations' splits
-(:mod:`paperscope.index.store.curations`)."""
+(:mod:`paperscope.index.curation.splits`)."""
 
 from __future__ import annotations
 

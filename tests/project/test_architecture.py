@@ -125,7 +125,7 @@ def find_cycle(edges: dict[str, list[Import]]) -> list[tuple[str, Import]] | Non
     def visit(module: str) -> list[tuple[str, Import]] | None:
         state[module] = "open"
         for edge in edges[module]:
-            if edge.target not in edges or edge.type_only:
+            if edge.target not in edges:  # type-only imports too: a circle of types is a circle to a reader
                 continue
             path.append((module, edge))
             if state.get(edge.target) == "open":
@@ -215,6 +215,8 @@ def test_the_walk_sees_imports_inside_functions_and_relative_ones():
     ]
     cycle = find_cycle({"a": [Import("b", 1, None)], "b": [Import("c", 2, "f")], "c": [Import("a", 3, None)]})
     assert [m for m, _ in cycle] == ["a", "b", "c"]
+    cycle = find_cycle({"a": [Import("b", 1, None)], "b": [Import("a", 9, None, type_only=True)]})
+    assert [m for m, _ in cycle] == ["a", "b"]  # a type-only import back is a circle too
 
 
 @pytest.mark.parametrize("start", [LOOKUP, APP])
@@ -343,12 +345,16 @@ def test_the_fresh_process_check_names_who_imported_build_code():
 BASE, EMBED, COMMON = "paperscope", "paperscope.embed", "paperscope.index.common"
 STORE, SEARCH, TOPICS = "paperscope.index.store", "paperscope.index.search", "paperscope.index.topics"
 BUILD, ANALYSIS, COLLECTIONS = "paperscope.index.build", "paperscope.index.analysis", "paperscope.index.collections"
-FRONT, UI = "paperscope.index.paper_index", "paperscope.ui"
-FRONT_MODULES = (FRONT, "paperscope.index.groups", "paperscope.index.collections_group")  # the front, its groups
+CURATION, FRONT, UI = "paperscope.index.curation", "paperscope.index.paper_index", "paperscope.ui"
+# the front: the index, its groups, and the loaded state and interface the groups are handed
+FRONT_MODULES = (FRONT, "paperscope.index.groups", "paperscope.index.collections_group", "paperscope.index.loaded")
 # Each room and the rooms it may import (besides itself), type-only imports included: the shared
 # room (the papers' table, the keyword index, k-means) under both the store and search; the
 # collections get parts (a papers' table, a manifest, a query encoder), never the front; the user
-# interfaces reach an index through the front, and build one through the build room.
+# interfaces reach an index through the front, and build one through the build room. The curation
+# room types the corrections to the topics and applies them on a load (the store keeps their log as
+# JSON); it may use the topic code only to name a split's parts, in a module the front imports when
+# a split is made.
 MAY_IMPORT = {
     BASE: set(),
     EMBED: {BASE},
@@ -356,19 +362,19 @@ MAY_IMPORT = {
     STORE: {BASE, EMBED, COMMON},
     SEARCH: {BASE, EMBED, COMMON},
     TOPICS: {BASE, EMBED, COMMON, SEARCH},
+    CURATION: {BASE, EMBED, COMMON, STORE, TOPICS},
     BUILD: {BASE, EMBED, COMMON, STORE, SEARCH, TOPICS},
     ANALYSIS: {BASE, EMBED, COMMON, SEARCH},
     COLLECTIONS: {BASE, EMBED, COMMON, STORE, SEARCH},
-    FRONT: {BASE, EMBED, COMMON, STORE, SEARCH, ANALYSIS, COLLECTIONS},
+    FRONT: {BASE, EMBED, COMMON, STORE, SEARCH, CURATION, ANALYSIS, COLLECTIONS},
     UI: {BASE, EMBED, FRONT, BUILD},
 }
 # The imports against the rooms' order, inside a function: ``ix.map.widget()`` is a verb of the
 # index that imports the widget (and anywidget) when called; ``ix.map.remap()`` one that imports the
-# remap (build and topic code) when called; ``ix.topics.split()`` one that names the parts (the same).
+# remap (build and topic code) when called.
 ALLOWED = {
     ("paperscope.index.groups", "paperscope.ui.widget"),
     ("paperscope.index.groups", "paperscope.index.build.remap"),
-    ("paperscope.index.groups", "paperscope.index.build.parts"),
 }
 DOORS = ("paperscope", "paperscope.index", "paperscope.data")  # package __init__s: the door, imports lazily
 
@@ -412,7 +418,7 @@ def test_rooms_import_one_way():
     graph, _ = import_graph()
     violations = room_violations(graph)
     assert not violations, "imports against the rooms' order:\n" + "\n".join(violations)
-    order = [BASE, EMBED, COMMON, STORE, SEARCH, TOPICS, BUILD, ANALYSIS, COLLECTIONS, FRONT, UI]
+    order = [BASE, EMBED, COMMON, STORE, SEARCH, TOPICS, CURATION, BUILD, ANALYSIS, COLLECTIONS, FRONT, UI]
     for room, allowed in MAY_IMPORT.items():  # the rules themselves have no circle
         assert all(order.index(other) < order.index(room) for other in allowed), room
 
@@ -471,13 +477,7 @@ def test_nothing_private_is_used_outside_its_room():
     found = []
     for module, path in files.items():
         own = rooms[room_of(module)]
-        found += [use for use in private_uses(path, own) if not _same_room_attribute(use, module, own)]
+        found += private_uses(path, own)
     for path in sorted((ROOT / "tests").rglob("*.py")) + sorted((ROOT / "benchmarks").glob("*.py")):
         found += private_uses(path, set())
     assert not found, "private names used outside their room:\n" + "\n".join(found)
-
-
-def _same_room_attribute(use: str, module: str, own: set[str]) -> bool:
-    """Whether an attribute use inside the package is of its own room: the front's groups share
-    the front's state; any other room keeps its private names to its own module."""
-    return module in FRONT_MODULES and ": ." in use

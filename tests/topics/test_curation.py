@@ -20,7 +20,7 @@ from paperscope.index.store import curations, generations
 from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.naming import corpus_terms, part_names
 from paperscope.ui import cli
-from tests.conftest import copy_index
+from tests.conftest import FILES, copy_index
 from tests.index.test_add import NEW_PAPERS
 
 
@@ -395,7 +395,8 @@ def test_a_lookup_on_a_curated_index_loads_no_build_code(corrected):
         assert len(index.search("graph neural networks", k=5).to_pandas()) == 5
     """
     modules, chains = loaded_in_fresh_process(code)
-    assert "paperscope.index.store.curations" in modules
+    assert "paperscope.index.store.curations" in modules and "paperscope.index.curation.rules" in modules
+    assert "paperscope.index.curation.split_names" not in modules  # the names were read from the log
     assert_no_build_code(modules, chains, "a lookup on a curated index")
 
 
@@ -474,3 +475,33 @@ def test_a_piece_alone_in_a_coarse_part_is_named_as_the_part(folder):
     for part, row in pieces:
         assert row["name"] == parts.loc[part, "name"] and "(part" not in row["name"]
     assert_consistent(index)
+
+
+def test_a_log_the_last_release_wrote_still_applies_and_is_kept_as_written(tmp_path):
+    """tests/files/curations-ff7c3d5.json: a rename, a split (its parts and their names recorded),
+    a move and a merge (name null), written by the code before the curation room (#52) on the
+    12-paper index of ff7c3d5; loaded here, each applies as it did then, and a new correction is
+    appended with the old entries written back byte for byte."""
+    folder = copy_index(FILES / "indexes" / "ff7c3d5", tmp_path / "index")
+    log = (FILES / "curations-ff7c3d5.json").read_text()
+    curations.log_path(folder).write_text(log)
+    index = PaperIndex.load(folder)
+    listing = index.topics.curations()
+    assert listing["operation"].tolist() == ["rename", "split", "move", "merge"]
+    assert listing["applied"].all() and index.topics.report == []
+    assert listing["description"].iloc[3] == "merge fine topic 'large language models (LLMs)' into 'image'"
+    coarse = index.topics.table("coarse").set_index("cluster")
+    assert coarse[["name", "size"]].to_dict("index") == {1: {"name": "modeling, renamed", "size": 4},
+                                                         2: {"name": "image", "size": 5}}  # fmt: skip
+    fine = index.topics.table("fine").set_index("cluster")
+    assert fine.loc[2, "name"] == "image" and list(fine.loc[2, "terms"]) == ["image", "large language models (LLMs)"]
+    papers = index.papers.set_index("id")
+    assert papers.loc["p0", ["cluster", "coarse_name"]].tolist() == [1, "modeling, renamed"]  # moved
+    assert papers.loc[["p3", "p9"], "cluster"].tolist() == [2, 2]  # merged
+    assert_consistent(index)
+    index.topics.rename(2, "images")
+    written = [line.rstrip(",") for line in curations.log_path(folder).read_text().splitlines()]
+    assert written[:5] == [line.rstrip(",") for line in log.splitlines()[:5]]  # the old entries as they were
+    assert json.loads(written[5]) | {"made": None} == {
+        "op": "rename", "level": "coarse", "members": ["p3", "p7", "p9", "p10", "p11"], "name": "images",
+        "topic": "image", "made": None}  # fmt: skip
