@@ -99,6 +99,8 @@ class Encoder:
         """The folder of this model's ONNX export in ``onnx_dir``: one per weights and export recipe."""
         from paperscope.embed.onnx_backend import EXPORT_VERSION
 
+        if self.onnx_dir is None:
+            raise ValueError("an Encoder made without onnx_dir has no ONNX export")
         return self.onnx_dir / f"{self.fingerprint}-export{EXPORT_VERSION}"
 
     @cached_property

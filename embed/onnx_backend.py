@@ -359,4 +359,4 @@ class OnnxEncoder:
             pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
             for row, i in enumerate(batch):
                 vectors[i] = pooled[row]
-        return np.stack(vectors).astype(np.float32)
+        return np.stack(vectors).astype(np.float32)  # type: ignore[arg-type]  # every row filled by now

@@ -98,10 +98,13 @@ class Source:
         if not path.exists():
             raise UserError(f"{path}: no such file")
         self.disk = _Counting(open(path, "rb", buffering=0))  # noqa: SIM115 (closed by close())
-        self.stream = io.BufferedReader(self.disk, BUFFER_BYTES)  # a named pipe too: peeked, never rewound
+        self.inflating: _Inflating | None = None  # the gzip stream, for a compressed file
+        # a named pipe too: peeked, never rewound
+        self.stream: io.BufferedReader = io.BufferedReader(self.disk, BUFFER_BYTES)
         self.compressed = self.stream.peek(2)[:2] == GZIP_MAGIC
         if self.compressed:  # the compressed bytes counted as gzip takes them (8 KiB at a time), not as buffered
-            self.stream = io.BufferedReader(_Inflating(path, _Counting(self.stream)), BUFFER_BYTES)
+            self.inflating = _Inflating(path, _Counting(self.stream))
+            self.stream = io.BufferedReader(self.inflating, BUFFER_BYTES)
 
     def __enter__(self) -> Source:
         return self
@@ -120,7 +123,7 @@ class Source:
 
     def decompressed(self) -> int:
         """Decompressed bytes read from the file so far (some of them buffered, not yet read)."""
-        return self.stream.raw.out if self.compressed else self.disk.count
+        return self.inflating.out if self.inflating is not None else self.disk.count
 
     def seekable(self) -> bool:
         """Whether the file on disk can be read out of order (Parquet): not when compressed, nor a pipe."""

@@ -146,7 +146,7 @@ def _named_method(sentence: str, max_chars: int) -> str | None:
         return f"{name}: {title_phrase(match.group('descr'), max_chars - len(name) - 2)}"
     match = _OBJECT.search(sentence)
     acronym = BRACKETED.search(match.group("object")) if match else None
-    if acronym:
+    if match and acronym:
         before = _FILLER.sub("", match.group("object")[: acronym.start()]).strip()
         expansion = long_form(acronym.group("acronym"), before, extra_words=3)
         extra = before[: len(before) - len(expansion)].split() if expansion else ["-"] * 9

@@ -344,7 +344,7 @@ class BuildSettings:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_manifest(cls, manifest: dict) -> BuildSettings:
+    def from_manifest(cls, manifest: Mapping) -> BuildSettings:
         """The settings an index was built with; for an index written before settings were kept,
         those its manifest's sections record."""
         stored = dict(manifest.get("settings") or {})

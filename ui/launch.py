@@ -50,7 +50,7 @@ def check_free(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as exc:
             raise UserError(
-                f"cannot listen on {host}:{port} ({exc.strerror.lower()}); choose another with --port"
+                f"cannot listen on {host}:{port} ({(exc.strerror or str(exc)).lower()}); choose another with --port"
             ) from None
 
 

@@ -83,7 +83,7 @@ def _shown(collections, name: str, notes: list) -> dict:
 def _collection(live, answer, name: str, change=None):
     """The answer of a collection ``name`` after ``change(index)`` (a write, or None; what it
     returns is added to the answer), with the empty-collection note when it has no members."""
-    notes = []
+    notes: list[str] = []
 
     def compute(index):
         changed = change(index) if change else None

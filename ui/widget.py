@@ -98,7 +98,7 @@ class MapWidget(anywidget.AnyWidget):
     _points = traitlets.Dict().tag(sync=True)
     _colour = traitlets.Dict().tag(sync=True)
     _focus = traitlets.Dict().tag(sync=True)
-    _rows = traitlets.List().tag(sync=True)  # whole numbers: from the browser, checked in _rows_changed
+    _rows: traitlets.List = traitlets.List().tag(sync=True)  # whole numbers: from the browser, checked in _rows_changed
     height = traitlets.Int(620).tag(sync=True)
     selected = Ids()
     query = traitlets.Unicode("")

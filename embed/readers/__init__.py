@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import chain
 from pathlib import Path
 
@@ -84,7 +84,7 @@ def iter_records(
             text = streams.decode(path, source.read_all())
             read = (library.read_bibtex if fmt == "bib" else library.read_ris)(path, text)
             entries = _library_records(path, read, overrides or {}, announce, keep_without_abstract)
-            records = met(path, entries, reading)
+            records: Iterator[dict | None] = met(path, entries, reading)
         else:
             records = _mapped_records(path, source, fmt, overrides or {}, (announce, keep_without_abstract), reading)
         reported = 0
@@ -98,7 +98,7 @@ def iter_records(
             on_bytes(max(path.stat().st_size - reported, 0))
 
 
-def _rows(path: Path, source: streams.Source, fmt: str) -> Iterator[tuple[int, dict]]:
+def _rows(path: Path, source: streams.Source, fmt: str) -> Iterable[tuple[int, dict]]:
     """The raw records of a file of a corpus format, streamed: (line or item number, record)."""
     if fmt == "parquet":
         return read_parquet(path, source)

@@ -16,8 +16,11 @@ from paperscope.embed.readers.json_lines import JsonLines, line_count
 from paperscope.embed.readers.mapping import Reading, map_rows
 from paperscope.limits import READ_BLOCK_CHARS
 
+# What map_rows maps a file's records by: its mapping of fields, own columns and links
+Plan = tuple[dict, dict, list]
 
-def parallel_mapping(path: Path, rows: JsonLines, plan: tuple, reading: Reading) -> Iterator[dict]:
+
+def parallel_mapping(path: Path, rows: JsonLines, plan: Plan, reading: Reading) -> Iterator[dict]:
     """The records of the rest of ``rows`` (JSON lines after its head) mapped as :func:`map_rows` maps
     them (``plan``: its mapping, own columns and links), by ``reading.workers`` processes a block of
     lines each, in order: this process reads the lines and hands them over (up to two blocks a
@@ -25,7 +28,7 @@ def parallel_mapping(path: Path, rows: JsonLines, plan: tuple, reading: Reading)
     # forked: a spawned process would run the caller's script again (one without a __main__ guard
     # builds anew); they run nothing but this module's mapping, no lock of the caller's threads
     context = multiprocessing.get_context("fork")
-    start, pending = rows.number, deque()
+    start, pending = rows.number, deque[Future]()
     with ProcessPoolExecutor(reading.workers, mp_context=context, initializer=_reading_process) as pool:
         try:
             for block in _blocks(rows.chunks):
@@ -57,7 +60,7 @@ def _reading_process() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the build, which stops its readers
 
 
-def _map_block(path: Path, start: int, block: list[str], plan: tuple, reading: Reading) -> tuple[bytes | list, int]:
+def _map_block(path: Path, start: int, block: list[str], plan: Plan, reading: Reading) -> tuple[bytes | list, int]:
     """In a reading process: the records of ``block`` (the lines after line ``start``) that meet the
     conditions of ``reading``, as JSON (a third of pickle's cost each way; as they are when a number
     does not fit 64 bits), and how many they left out."""

@@ -12,7 +12,8 @@ from paperscope.errors import UserError
 
 def read_text(path: Path, lines) -> Iterator[tuple[int, dict]]:
     """Blocks separated by blank lines; a first one-line block without a full stop is a heading."""
-    heading, first, start, current = "", True, 1, []
+    heading, first, start = "", True, 1
+    current: list[str] = []
 
     def block(start: int, lines: list[str]):
         nonlocal first, heading

@@ -27,7 +27,7 @@ def label_agreement(labels: list[str], neighbour_labels: list[list[str]], k: int
     ]
     by_label: dict[str, list[float]] = {}
     for label, precision in zip(labels, at_k, strict=True):
-        by_label.setdefault(label, []).append(precision)
+        by_label.setdefault(label, []).append(float(precision))
     return {
         "P@1": float(np.mean(at_1)),
         f"P@{k}": float(np.mean(at_k)),

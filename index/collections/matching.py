@@ -60,7 +60,7 @@ def _lookup(papers: pd.DataFrame, column: str, normalise) -> dict[str, str]:
     """Normalised value of ``column`` → the id of the first paper holding it."""
     if column not in papers:
         return {}
-    found = {}
+    found: dict[str, str] = {}
     for paper_id, value in zip(papers["id"], papers[column], strict=True):
         key = normalise(value) if isinstance(value, str) and value else ""
         if key:

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from paperscope.embed.terms import phrases, words
 if TYPE_CHECKING:
     import scipy.sparse
 
-SETTINGS = {"terms": "paperscope.embed.terms", "phrase_sizes": [1, 2], "sublinear_tf": True}
+SETTINGS: dict[str, Any] = {"terms": "paperscope.embed.terms", "phrase_sizes": [1, 2], "sublinear_tf": True}
 CANDIDATE_TERMS = 12  # a query's heaviest terms whose papers become keyword candidates
 
 

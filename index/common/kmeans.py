@@ -58,5 +58,6 @@ def _lloyd(points: np.ndarray, weights: np.ndarray, centres: np.ndarray) -> tupl
         for i in range(k):
             inside = part == i
             centres[i] = np.average(points[inside], axis=0, weights=weights[inside])
+    assert part is not None  # KMEANS_ROUNDS >= 1
     distance = ((points - centres[part]) ** 2).sum(axis=1)
     return part, float((weights * distance).sum())

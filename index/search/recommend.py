@@ -270,7 +270,8 @@ def _shared(lists: list[tuple[np.ndarray, np.ndarray]], sizes: list[int], k: int
     count, best first within it; a row two groups found counts once, at its best score; the
     chosen rows then ordered by score."""
     quota = np.asarray(sizes, np.float64) / sum(sizes)
-    taken, position, chosen = np.zeros(len(lists)), [0] * len(lists), {}
+    taken, position = np.zeros(len(lists)), [0] * len(lists)
+    chosen: dict[int, float] = {}
     while len(chosen) < k and any(position[g] < len(rows) for g, (rows, _) in enumerate(lists)):
         open_groups = [position[g] < len(rows) for g, (rows, _) in enumerate(lists)]
         group = int(np.argmin(np.where(open_groups, taken / quota, np.inf)))

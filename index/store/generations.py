@@ -268,7 +268,7 @@ def code_digest() -> str:
 
     digest = hashlib.sha256()
     for room in (embed, index):
-        for path in sorted(Path(room.__file__).parent.rglob("*.py")):
+        for path in sorted(Path(str(room.__file__)).parent.rglob("*.py")):
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 

@@ -125,7 +125,7 @@ def listing(folder: str | Path, generation: str, build: dict) -> list[dict]:
     usable = current if current == BUILD or _usable(folder, current, generation) else BUILD
     rows = [{"name": BUILD, **build, "current": usable == BUILD, "stale": False}]
     for name in names(folder):
-        info = _info(folder, name)
+        info = _info(folder, name) or {}  # (listed as readable; one may break since)
         rows.append(
             {"name": name, "topics": info.get("topics"), "clusters": info.get("clusters"),
              "created": info.get("created"), "current": name == usable, "stale": info.get("generation") != generation}
@@ -264,7 +264,7 @@ def write_cache(folder: str | Path, generation: str, kind: str, arrays: dict[str
             if path.name != f".{kind}-{generation}.npz":
                 path.unlink(missing_ok=True)
         with atomic_path(root / f".{kind}-{generation}.npz") as temporary, open(temporary, "wb") as handle:
-            np.savez(handle, **arrays)
+            np.savez(handle, **arrays)  # type: ignore[arg-type]  # numpy's stubs take the names for its keywords
     except OSError:
         pass
 

@@ -142,7 +142,7 @@ def coarse_topics(
     centroids = np.stack([np.asarray(vectors[labels == label], dtype=np.float64).mean(axis=0) for label in fine])
     centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)  # Euclidean on unit vectors ranks as cosine
     cut = _ward_cut(centroids, lambda group: coherent([fine[i] for i in group]), settings.max_coarse, groups)
-    sizes = Counter()
+    sizes: Counter[int] = Counter()
     group_of = {fine[i]: number for number, group in enumerate(cut) for i in group}
     for label, group in group_of.items():
         sizes[group] += int((labels == label).sum())

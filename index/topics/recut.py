@@ -83,21 +83,22 @@ def _sample(vectors: np.ndarray, placed: np.ndarray, settings: TopicSettings) ->
     return Sample(rows, np.ascontiguousarray(vectors[rows], dtype=np.float32), (empty, empty))
 
 
-def _fine_again(sample: Sample, coords: np.ndarray, terms, asked: Remapping, settings: TopicSettings):
+def _fine_again(sample: Sample, coords: np.ndarray, terms, asked: Remapping, min_size: int, settings: TopicSettings):
     """The fine clusters found again on the sampled papers' map positions, adopted and refined; the
-    minimum size scaled to the sample's share of the laid-out papers (``laid_out``: their count)."""
+    minimum size ``min_size`` (as asked) scaled to the sample's share of the laid-out papers
+    (``laid_out``: their count)."""
     from sklearn.cluster import HDBSCAN
 
     chosen, share = settings.clusters, len(sample.rows) / asked.laid_out
     labels = HDBSCAN(
-        min_cluster_size=max(2, round(asked.min_topic_size * share)),
+        min_cluster_size=max(2, round(min_size * share)),
         min_samples=chosen.min_samples,
         copy=True,
         cluster_selection_method=chosen.selection,
     ).fit_predict(coords[sample.rows])
     found = Clustering(
         labels.astype(np.int64),
-        {"method": "hdbscan", "space": "layout-2d", "min_cluster_size": asked.min_topic_size},
+        {"method": "hdbscan", "space": "layout-2d", "min_cluster_size": min_size},
         {},
     )
     adopted = adopt_outliers(sample.vectors, found.labels, chosen.adopt_quantile)
@@ -108,7 +109,7 @@ def _coarse(sample: Sample, fine_labels: np.ndarray, labels: np.ndarray, topics:
     """The coarse topic of each fine one: their centroids' Ward linkage cut into ``topics`` groups,
     numbered from the largest (by their papers among all, ``labels``)."""
     coarse_of = coarse_topics(sample.vectors, fine_labels, settings.clusters, groups=topics)
-    sizes = Counter()
+    sizes: Counter[int] = Counter()
     for label, group in coarse_of.items():
         sizes[group] += int((labels == label).sum())
     largest = sorted(sizes, key=lambda group: (-sizes[group], group))
@@ -138,7 +139,7 @@ def remap_topics(vectors: np.ndarray, texts_of, ids: list[str], built: pd.DataFr
     if asked.min_topic_size is None:
         pools = topic_pools(terms, labels[rows], settings.names)
     else:
-        fine = _fine_again(sample, coords, terms, asked, settings)
+        fine = _fine_again(sample, coords, terms, asked, asked.min_topic_size, settings)
         rest = np.setdiff1d(np.arange(len(labels)), rows)
         labels[rows], outlying[rows], outlying[rest] = fine.labels, fine.outlying, False
         if len(rest):

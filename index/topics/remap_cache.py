@@ -68,7 +68,7 @@ def terms_arrays(terms: CorpusTerms, rows: np.ndarray, max_words: int) -> dict[s
 def _kept_terms(kept: dict, texts: list[str], rows: np.ndarray, max_words: int) -> CorpusTerms | None:
     """The :class:`CorpusTerms` in ``kept`` (:func:`terms_arrays`), or None when they were found on
     other rows, with another ``max_words`` or by other code."""
-    if not kept or str(kept.get("recipe", "")) != recipe() or not np.array_equal(kept.get("rows"), rows):
+    if not kept or str(kept.get("recipe", "")) != recipe() or not np.array_equal(kept.get("rows", ()), rows):
         return None
     if int(kept["max_words"]) != max_words:
         return None

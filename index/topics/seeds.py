@@ -148,7 +148,7 @@ def cluster_around_seeds(
     joined = choice.seed
     rest = np.flatnonzero(joined == UNCLUSTERED)
     labels = np.full(len(vectors), UNCLUSTERED, dtype=np.int64)
-    info = {"method": "none", "reason": "every paper is in a seed topic"}
+    info: dict[str, object] = {"method": "none", "reason": "every paper is in a seed topic"}
     if len(rest):
         graph = knn if len(rest) == len(vectors) else knn_graph(vectors[rest], k=knn[0].shape[1])
         labels[rest], info, _ = cluster(vectors[rest], graph, settings)
