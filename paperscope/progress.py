@@ -23,7 +23,7 @@ class ProgressLines:
         self.total, self.what, self.logger, self.clock = total, what, logger, clock
         self.counts = counts  # False: the share alone ("reading: 5 % done"), for bytes
         self.done: float = 0
-        self.first: tuple[float, int] | None = None
+        self.first: tuple[float, float] | None = None
         self.next_line = PROGRESS_STEP
 
     def advance(self, count: float) -> None:

@@ -162,7 +162,7 @@ def _maps(index) -> None:
     label = {row.name: f"{row.name} ({row.topics} topics)" for row in usable.itertuples()}
     map_box, topics_box, button_box = st.columns([5, 3, 2], vertical_alignment="bottom")
     chosen = map_box.selectbox(
-        "Map", names, index=names.index(current), format_func=label.get, key=f"map_choice_{current}",
+        "Map", names, index=names.index(current), format_func=label.__getitem__, key=f"map_choice_{current}",
         disabled=read_only(), help="the maps of this index; paperscope remap and maps make and switch them too",
     )  # fmt: skip
     if chosen != current:

@@ -39,6 +39,7 @@ from paperscope.index.build.smoothing import smooth
 from paperscope.index.store import generations, maps
 from paperscope.index.store.manifest import (
     CorpusInfo,
+    Fidelity,
     LongTextInfo,
     Manifest,
     MapInfo,
@@ -105,7 +106,7 @@ def fidelity_sample(count: int, sample: int = 100) -> np.ndarray:
     return np.sort(np.random.default_rng(0).choice(count, min(sample, count), replace=False))
 
 
-def quantization_fidelity(encoder, texts: list[str], quantized: np.ndarray, long_text: str) -> dict:
+def quantization_fidelity(encoder, texts: list[str], quantized: np.ndarray, long_text: str) -> Fidelity:
     """How close the int8 vectors ``quantized`` of ``texts`` (a sample of the corpus, see
     :func:`fidelity_sample`) are to the fp32 ones of the same model: cosine, and the overlap of
     each sampled paper's 10 nearest neighbours within the sample."""

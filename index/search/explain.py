@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 
@@ -14,6 +15,22 @@ from paperscope.embed.terms import BOILERPLATE, phrases, singular, words
 from paperscope.embed.text import split_sentences
 
 COMMON_IDF = 1 + np.log(2)  # scikit-learn's smooth IDF of a term in half the papers
+
+
+class SentencePair(TypedDict):
+    """A sentence of each text and their cosine."""
+
+    a: str
+    b: str
+    similarity: float
+
+
+class ExplanationRecord(TypedDict):
+    """:meth:`Explanation.to_dict`: what ``paperscope explain --json`` prints and the app shows."""
+
+    score: float
+    shared_terms: list[str]
+    sentence_pairs: list[SentencePair]
 
 
 @dataclass
@@ -24,7 +41,7 @@ class Explanation:
     sentence_pairs: list[tuple[str, str, float]] = field(default_factory=list)
     shared_terms: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> ExplanationRecord:
         """Plain JSON-ready form."""
         return {
             "score": self.score,

@@ -16,6 +16,7 @@ searches (an ``IDSelectorBitmap``), so a filter never cuts a ranking short.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -29,6 +30,19 @@ def _no_rows() -> np.ndarray:
     return np.zeros(0, dtype=np.int64)
 
 
+class Reason(TypedDict):
+    """Why a paper is recommended (``recommend.reasons``): the collection's members in the index it
+    is closest to ((row, cosine) pairs, closest first) and the terms it shares with them; with
+    members outside the index, theirs ("outside": (member number, cosine) pairs, which the
+    collections group names: {key, citation_key, title, similarity}); for a feed of new papers,
+    when the paper came into the index ("added", Unix milliseconds)."""
+
+    members: list[tuple[int, float]]
+    terms: list[str]
+    outside: NotRequired[list[Any]]
+    added: NotRequired[int]
+
+
 @dataclass(frozen=True)
 class Ranking:
     """Rows of the papers found, best first, and their score columns ("score", and in hybrid
@@ -37,7 +51,7 @@ class Ranking:
     rows: np.ndarray
     scores: dict[str, np.ndarray]
     note: str | None = None  # why there are no results, when a query matched nothing
-    reasons: list[dict] | None = None  # recommendations: why each (``recommend.reasons``)
+    reasons: list[Reason] | None = None  # recommendations: why each (``recommend.reasons``)
 
 
 @dataclass(frozen=True)

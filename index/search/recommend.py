@@ -26,7 +26,7 @@ import scipy.sparse
 
 from paperscope.errors import UserError
 from paperscope.index.common.kmeans import kmeans
-from paperscope.index.search.ranking import Ranking
+from paperscope.index.search.ranking import Ranking, Reason
 from paperscope.settings import QuerySettings
 
 C = 0.1  # LinearSVC's C, as arxiv-sanity-lite sets it
@@ -169,7 +169,7 @@ REASON_MEMBERS = 2  # the members named as a recommendation's closest
 REASON_TERMS = 4  # the terms named as shared with them
 
 
-def reasons(ranker, rows: np.ndarray, positive: np.ndarray, outside_vectors=None, outside_texts=()) -> list[dict]:
+def reasons(ranker, rows: np.ndarray, positive: np.ndarray, outside_vectors=None, outside_texts=()) -> list[Reason]:
     """Why each of ``rows`` is recommended for a collection of ``positive`` rows and of members
     outside the index (their ``outside_vectors`` and ``outside_texts``, title and abstract): the
     ``REASON_MEMBERS`` members it is closest to, of either kind ("members": (row, cosine) pairs,
@@ -177,7 +177,7 @@ def reasons(ranker, rows: np.ndarray, positive: np.ndarray, outside_vectors=None
     collection ("terms": the heaviest in both its TF-IDF row and the members', first)."""
     outside = np.zeros((0, ranker.vectors.shape[1]), np.float32) if outside_vectors is None else outside_vectors
     if not len(rows) or not len(positive) + len(outside):
-        return [{"members": [], "terms": []} for _ in rows]
+        return [Reason(members=[], terms=[]) for _ in rows]
     found = np.asarray(ranker.vectors[rows])
     cosines = np.hstack([found @ np.asarray(ranker.vectors[positive]).T, found @ np.asarray(outside).T])
     closest = np.argsort(-cosines, axis=1, kind="stable")[:, :REASON_MEMBERS]
@@ -187,13 +187,13 @@ def reasons(ranker, rows: np.ndarray, positive: np.ndarray, outside_vectors=None
         profile += np.asarray(ranker.keyword.transform(list(outside_texts)).sum(axis=0)).ravel()
     picked = matrix[rows]
     shared = picked.data * profile[picked.indices]  # each of the rows' terms, weighed by both
-    found_reasons = []
+    found_reasons: list[Reason] = []
     for i in range(len(rows)):
         start, end = picked.indptr[i], picked.indptr[i + 1]
         order = np.argsort(-shared[start:end], kind="stable")
         terms = picked.indices[start:end][order[shared[start:end][order] > 0]]
         count = len(positive)
-        reason = {
+        reason: Reason = {
             "members": [(int(positive[j]), float(cosines[i, j])) for j in closest[i] if j < count],
             "terms": [ranker.keyword.terms[term] for term in terms[:REASON_TERMS]],
         }

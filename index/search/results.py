@@ -8,7 +8,7 @@ read from the memory-mapped table only when the results are turned into a table:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +30,16 @@ def check_k(k) -> int:
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= MAX_RESULTS:
         raise UserError(f"k must be a whole number from 1 to {MAX_RESULTS:,}, got {k!r}")
     return int(k)
+
+
+class Because(TypedDict):
+    """A recommendation's reason as :meth:`Results.to_records` gives it (its "because" column):
+    its closest members, named ({"id", "title", "similarity"}; one outside the index has "id"
+    None, its "key" and "citation_key"), the terms it shares with them, and "added" for a feed."""
+
+    members: list[dict[str, Any]]
+    terms: list[str]
+    added: NotRequired[int]
 
 
 class Results:
@@ -88,7 +98,7 @@ class Results:
         metadata = papers.drop_columns(["id", "title"])
         return pa.table(columns | dict(zip(metadata.column_names, metadata.columns, strict=True)))
 
-    def _because(self) -> list[dict]:
+    def _because(self) -> list[Because]:
         """Each recommendation's reason with its closest members named by title: {"members": [{"id",
         "title", "similarity"}…], "terms": […]} (and "added", for new papers of a feed); members
         outside the index (a collection's "outside" reasons) have "id" None, their "key" and
@@ -98,13 +108,16 @@ class Results:
         named = self._papers.take(rows, ["id", "title"])
         pairs = zip(named.column("id").to_pylist(), named.column("title").to_pylist(), strict=True)
         of = dict(zip(rows, pairs, strict=True))
-        because = []
+        because: list[Because] = []
         for reason in reasons:
-            inside = [{"id": of[row][0], "title": of[row][1], "similarity": round(similarity, 3)}
+            inside: list[dict[str, Any]] = [{"id": of[row][0], "title": of[row][1], "similarity": round(similarity, 3)}
                       for row, similarity in reason["members"]]  # fmt: skip
             outside = [{"id": None, **member} for member in reason.get("outside", [])]
             members = sorted([*inside, *outside], key=lambda member: -member["similarity"])
-            because.append({**{k: v for k, v in reason.items() if k != "outside"}, "members": members})
+            item = Because(members=members, terms=reason["terms"])
+            if "added" in reason:
+                item["added"] = reason["added"]
+            because.append(item)
         return because
 
     def to_pandas(self) -> pd.DataFrame:

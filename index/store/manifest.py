@@ -20,7 +20,7 @@ import dataclasses
 import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from paperscope.errors import UserError
 from paperscope.settings import DEFAULT_MODES, BuildSettings, Smoothing
@@ -28,6 +28,16 @@ from paperscope.settings import DEFAULT_MODES, BuildSettings, Smoothing
 FORMAT_NAME = "paperscope-index"
 FORMAT_VERSION = 6  # 2: keyword index; 3: its stop words; 4: terms from index.terms; 5: coarse topics;
 # 6: memory-mapped papers (Arrow IPC) and keyword matrix (.npy by paper and by term)
+
+
+class Fidelity(TypedDict):
+    """An int8 build's fidelity to fp32, measured on a sample of ``sample`` texts: their vectors'
+    cosine (mean, min) and the overlap of each one's 10 nearest neighbours within the sample."""
+
+    sample: int
+    cosine_mean: float
+    cosine_min: float
+    top10_overlap: float
 
 
 @dataclass(frozen=True)
@@ -41,7 +51,7 @@ class ModelInfo:
     backend: str = "onnx"
     quantize: str | None = None
     window: int | None = None
-    int8_fidelity: Mapping[str, Any] | None = None  # an int8 build's cosine and top-10 overlap with fp32
+    int8_fidelity: Fidelity | None = None  # an int8 build's cosine and top-10 overlap with fp32
 
 
 @dataclass(frozen=True)
