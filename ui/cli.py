@@ -847,15 +847,18 @@ COMMANDS = (
 
 
 @functools.cache  # argparse takes ~0.1 s to make it (gettext per option); parsing changes nothing in it
-def make_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand (``COMMANDS``), made once per process."""
+def make_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of every subcommand (``COMMANDS``), made once per process; given a
+    ``command``, only that one gets its options (every command is still named, for ``--help``):
+    a lookup does not make the other commands' options."""
     parser = arguments.Parser(
         prog="paperscope", description="Semantic similarity explorer for research-paper abstracts."
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=arguments.Parser)
     for name, summary, add_options, run in COMMANDS:
         sub = commands.add_parser(name, help=summary)
-        add_options(sub)
+        if command in (None, name):
+            add_options(sub)
         if run is not None:  # None: a command of commands, each of which sets its own
             sub.set_defaults(run=run)
     return parser
@@ -899,7 +902,8 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)  # cleanups run as on Ctrl-C (a build's work folder)
     try:
-        parser = make_parser()
+        argv = sys.argv[1:] if argv is None else argv
+        parser = make_parser(argv[0] if argv and argv[0] in {command[0] for command in COMMANDS} else None)
         args, extra = parser.parse_known_args(argv)
         if extra and isinstance(getattr(args, "ids", None), list) and not any(a.startswith("-") for a in extra):
             args.ids += extra  # ids after an option: `collection create NAME --index DIR ID …`
