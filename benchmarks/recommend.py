@@ -293,8 +293,10 @@ def million_ranker(index, count: int, work: Path):
         (work / "hnsw.tmp").rename(faiss_path)
         print(f"built HNSW over {count} vectors in {time.perf_counter() - start:.0f} s")
     keyword = ranker.keyword
-    grown = KeywordIndex(replicate_rows(keyword.matrix, count), keyword.terms, keyword.idf, sorted(keyword.stop_words))
-    grown.__dict__["by_term"] = replicate_by_term(keyword.by_term, base, count)
+    postings = replicate_by_term(keyword.by_term, base, count)  # as a fit orders them, without sorting a million
+    grown = KeywordIndex(
+        replicate_rows(keyword.matrix, count), keyword.terms, keyword.idf, sorted(keyword.stop_words), postings
+    )
     search = dataclasses.replace(index.manifest.search, ef_search=int(tuned_path.read_text()))
     return Ranker(arrays["vectors"], arrays["smoothed"], faiss.read_index(str(faiss_path)), grown, search)
 
