@@ -16,7 +16,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
@@ -56,6 +56,7 @@ from paperscope.ui.columns_view import (
 )
 from paperscope.ui.map_component import topic_map
 from paperscope.ui.mapplot import MAX_STARRED, cluster_colours, map_focus, map_payload
+from paperscope.ui.session import Key, View
 from paperscope.ui.topics_view import topics_panel
 
 PICKER_LIMIT = 5_000  # above this many papers the pickers list the papers in view: 50,000 titles cost 3.6 s a rerun
@@ -223,9 +224,9 @@ def _sidebar(
         f"built {manifest.created[:10]} · map trust {manifest.map.trust:.0%}"
     )
     most = max(2, min(50, len(index) - 1))  # a slider needs two values; search clamps to the corpus anyway
-    st.session_state["k"] = min(st.session_state.get("k", 10), most)
-    k = sidebar.slider("Results (k)", 1, most, key="k")
-    level = sidebar.radio("Topic level", LEVELS, horizontal=True, key="topic_level",
+    st.session_state[Key.K] = min(st.session_state.get(Key.K, 10), most)
+    k = sidebar.slider("Results (k)", 1, most, key=Key.K)
+    level = sidebar.radio("Topic level", LEVELS, horizontal=True, key=Key.TOPIC_LEVEL,
                           help="coarse: merged clusters, a few per field; fine: the clusters themselves")  # fmt: skip
     colour_select(index)
     # The arguments of PaperIndex.where: only those a user narrowed (None: no filter)
@@ -244,7 +245,7 @@ def _sidebar(
         "Ranking",
         modes,
         horizontal=True,
-        key="mode",
+        key=Key.MODE,
         help="hybrid: 70% meaning (MiniLM) + 30% exact words (TF-IDF), measured best; "
         "papers using every acronym of a query come first",
     )
@@ -265,7 +266,7 @@ def _upload_form() -> None:
         f"CSV, TSV, JSONL, JSON, TXT, Parquet, BibTeX or RIS (optionally .gz), up to {MAX_UPLOAD_MB} MB",
         type=list(UPLOAD_TYPES),
     )
-    if upload is None or st.session_state.get("built_upload") == upload.file_id:
+    if upload is None or st.session_state.get(Key.BUILT_UPLOAD) == upload.file_id:
         return
     data = upload.getvalue()
     if len(data) > MAX_UPLOAD_MB * 1024 * 1024:
@@ -302,18 +303,18 @@ def _upload_form() -> None:
         except UserError as exc:
             st.error(str(exc).replace(str(saved), upload.name))
             return
-    st.session_state["built_upload"] = upload.file_id
+    st.session_state[Key.BUILT_UPLOAD] = upload.file_id
     _switch(index_label=name, **_view())
 
 
 def _read_url_state(index: PaperIndex) -> None:
     """First run of a session: take paper, not, q, k and mode from the URL."""
-    if st.session_state.get("url_read"):
+    if st.session_state.get(Key.URL_READ):
         return
-    st.session_state["url_read"] = True
+    st.session_state[Key.URL_READ] = True
     params = st.query_params
-    st.session_state["k"] = max(1, min(50, int(params["k"]))) if params.get("k", "").isdigit() else 10
-    for key, param in (("papers", "paper"), ("not_papers", "not")):
+    st.session_state[Key.K] = max(1, min(50, int(params["k"]))) if params.get("k", "").isdigit() else 10
+    for key, param in ((Key.PAPERS, "paper"), (Key.NOT_PAPERS, "not")):
         given = [paper_id for paper_id in params.get(param, "").split(",") if paper_id.strip()]
         st.session_state[key] = index.known(given)
         if len(st.session_state[key]) < len(given):
@@ -321,33 +322,34 @@ def _read_url_state(index: PaperIndex) -> None:
                 index.rows(given)  # raises the message naming the unknown id and close ones
             except UserError as exc:
                 st.error(f"The link's {param}= names a paper this index does not have: {exc}")
-    st.session_state["mode"] = params.get("mode") if params.get("mode") in MODES else index.manifest.search.search_mode
-    if not st.session_state["papers"] and params.get("q"):
-        st.session_state["query"] = params["q"][:20_000]
-    if not st.session_state["papers"] and not params.get("q") and params.get("collection"):
-        st.session_state["collection"] = params["collection"]  # checked against the index's by the panel
+    asked_mode = params.get("mode")
+    st.session_state[Key.MODE] = asked_mode if asked_mode in MODES else index.manifest.search.search_mode
+    if not st.session_state[Key.PAPERS] and params.get("q"):
+        st.session_state[Key.QUERY] = params["q"][:20_000]
+    if not st.session_state[Key.PAPERS] and not params.get("q") and params.get("collection"):
+        st.session_state[Key.COLLECTION] = params["collection"]  # checked against the index's by the panel
 
 
 def _on_query_change() -> None:
-    if st.session_state.get("query"):
-        st.session_state["papers"], st.session_state["not_papers"], st.session_state["like_set"] = [], [], []
-        st.session_state["collection"] = None
+    if st.session_state.get(Key.QUERY):
+        st.session_state[Key.PAPERS], st.session_state[Key.NOT_PAPERS], st.session_state[Key.LIKE_SET] = [], [], []
+        st.session_state[Key.COLLECTION] = None
 
 
 def _on_paper_change() -> None:
-    if st.session_state.get("papers"):
-        st.session_state["query"], st.session_state["like_set"], st.session_state["collection"] = "", [], None
+    if st.session_state.get(Key.PAPERS):
+        st.session_state[Key.QUERY], st.session_state[Key.LIKE_SET], st.session_state[Key.COLLECTION] = "", [], None
 
 
-def _view(**shown) -> dict:
+def _view(**shown: Unpack[View]) -> View:
     """The session state of what the results answer: nothing but ``shown`` (papers picked and
     avoided, a text query, a set liked, a lasso, a collection)."""
-    return {"papers": [], "not_papers": [], "query": "", "like_set": [], "lasso": [], "collection": None, **shown}
+    return View(papers=[], not_papers=[], query="", like_set=[], lasso=[], collection=None) | shown
 
 
 def _switch(**state) -> None:
     """Change widget values (allowed only before the widgets exist): on the next run."""
-    st.session_state["pending"] = state
+    st.session_state[Key.PENDING] = state
     st.rerun()
 
 
@@ -379,9 +381,9 @@ def titles_of(index: PaperIndex, ids: list[str]) -> dict[str, str]:
 def _take_map_events(index: PaperIndex) -> None:
     """Before any widget exists: a click on a point selects that paper; a lasso or box keeps its
     papers as the map selection. The map's events of this run are in its session state."""
-    events = st.session_state.get("map") or {}
+    events = st.session_state.get(Key.MAP) or {}
     if events.get("lasso") is not None:
-        st.session_state["lasso"] = index.table(events["lasso"], ["id"]).column("id").to_pylist()
+        st.session_state[Key.LASSO] = index.table(events["lasso"], ["id"]).column("id").to_pylist()
     if events.get("click") is not None:
         clicked = index.table([events["click"]], ["id"]).column("id")[0].as_py()
         st.session_state.update(_view(papers=[clicked]))
@@ -389,7 +391,7 @@ def _take_map_events(index: PaperIndex) -> None:
 
 def _lasso_panel(index: PaperIndex, column: str) -> None:
     """The papers selected on the map: listed, exportable, usable at once as "more like these"."""
-    ids = st.session_state.get("lasso") or []
+    ids = st.session_state.get(Key.LASSO) or []
     if not ids:
         return
     chosen = index.table(index.rows(ids), ["id", "title", column]).to_pandas().rename(columns={column: "topic"})
@@ -419,7 +421,7 @@ def _lasso_panel(index: PaperIndex, column: str) -> None:
 def _search_inputs(index: PaperIndex) -> None:
     st.text_input(
         "Search by text",
-        key="query",
+        key=Key.QUERY,
         on_change=_on_query_change,
         placeholder="e.g. making diffusion transformers faster",
     )
@@ -428,13 +430,13 @@ def _search_inputs(index: PaperIndex) -> None:
     else:  # the papers in view: those picked and the last results (of this index: another's may linger)
         state = st.session_state
         ids = index.known(
-            list(dict.fromkeys([*state.get("papers", []), *state.get("not_papers", []), *state.get("shown", [])]))
+            list(dict.fromkeys([*state.get(Key.PAPERS, []), *state.get(Key.NOT_PAPERS, []), *state.get(Key.SHOWN, [])]))
         )
         label = "…or pick from the results (several: more like these)"
     st.multiselect(
         label,
         ids,
-        key="papers",
+        key=Key.PAPERS,
         on_change=_on_paper_change,
         format_func=titles_of(index, ids).__getitem__,
         placeholder="type to search titles",
@@ -507,7 +509,7 @@ def _open_index(choices: dict[str, str]) -> tuple[str, str, str, PaperIndex]:
     """The index this session shows (the first choice unless one was picked): its label, folder,
     generation and the index, loaded once per generation. The sample is built on first use; an
     index that does not load stops the page with its error."""
-    label = st.session_state.get("index_label")
+    label = st.session_state.get(Key.INDEX_LABEL)
     if label not in choices:
         label = next(iter(choices))
     folder = choices[label]
@@ -530,7 +532,7 @@ def _look_up(
     query), among the papers passing ``filters``: most like the ``chosen`` ids and least like the
     ``avoided`` ones, else like the text query, else the recommendations for the ``collection``
     shown (its name); the URL follows what was asked. A user error shows in ``side``."""
-    query = st.session_state.get("query", "").strip()
+    query = st.session_state.get(Key.QUERY, "").strip()
     results, query_xy = None, None
     try:
         within = filters_mask(index, filters)
@@ -539,7 +541,7 @@ def _look_up(
             results = index.collections.recommend(collection, k=k, within=within).to_pandas()
         elif chosen:
             results = index.similar(chosen, k=k, mode=mode, negative=avoided, within=within).to_pandas()
-            if st.session_state.get("papers"):
+            if st.session_state.get(Key.PAPERS):
                 url = {"paper": ",".join(chosen), "k": str(k), "mode": mode}
                 st.query_params.from_dict(url | ({"not": ",".join(avoided)} if avoided else {}))
         elif query:
@@ -558,7 +560,7 @@ def _asked(index: PaperIndex, results, chosen: list[str], avoided: list[str]) ->
     """What the results answer: the papers picked (and avoided), a set chosen, or a prompt."""
     if results is None:
         st.info("Type a query or pick a paper — or click a point on the map.")
-    elif st.session_state.get("papers"):
+    elif st.session_state.get(Key.PAPERS):
         titles = titles_of(index, [*chosen, *avoided])
         names = " + ".join(f"<b>{html.escape(titles[i])}</b>" for i in chosen)
         unlike = f", least like {' + '.join(html.escape(titles[i]) for i in avoided)}" if avoided else ""
@@ -590,7 +592,7 @@ def _map_panel(index: PaperIndex, source: tuple[str, str], focus: dict, level: s
 def main() -> None:
     """Render the dashboard: the map on the left, taking most of the page; search and results beside it."""
     st.set_page_config(page_title="paperscope", page_icon="🔭", layout="wide", initial_sidebar_state="collapsed")
-    st.session_state.update(st.session_state.pop("pending", {}))
+    st.session_state.update(st.session_state.pop(Key.PENDING, {}))
     st.html(PAGE_CSS)
     choices = index_choices(_cli_index())
     label, folder, generation, index = _open_index(choices)
@@ -611,21 +613,21 @@ def main() -> None:
         unlike_slot = st.container()  # "…and less like these", once the results are known: above the collections
         recommended_slot = st.container()  # a collection's recommendations: above the collections' table
         shown = collections_panel(index)
-    chosen = st.session_state.get("papers") or st.session_state.get("like_set") or []
-    avoided = [i for i in st.session_state.get("not_papers") or [] if i not in chosen] if chosen else []
-    shown = shown if not chosen and not st.session_state.get("query", "").strip() else None
+    chosen = st.session_state.get(Key.PAPERS) or st.session_state.get(Key.LIKE_SET) or []
+    avoided = [i for i in st.session_state.get(Key.NOT_PAPERS) or [] if i not in chosen] if chosen else []
+    shown = shown if not chosen and not st.session_state.get(Key.QUERY, "").strip() else None
     results, query_xy = _look_up(index, side, filters, k, mode, chosen=chosen, avoided=avoided,
                                  collection=shown and shown["name"])  # fmt: skip
 
-    st.session_state["shown"] = results["id"].tolist() if results is not None else []
-    if st.session_state.get("papers"):
+    st.session_state[Key.SHOWN] = results["id"].tolist() if results is not None else []
+    if st.session_state.get(Key.PAPERS):
         with unlike_slot:  # picked among the results (and those already picked): each rerun sends its titles
-            unlike = [*avoided, *(i for i in st.session_state["shown"] if i not in avoided)]
+            unlike = [*avoided, *(i for i in st.session_state[Key.SHOWN] if i not in avoided)]
             titles = titles_of(index, unlike)
-            st.multiselect("…and less like these", unlike, key="not_papers", format_func=titles.__getitem__,
+            st.multiselect("…and less like these", unlike, key=Key.NOT_PAPERS, format_func=titles.__getitem__,
                            placeholder="optional: pick among the results")  # fmt: skip
-    level = st.session_state["topic_level"]
-    lasso_rows = index.rows(st.session_state.get("lasso") or []).tolist()
+    level = st.session_state[Key.TOPIC_LEVEL]
+    lasso_rows = index.rows(st.session_state.get(Key.LASSO) or []).tolist()
     focus = map_focus(
         level,
         selected_rows=index.rows(chosen if len(chosen) <= MAX_STARRED else []).tolist(),
@@ -635,7 +637,7 @@ def main() -> None:
     )
     if shown:  # its members as diamonds, its recommendations numbered (a map selection's papers ringed)
         focus = collection_focus(index, shown, results, level, lasso_rows)
-    colour_by = st.session_state.get("colour_by")
+    colour_by = st.session_state.get(Key.COLOUR_BY)
     colour_by = colour_by if colour_by in index.columns() else None
     focus["colour"] = column_colours(index, (folder, generation), colour_by) if colour_by else {}
     with recommended_slot if shown else side:  # before the map: at a million papers its points take seconds to send
@@ -645,9 +647,9 @@ def main() -> None:
         else:
             _asked(index, results, chosen, avoided)
         if results is not None:
-            query = None if chosen else st.session_state.get("query", "").strip()
+            query = None if chosen else st.session_state.get(Key.QUERY, "").strip()
             explain_with = {"other_id": chosen[0] if chosen else None, "query": query}
-            columns = (st.session_state.get("filter_column"), colour_by)  # their values shown on each card
+            columns = (st.session_state.get(Key.FILTER_COLUMN), colour_by)  # their values shown on each card
             _results_list((folder, generation), results, level, explain_with if explain and not shown else None,
                           columns, focus["colour"],
                           below_header=recommended_card(index, shown) if shown else None)  # fmt: skip

@@ -28,10 +28,10 @@ from paperscope.embed.text import counted
 from paperscope.errors import UserError
 from paperscope.ui.app_access import READ_ONLY_NOTE, audited, read_only
 from paperscope.ui.mapplot import map_focus
+from paperscope.ui.session import Key, View
 
 NOTE = "collection_note"  # session state: what the last add, remove or delete said, shown on the next run
 LAST = "last_collection"  # session state: the collection last added to, offered first
-SHOWN = "collection"  # session state (and the URL's parameter): the collection shown
 UNDO = "collection_dismissed_last"  # session state: the paper last dismissed (collection, id, title), for its Undo
 REASON_TITLE_CHARS = 60  # a member's title in a recommendation's reason is cut here
 PANEL_CSS = """<style>
@@ -84,7 +84,7 @@ def add_popover(index, ids: list[str], key: str, label: str = "", help: str = "A
         except UserError as exc:  # a damaged or locked collections file
             st.error(plain(str(exc)))
             return
-        default = st.session_state.get(SHOWN) or st.session_state.get(LAST)
+        default = st.session_state.get(Key.COLLECTION) or st.session_state.get(LAST)
         st.selectbox(
             f"Add {counted(len(ids), 'paper')} to",
             names,
@@ -110,8 +110,8 @@ def _show_note() -> None:
 
 def _on_show() -> None:
     """A collection chosen: its recommendations replace the papers picked and the text query."""
-    if st.session_state.get(SHOWN):
-        st.session_state.update(papers=[], not_papers=[], query="", like_set=[])
+    if st.session_state.get(Key.COLLECTION):
+        st.session_state.update(View(papers=[], not_papers=[], query="", like_set=[]))
 
 
 def _listing_html(listing, shown: str | None) -> str:
@@ -128,10 +128,10 @@ def _listing_html(listing, shown: str | None) -> str:
 def _check_shown(index, names: list[str]) -> None:
     """Before the chooser exists: a collection shown that the index does not have (a link's
     typo, or deleted by another session) is dropped, with the collections' own message."""
-    shown = st.session_state.get(SHOWN)
+    shown = st.session_state.get(Key.COLLECTION)
     if shown is None or shown in names:
         return
-    st.session_state[SHOWN] = None
+    st.session_state[Key.COLLECTION] = None
     try:
         index.collections.members(shown)  # raises the message naming close names
     except UserError as exc:
@@ -150,7 +150,7 @@ def collections_panel(index) -> dict | None:
         return None
     names = listing["name"].tolist()
     _check_shown(index, names)
-    shown = st.session_state.get(SHOWN)
+    shown = st.session_state.get(Key.COLLECTION)
     with st.expander(f"Collections ({len(names)})", icon=":material/bookmarks:"):
         _import_form(index, names)
         if not names:
@@ -159,7 +159,7 @@ def collections_panel(index) -> dict | None:
             return None
         st.html(_listing_html(listing, shown))
         choose, edit = st.columns([5, 1], vertical_alignment="bottom", gap="small")
-        choose.selectbox("Show a collection", names, index=None, key=SHOWN, on_change=_on_show,
+        choose.selectbox("Show a collection", names, index=None, key=Key.COLLECTION, on_change=_on_show,
                          placeholder="choose one: its recommendations, its members on the map")  # fmt: skip
         if not shown:
             return None
@@ -193,7 +193,7 @@ def _dismissed(index, name: str) -> dict[str, str]:
 def _import(index) -> None:
     """Import the uploaded library file into the collection named (made if new): the summary the
     command line prints, or the one-line error naming the file as uploaded."""
-    upload, name = st.session_state.get("collection_import_file"), (st.session_state.get("collection_import_name")
+    upload, name = st.session_state.get(Key.COLLECTION_IMPORT_FILE), (st.session_state.get(Key.COLLECTION_IMPORT_NAME)
                                                                      or "").strip()  # fmt: skip
     if upload is None or not name:
         st.session_state[NOTE] = ("error", "choose a library file and a collection (or type a new name)")
@@ -219,23 +219,23 @@ def _import_form(index, names: list[str]) -> None:
         return
     with st.popover("Import a library file", icon=":material/upload_file:", key="collection_import"):
         st.file_uploader("BibTeX, RIS or CSL-JSON (Zotero, Mendeley, JabRef …)", type=["bib", "ris", "json"],
-                         key="collection_import_file")  # fmt: skip
-        default = st.session_state.get(SHOWN) or st.session_state.get(LAST)
+                         key=Key.COLLECTION_IMPORT_FILE)  # fmt: skip
+        default = st.session_state.get(Key.COLLECTION) or st.session_state.get(LAST)
         st.selectbox("into the collection", names, index=names.index(default) if default in names else None,
-                     key="collection_import_name", accept_new_options=True,
+                     key=Key.COLLECTION_IMPORT_NAME, accept_new_options=True,
                      placeholder="choose, or type a new name")  # fmt: skip
         st.button("Import", key="collection_import_go", type="primary", on_click=_import, args=(index,))
 
 
 def _remove(index, name: str) -> None:
-    keys = st.session_state.get("collection_remove") or []
+    keys = st.session_state.get(Key.COLLECTION_REMOVE) or []
     try:
         removed = audited(f"remove {counted(len(keys), 'member')} from collection {name}", index.folder,
                           lambda: index.collections.remove(name, keys))  # fmt: skip
     except UserError as exc:
         st.session_state[NOTE] = ("error", str(exc))
         return
-    st.session_state["collection_remove"] = []
+    st.session_state[Key.COLLECTION_REMOVE] = []
     st.session_state[NOTE] = ("removed", f"Removed {counted(removed, 'paper')} from “{name}”")
 
 
@@ -245,7 +245,7 @@ def _delete(index, name: str) -> None:
     except UserError as exc:
         st.session_state[NOTE] = ("error", str(exc))
         return
-    st.session_state[SHOWN], st.session_state["collection_delete_sure"] = None, False
+    st.session_state[Key.COLLECTION], st.session_state[Key.COLLECTION_DELETE_SURE] = None, False
     st.session_state[NOTE] = ("deleted", f"Deleted the collection “{name}”")
 
 
@@ -254,11 +254,13 @@ def _manage(index, name: str, titles: dict[str, str]) -> None:
     if read_only():
         st.caption(READ_ONLY_NOTE)
         return
-    picked = st.multiselect("Remove members", list(titles), key="collection_remove", format_func=titles.__getitem__,
+    picked = st.multiselect("Remove members", list(titles), key=Key.COLLECTION_REMOVE, format_func=titles.__getitem__,
                             placeholder="pick members to remove")  # fmt: skip
     st.button(f"Remove {counted(len(picked), 'paper')}", key="collection_remove_go", disabled=not picked,
               on_click=_remove, args=(index, name))  # fmt: skip
-    sure = st.checkbox(f"Delete this collection and its {counted(len(titles), 'paper')}", key="collection_delete_sure")
+    sure = st.checkbox(
+        f"Delete this collection and its {counted(len(titles), 'paper')}", key=Key.COLLECTION_DELETE_SURE
+    )
     st.button("Delete it", key="collection_delete", type="primary", disabled=not sure, on_click=_delete,
               args=(index, name))  # fmt: skip
 
@@ -361,7 +363,7 @@ def _file_stem(name: str) -> str:
 
 
 def _close() -> None:
-    st.session_state[SHOWN] = None
+    st.session_state[Key.COLLECTION] = None
 
 
 def collection_header(index, shown: dict) -> None:

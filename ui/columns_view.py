@@ -21,6 +21,7 @@ from paperscope.embed.conditions import parse
 from paperscope.errors import UserError, shown
 from paperscope.index.paper_index import PaperIndex
 from paperscope.ui.mapplot import UNCLUSTERED_COLOUR, map_colours
+from paperscope.ui.session import Key
 
 COLUMN_CHOICES = 100  # a text column with more distinct values (a list with more members) is filtered by typing
 SIDEBAR_COLUMNS = ("year", "venue", "categories")  # the sidebar's own controls filter these
@@ -107,14 +108,14 @@ def column_filter(index: PaperIndex, source: tuple[str, str]) -> dict:
     columns = filterable(index)
     if not columns:
         return {}
-    with st.sidebar.expander("Filter by a column", expanded=bool(st.session_state.get("filter_column"))):
+    with st.sidebar.expander("Filter by a column", expanded=bool(st.session_state.get(Key.FILTER_COLUMN))):
         name = st.selectbox(
             "Column",
             list(columns),
             index=None,
             placeholder="choose a column",
             format_func=shown,
-            key="filter_column",
+            key=Key.FILTER_COLUMN,
             help="Numbers and dates: a range; text: any of its values (or the text it contains, when it has many); "
             "a list: papers with any of the members picked.",
         )
@@ -160,7 +161,7 @@ def colour_select(index: PaperIndex) -> str | None:
         "Colour the map by",
         [TOPICS, *columns],
         format_func=lambda name: "topics (of the level shown)" if name == TOPICS else shown(name),
-        key="colour_by",
+        key=Key.COLOUR_BY,
         help="A column of words: its most common values in colours, the rest grey; a list: each paper's most "
         "common member; numbers and dates: a scale from the lowest to the highest.",
     )

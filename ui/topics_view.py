@@ -10,6 +10,7 @@ import streamlit as st
 from paperscope.errors import UserError, shown
 from paperscope.ui.app_access import READ_ONLY_NOTE, audited, read_only
 from paperscope.ui.collections_view import plain
+from paperscope.ui.session import Key
 
 MAX_GROUP_CHOICES = 500  # values a group can be picked from (the most common)
 
@@ -116,14 +117,14 @@ def _curate(index, change, message: str, then: dict) -> None:
     except UserError as exc:
         st.error(str(exc))
         return
-    st.session_state["curated"] = message
-    st.session_state["pending"] = {**st.session_state.get("pending", {}), **then}
+    st.session_state[Key.CURATED] = message
+    st.session_state[Key.PENDING] = {**st.session_state.get(Key.PENDING, {}), **then}
     st.rerun()
 
 
 def _corrections(index, overview, level: str) -> None:
     """Rename the topic picked, or merge two: kept beside the index, applied whenever it loads."""
-    if message := st.session_state.pop("curated", None):
+    if message := st.session_state.pop(Key.CURATED, None):
         st.success(message)
     for sentence in index.topics.report:
         st.warning(sentence)
@@ -220,8 +221,8 @@ def topics_panel(index, level: str, selected: list[str]) -> None:
             return
         asked = (first, second, level)
         if st.button("Find the papers between them", key="bridge_go"):
-            st.session_state["bridge_asked"] = asked
-        if st.session_state.get("bridge_asked") != asked:  # on demand: over large topics it takes seconds
+            st.session_state[Key.BRIDGE_ASKED] = asked
+        if st.session_state.get(Key.BRIDGE_ASKED) != asked:  # on demand: over large topics it takes seconds
             return
         number = dict(zip(overview["name"], overview["cluster"], strict=True))
         found = index.topics.bridges(number[first], number[second], level=level)
