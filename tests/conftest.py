@@ -7,6 +7,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,39 @@ def _in_this_process(argv: list[str]) -> subprocess.CompletedProcess:
         except SystemExit as exit_:  # --help, which a usage mistake's hint names
             status = exit_.code if isinstance(exit_.code, int) else 1
     return subprocess.CompletedProcess(["paperscope", *argv], status, out.getvalue(), err.getvalue())
+
+
+def _slow(item: pytest.Item) -> bool:
+    return item.get_closest_marker("slow") is not None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The fast tier first: every test not marked slow, then the slow ones, each tier in file order, so
+    that a broken change fails within minutes instead of after the whole suite."""
+    items.sort(key=_slow)
+
+
+_STARTED = pytest.StashKey[float]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """When the tests started, for the fast tier's time."""
+    session.config.stash[_STARTED] = time.monotonic()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Between the tiers: say how long the fast one took, and stop there if it failed (the slow tier
+    would only add its own failures to the ones already found, twenty minutes later)."""
+    yield
+    if nextitem is None or _slow(item) or not _slow(nextitem):
+        return
+    session, reporter = item.session, item.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        seconds = time.monotonic() - session.config.stash[_STARTED]
+        reporter.write_sep("-", f"fast tier done in {seconds:.0f} s, {session.testsfailed} failed")
+    if session.testsfailed:
+        session.shouldfail = f"the fast tier failed ({session.testsfailed}): the slow tier is not run"
 
 
 @pytest.fixture(scope="session", autouse=True)

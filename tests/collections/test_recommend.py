@@ -162,6 +162,7 @@ def test_a_collection_of_two_parts_is_served_from_both(sample_index, topics):
     assert min(shares) >= 2, shares
 
 
+@pytest.mark.slow
 def test_reasons_reach_the_command_line_and_the_service(sample_index_dir, tmp_path, topics):
     import json
 
@@ -187,6 +188,7 @@ def test_reasons_reach_the_command_line_and_the_service(sample_index_dir, tmp_pa
     assert [paper["because"] for paper in json.loads(as_json)] == [paper["because"] for paper in answer]
 
 
+@pytest.mark.slow
 def test_a_new_papers_reason_says_when_it_came(sample_index_dir, tmp_path, topics):
     import json
 

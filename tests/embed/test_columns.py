@@ -56,7 +56,8 @@ def conference_records() -> list[dict]:
     ]
 
 
-@pytest.fixture(scope="module")
+# Session-wide, not module-wide: this module has tests in both tiers, which run apart (tests/conftest.py).
+@pytest.fixture(scope="session")
 def corpus(tmp_path_factory) -> tuple[Path, list[dict]]:
     """:func:`conference_records` as JSON lines."""
     folder = tmp_path_factory.mktemp("columns")
@@ -66,7 +67,7 @@ def corpus(tmp_path_factory) -> tuple[Path, list[dict]]:
     return path, records
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def index(corpus) -> PaperIndex:
     path, _ = corpus
     build_index([path], path.parent / "index")
@@ -146,6 +147,7 @@ def test_conditions_keep_the_papers_their_values_say(index, corpus, condition):
     assert 0 < mask.sum() < len(records)  # each condition here splits the corpus
 
 
+@pytest.mark.slow
 def test_lookups_keep_to_the_conditions(index, corpus):
     _, records = corpus
     wanted = expected(records, "review_score >= 5") & expected(records, "tags contains diffusion")
@@ -227,6 +229,7 @@ def test_bad_conditions_are_one_line(index):
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_build_where_reads_only_the_records_meeting_it(corpus, tmp_path):
     path, records = corpus
     done = paperscope("build", str(path), "-o", str(tmp_path / "subset"), "--where", "tags contains graphs",
@@ -241,6 +244,7 @@ def test_build_where_reads_only_the_records_meeting_it(corpus, tmp_path):
     assert not (tmp_path / "none").exists()
 
 
+@pytest.mark.slow
 def test_a_value_against_its_columns_kind_is_one_line(tmp_path):
     count = STREAM_HEAD_RECORDS + 1  # the kinds are told from the first records; the bad value comes after
     rows = ["id,abstract,score,day"] + [f"q{i},Abstract {i} about graphs.,{i},2024-01-01" for i in range(count)]
@@ -282,6 +286,7 @@ def test_topics_by_numbers_dates_and_lists(index, corpus):
         index.topics.by("tags", bins=3)
 
 
+@pytest.mark.slow
 def test_topics_compare_groups_by_conditions(index, corpus):
     _, records = corpus
     done = paperscope(
@@ -319,6 +324,7 @@ def test_exports_carry_the_columns(index, corpus, tmp_path):
     assert "decision" in header.split(",") and "graphs; privacy" in first
 
 
+@pytest.mark.slow
 def test_add_grows_a_new_column_and_keeps_kinds(index, corpus, tmp_path):
     import shutil
 
@@ -370,6 +376,7 @@ def test_the_service_filters_and_answers_the_columns(index, corpus):
         assert empty.status_code == 200 and empty.json() == [] and empty.headers[NOTE_HEADER].startswith(note)
 
 
+@pytest.mark.slow
 def test_map_colours_by_a_column(index, tmp_path):
     done = paperscope(
         "map", "--index", str(index.folder), "-o", str(tmp_path / "map.html"), "--colour-by", "review_score"

@@ -93,6 +93,7 @@ def test_an_error_in_a_later_block_names_its_line_as_one_process_does(tmp_path, 
     assert errors[0] == errors[1] and errors[0].startswith(str(tmp_path / message))
 
 
+@pytest.mark.slow
 def test_a_build_reading_in_several_processes_keeps_what_one_process_keeps(tmp_path, small_blocks, monkeypatch):
     # the sample's abstracts with the own columns of test_columns, read past a head of 5 records in
     # blocks of a few records: the papers' table, own columns and sources included, is the same

@@ -21,6 +21,7 @@ from tests.conftest import FILES, paperscope
 RELEASES = FILES / "indexes"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("release", ["50675d1", "6dfb043", "ff7c3d5"])
 def test_an_index_of_every_earlier_release_loads_answers_and_grows(release, tmp_path, library_corpus):
     folder = tmp_path / "index"

@@ -154,6 +154,7 @@ def test_curations_made_on_the_build_map_carry_over_to_a_remap_by_membership(ind
     assert remapped.topics.curations()["applied"].tolist() == [True]
 
 
+@pytest.mark.slow
 def test_a_killed_remap_leaves_the_current_map_as_it_was(index_dir):
     index = PaperIndex.load(index_dir)
     shown = index.topics.table("coarse")["name"].tolist()
@@ -185,6 +186,7 @@ def test_a_killed_remap_leaves_the_current_map_as_it_was(index_dir):
         (["maps", "use"], "paperscope maps use needs a map's name"),
     ],
 )
+@pytest.mark.slow
 def test_the_command_line_says_what_is_wrong_in_one_line(index_dir, arguments, says):
     done = paperscope(*arguments, "--index", index_dir)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr

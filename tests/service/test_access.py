@@ -299,6 +299,7 @@ def _tls(port: int, context, path: str, headers: dict) -> tuple[int, dict]:
         connection.close()
 
 
+@pytest.mark.slow
 def test_the_command_lines_writes_are_audited_with_their_outcome(sample_index_dir, tmp_path):
     import getpass
 

@@ -275,7 +275,7 @@ def test_a_curation_that_matches_no_topic_is_reported_not_applied(folder, capsys
         curated.topics.rename(0, "x")  # never written over
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # its tests are in both tiers, which run apart (tests/conftest.py)
 def corrected(sample_index_dir, tmp_path_factory):
     """A copy of the sample with one correction of each kind, and what they made."""
     folder = _copy(sample_index_dir, tmp_path_factory.mktemp("corrected") / "index")
@@ -434,6 +434,7 @@ def test_a_part_of_one_paper_is_named_by_what_its_text_repeats(sample_index):
         assert texts[alone].lower().count(term.lower()) >= 2, (term, texts[alone])
 
 
+@pytest.mark.slow
 def test_split_parts_nothing_tells_apart_keep_a_suffix(sample_index, folder):
     """Parts whose papers say the same things have no honest names of their own: the naming gives
     none (the split then names them "X (part i)"), and a split logged without names (before parts

@@ -110,6 +110,7 @@ def test_papers_close_to_a_seed_form_a_topic_of_its_name_at_both_levels(seeded):
     assert_consistent(index)
 
 
+@pytest.mark.slow
 def test_info_names_the_seed_topics(seeded, capsys):
     assert cli.main(["info", "--index", str(seeded)]) == 0
     assert f"3 seed topics from seeds.txt (similarity {SIMILARITY})" in capsys.readouterr().out
