@@ -74,8 +74,11 @@ class CollectionsGroup(Collections):
         vectors = np.stack([from_blob(row["vector"]) for row in outside])
         texts = [member_text(row) for row in outside]
         positive = self.parts.papers.rows(ids) if ids else np.zeros(0, np.int64)
-        found.ranking.reasons[:] = reasons(self._state.ranker, found.rows, positive, vectors, texts)
-        for reason in found.ranking.reasons:
+        kept = found.ranking.reasons
+        if kept is None:  # not a recommendation's results
+            return
+        kept[:] = reasons(self._state.ranker, found.rows, positive, vectors, texts)
+        for reason in kept:
             reason["outside"] = [
                 {"key": outside[j]["key"], "citation_key": citation_key(outside[j]), "title": outside[j]["title"],
                  "similarity": round(similarity, 3)}

@@ -69,7 +69,7 @@ def curations_stamp(folder: str | Path) -> str:
 def _settings(settings: QuerySettings | None, mode: str | None) -> QuerySettings:
     """``settings`` (default: the index's) with ``mode`` when one is given."""
     settings = settings or QuerySettings()
-    return settings if mode is None else dataclasses.replace(settings, mode=mode)
+    return settings if mode is None else dataclasses.replace(settings, mode=mode)  # type: ignore[arg-type]  # QuerySettings checks it
 
 
 def _ids(paper_ids) -> list[str]:
@@ -326,7 +326,7 @@ class PaperIndex:
         if other_id is not None:
             other = int(self.rows(other_id)[0])
             other_text, other_vector = abstracts[other].as_py(), self.vectors[other]
-        else:
+        elif query is not None:  # (one of the two is given: checked above)
             other_text, other_vector = clean_query(query), self.embed_query(query)
         score = float(self.vectors[row] @ other_vector)
         return explain_pair(

@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import math
+from typing import Any
+
+# A row as JSON: column -> value, the corpus's own columns included (so a dict, not a TypedDict)
+Record = dict[str, Any]
 
 
 def jsonable(value):
@@ -22,7 +26,7 @@ def jsonable(value):
     return str(value)
 
 
-def json_rows(table) -> list[dict]:
+def json_rows(table) -> list[Record]:
     """The rows of an Arrow table as a list of JSON-ready dicts (NaN as null), in order."""
     rows = table.to_pylist()
     for row in rows:
@@ -35,7 +39,7 @@ def json_rows(table) -> list[dict]:
     return rows
 
 
-def records(frame) -> list[dict]:
+def records(frame) -> list[Record]:
     """The rows of a DataFrame as :func:`json_rows` gives them (missing values, NaN included, as null)."""
     import pyarrow as pa
 

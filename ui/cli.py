@@ -109,6 +109,7 @@ def _seeds(path: str | None, similarity: float | None) -> TopicSeeds | None:
     return read_seed_topics(path, SEED_SIMILARITY if similarity is None else similarity)
 
 
+@arguments.of_kind("smoothing")
 def _smoothing(text: str) -> Smoothing | None:
     """--smoothing K:W or off."""
     text = Text()(text)
@@ -123,17 +124,13 @@ def _smoothing(text: str) -> Smoothing | None:
         raise argparse.ArgumentTypeError(f"'{text}': K must be at least 1 and W in (0, 10]") from None
 
 
-_smoothing.kind = "smoothing"
-
-
+@arguments.of_kind("file")
 def _seed_file(text: str) -> str:
     """--topics-from FILE, or 'none'."""
     return text if text == "none" else arguments.existing_file(text)
 
 
-_seed_file.kind = "file"
-
-
+@arguments.of_kind("faiss")
 def _faiss(text: str) -> str:
     """--faiss FACTORY, checked before a build embeds anything."""
     from paperscope.index.build.ann import check_factory
@@ -142,9 +139,6 @@ def _faiss(text: str) -> str:
         return check_factory(Text()(text))
     except UserError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-_faiss.kind = "faiss"
 
 
 def cmd_add(args) -> None:
@@ -765,6 +759,7 @@ def _topics_options(topics) -> None:
     curation_commands.add_actions(topics, arguments.Parser)
 
 
+@arguments.of_kind("condition")
 def _group(text: str):
     """--compare GROUP: COLUMN=VALUE or a condition ('review_score >= 6')."""
     from paperscope.embed.conditions import parse
@@ -777,9 +772,7 @@ def _group(text: str):
         ) from None
 
 
-_group.kind = "condition"
-
-
+@arguments.of_kind("bins")
 def _bins(text: str):
     """--bins N or EDGES (comma-separated): a number of groups from 2 to BY_VALUES, or at least two edges."""
     text = Text()(text).strip()
@@ -789,9 +782,6 @@ def _bins(text: str):
     if len(set(edges)) < 2:
         raise argparse.ArgumentTypeError(f"'{text}': give a number of groups or at least two edges, such as 0,5,10")
     return edges
-
-
-_bins.kind = "bins"
 
 
 def _bridges_options(bridges) -> None:
@@ -847,7 +837,7 @@ COMMANDS = (
 
 
 @functools.cache  # argparse takes ~0.1 s to make it (gettext per option); parsing changes nothing in it
-def make_parser(command: str | None = None) -> argparse.ArgumentParser:
+def make_parser(command: str | None = None) -> arguments.Parser:
     """The argument parser of every subcommand (``COMMANDS``), made once per process; given a
     ``command``, only that one gets its options (every command is still named, for ``--help``):
     a lookup does not make the other commands' options."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from paperscope.errors import UserError, shown
@@ -33,7 +34,7 @@ def print_json(value) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-def print_results(results, as_json: bool, show: list[str] = ()) -> None:
+def print_results(results, as_json: bool, show: Sequence[str] = ()) -> None:
     """Print ranked papers (:class:`~paperscope.index.search.results.Results`): a line each, with
     the values of the ``show`` columns after the title, or a JSON list of records; when there are
     none, why (on stderr)."""

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -39,6 +40,9 @@ from paperscope.index.store import generations, maps
 from paperscope.index.topics.topic_map import map_columns
 from paperscope.limits import READ_WORKERS
 from paperscope.settings import UNCLUSTERED, Fields
+
+if TYPE_CHECKING:
+    from paperscope.embed.model import Encoder
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +110,7 @@ def _new_papers(old: generations.Generation, inputs, fields: Fields) -> tuple[pd
     return new, admission.report.dropped()
 
 
-def _embed(old: generations.Generation, texts: list[str], use_cache: bool) -> tuple[np.ndarray, int, object]:
+def _embed(old: generations.Generation, texts: list[str], use_cache: bool) -> tuple[np.ndarray, int, Encoder]:
     """The vectors of ``texts`` as the index's papers were embedded, how many were embedded anew,
     and the encoder (the model the index was built with, checked by fingerprint): the one encoder
     of an ``add``, which also counts the new texts' word pieces."""
@@ -134,7 +138,7 @@ def _add(inputs, folder: Path, fields: Fields, use_cache: bool, on_stage) -> Add
     map_columns_of_new = _place(old, vectors)
     generation = _grown(old, new.join(map_columns_of_new), vectors, texts, inputs)
     written = generations.write_generation(folder, generation, on_stage=on_stage)
-    maps.carry_caches(folder, old.name, written.name)  # the same texts laid out: what a remap kept holds
+    maps.carry_caches(folder, old.name or "", written.name)  # the same texts laid out: what a remap kept holds
     placed = generation.manifest.map.placed_share
     logger.info(
         "added %s to %s (%d in all; %.0f%% placed on the map rather than laid out)",
@@ -227,7 +231,7 @@ def _grown(
     table, new_table = _with_new_columns(table, new)
     smoothed = None
     settings = old.manifest.settings
-    if old.smoothed is not None:  # the new papers' from their neighbours; the others' stay as built
+    if old.smoothed is not None and settings.smoothing is not None:  # the new papers' from their neighbours
         new_smoothed = smooth(vectors, old.vectors, old.faiss_index, settings.smoothing)
         smoothed = np.concatenate([np.asarray(old.smoothed), new_smoothed])
     old.faiss_index.add(np.ascontiguousarray(vectors, dtype=np.float32))

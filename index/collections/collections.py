@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -100,6 +101,19 @@ def _same_entry(first: dict, second: dict) -> bool:
 def _is_list(value) -> bool:
     return isinstance(value, (list, tuple, np.ndarray))
 
+
+class Shown(TypedDict):
+    """:meth:`Collections.show`: a collection's members and how its entries matched papers
+    (``matched_by``: members matched each way), with the ids dismissed from its recommendations."""
+
+    name: str
+    index: str
+    members: int
+    in_index: int
+    missing: int
+    matched_by: dict[str, int]
+    papers: pd.DataFrame
+    dismissed: list[str]
 
 @dataclass(frozen=True)
 class IndexParts:
@@ -338,7 +352,7 @@ class Collections:
             temporary.write_text(text, encoding="utf-8")
         return path
 
-    def show(self, name: str) -> dict:
+    def show(self, name: str) -> Shown:
         """The collection ``name``: its members and how its entries matched corpus papers, and the
         ids of the papers dismissed from its recommendations."""
         members = self.members(name)

@@ -31,7 +31,7 @@ class TopicState:
 
     labels: dict[str, np.ndarray]
     names: dict[str, dict[int, str]]
-    terms: dict[str, dict[int, object]]
+    terms: dict[str, dict[int, list[str]]]
     parent: dict[int, int]
     highest: dict[str, int]
 
@@ -76,7 +76,7 @@ def match(state: TopicState, level: str, recorded: tuple[str, ...], ids: pd.Inde
     least ``MATCH_JACCARD``); none is Skipped saying where the papers went."""
     if not recorded:
         raise Skipped("it records no papers", unmatched=True)
-    rows = ids.get_indexer(list(recorded))
+    rows = ids.get_indexer(pd.Index(list(recorded)))
     present = rows[rows >= 0]
     labels = state.labels[level]
     found = labels[present]

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -140,20 +141,23 @@ def _same(value):
 
 
 # How each field of an entry is read from JSON (the others are taken as they are).
-_READ = {"members": _ids, "other_members": _ids, "papers": _ids, "parts": _nested, "terms": _nested,
-         "names": _names, "k": int}  # fmt: skip
+_READ: dict[str, Callable[[Any], Any]] = {
+    "members": _ids, "other_members": _ids, "papers": _ids, "parts": _nested, "terms": _nested, "names": _names,
+    "k": int,
+}  # fmt: skip
 
 
 def read(entry) -> Entry:
     """The operation an entry of the log (JSON) records, or :class:`Unreadable` saying why none."""
     if not isinstance(entry, dict):
         return Unreadable("not an entry", "the entry is malformed (not a JSON object)")
-    kind, level, op, made = KINDS.get(entry.get("op")), entry.get("level"), entry.get("op"), entry.get("made")
+    kind, level, op, made = KINDS.get(str(entry.get("op"))), entry.get("level"), entry.get("op"), entry.get("made")
     if kind is None or level not in LEVELS:
         what = f"unknown operation {op!r}" if kind is None else f"{op} at level {level!r}"
         return Unreadable(what, f"level {level!r} or operation {op!r} unknown (the entry is malformed)", None, op, made)
     fields = dataclasses.fields(kind)
-    sketch = kind(**{field.name: entry.get(field.name) for field in fields})  # as written, for its description
+    written: dict[str, Any] = {field.name: entry.get(field.name) for field in fields}
+    sketch = kind(**written)  # as written, for its description
     needed = [field.name for field in fields if field.default is dataclasses.MISSING and field.name not in entry]
     if needed:
         return Unreadable(sketch.describe(), f"the entry is malformed (it has no '{needed[0]}')", level, op, made)

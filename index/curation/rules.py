@@ -125,7 +125,7 @@ def _merge(state: TopicState, entry: Merge, ids: pd.Index) -> int:
 
 def _move(state: TopicState, entry: Move, ids: pd.Index, vectors: np.ndarray) -> int:
     """Move the operation's papers (those still in the index) into the topic matching ``members``."""
-    rows = ids.get_indexer(list(entry.papers))
+    rows = ids.get_indexer(pd.Index(list(entry.papers)))
     rows = rows[rows >= 0]
     if not len(rows):
         raise Skipped("its papers are no longer in the index", unmatched=True)

@@ -69,7 +69,7 @@ def _fine_parts(state: TopicState, topic: int, rows: np.ndarray, part: np.ndarra
     return made
 
 
-def _part_name(state: TopicState, level: str, topic: int, entry: Split, i: int) -> tuple[str, object]:
+def _part_name(state: TopicState, level: str, topic: int, entry: Split, i: int) -> tuple[str, list[str]]:
     """The name and terms of part ``i`` of the split ``entry`` of ``topic``: those the split
     recorded (named by its papers' own terms when it was made), else the topic's name with
     " (part i)" and its terms."""
@@ -100,7 +100,7 @@ def _seeds(
         return None
     centres = []
     for part in parts:
-        found = ids.get_indexer(list(part))
+        found = ids.get_indexer(pd.Index(list(part)))
         found = np.intersect1d(found[found >= 0], rows)
         if not len(found):
             return None

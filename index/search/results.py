@@ -17,7 +17,7 @@ from paperscope.errors import UserError
 from paperscope.index.common.papers import PaperTable, arrow_numbers
 from paperscope.index.search.ranking import Ranking
 from paperscope.limits import MAX_RESULTS
-from paperscope.records import json_rows
+from paperscope.records import Record, json_rows
 
 if TYPE_CHECKING:  # pandas is loaded by to_pandas() alone: a lookup never needs it
     import pandas as pd
@@ -128,7 +128,7 @@ class Results:
             frame.attrs["note"] = self.note
         return frame
 
-    def to_records(self) -> list[dict]:
+    def to_records(self) -> list[Record]:
         """The papers as JSON-ready dicts (a missing value, NaN included, as None), best first."""
         return json_rows(self.to_arrow())
 
