@@ -27,6 +27,7 @@ from paperscope.index.loaded import Loaded
 from paperscope.index.search import filters
 from paperscope.index.search.acronym_boost import acronym_rows
 from paperscope.index.search.encoding import clean_query, searchable
+from paperscope.index.search.filters import FilterChoices
 from paperscope.index.search.ranking import Query, Ranking
 from paperscope.index.search.results import Results, check_k
 from paperscope.index.store import curations, generations, maps
@@ -46,6 +47,7 @@ if TYPE_CHECKING:  # the tables it returns; a lookup loads no pandas
     from paperscope.index.collections_group import CollectionsGroup
 
 __all__ = [
+    "FilterChoices",
     "PaperIndex",
     "Results",
     "check_k",
@@ -220,7 +222,7 @@ class PaperIndex:
         wanted = filters.Filters(years, topics, venues, category, level, added_since, conditions or ())
         return filters.where(self._state.papers, wanted, filters.moment(self.manifest.created))
 
-    def filter_choices(self) -> dict:
+    def filter_choices(self) -> FilterChoices:
         """What filters can offer: see :func:`paperscope.index.search.filters.choices`."""
         return filters.choices(self._state.papers)
 

@@ -28,6 +28,7 @@ from paperscope.embed.readers.sniff import detect_format
 from paperscope.embed.terms import singular
 from paperscope.errors import UserError
 from paperscope.index.paper_index import (
+    FilterChoices,
     PaperIndex,
     curations_stamp,
     current_generation_name,
@@ -230,7 +231,8 @@ def _sidebar(
                           help="coarse: merged clusters, a few per field; fine: the clusters themselves")  # fmt: skip
     colour_select(index)
     # The arguments of PaperIndex.where: only those a user narrowed (None: no filter)
-    filters = {"topics": sidebar.multiselect("Topics", offered[level]) or None, "level": level}
+    topics = offered["fine"] if level == "fine" else offered["coarse"]
+    filters: dict[str, Any] = {"topics": sidebar.multiselect("Topics", topics) or None, "level": level}
     if offered["years"] and offered["years"][0] < offered["years"][1]:
         low, high = offered["years"]
         years = sidebar.slider("Years", low, high, (low, high))
@@ -367,7 +369,7 @@ def map_points(folder: str, generation: str) -> dict:
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def filter_choices(folder: str, generation: str) -> dict:
+def filter_choices(folder: str, generation: str) -> FilterChoices:
     """What the sidebar's filters offer (``PaperIndex.filter_choices``), once per generation."""
     return load_index(folder, generation).filter_choices()
 

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from paperscope.errors import UserError, shown
 
@@ -225,7 +225,7 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         self.options: list[argparse.Action] = []  # before argparse's own --help is added
         self.exclusive: list[list[argparse.Action]] = []
-        self.commands: argparse._SubParsersAction | None = None
+        self.commands: Any = None  # add_subparsers' action (argparse's _SubParsersAction: private), or None
         super().__init__(*args, **kwargs)
 
     def error(self, message):

@@ -38,7 +38,7 @@ from starlette.exceptions import HTTPException
 from paperscope.errors import Contradiction, NotFound, UserError
 from paperscope.index.paper_index import PaperIndex, curations_stamp, current_generation_name, searchable
 from paperscope.limits import MAX_QUERY_CHARS, MAX_RESULTS
-from paperscope.records import jsonable, records
+from paperscope.records import Record, jsonable, records
 from paperscope.settings import LEVELS, AccessSettings, Level, Mode
 from paperscope.ui.access import TOKEN_FILE_VARIABLE, Guard, Token, is_loopback, read_tokens
 from paperscope.ui.logs import log_to_stderr
@@ -172,7 +172,7 @@ class Served:
         self.curated = curated  # the curations' stamp when loaded: GET /topics gives their names
 
     @cached_property
-    def topics(self) -> dict[str, list[dict]]:
+    def topics(self) -> dict[str, list[Record]]:
         """Both levels' topic overviews as records (computed on the first GET /topics)."""
         return {level: records(self.index.topics.overview(level)) for level in LEVELS}
 
@@ -316,7 +316,7 @@ def _ranked(served: Served, find, filters: Filters | None) -> Response:
     matched nothing, the ``NOTE_HEADER`` says so."""
     notes = []
 
-    def results(index: PaperIndex) -> list[dict]:
+    def results(index: PaperIndex) -> list[Record]:
         within = index.where(**filters.model_dump()) if filters else None
         found = find(index, within)
         if isinstance(found, str):

@@ -11,6 +11,7 @@ import datetime
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 import pyarrow as pa
@@ -293,13 +294,24 @@ def condition_mask(papers: PaperTable, condition: Condition) -> pa.Array:
     return pc.invert(found).fill_null(True) if negated else found.fill_null(False)
 
 
-def choices(papers: PaperTable) -> dict:
+class FilterChoices(TypedDict):
+    """:func:`choices`: topic names of each level, the years' range (None without years), the
+    venues, and whether papers have categories."""
+
+    coarse: list[str]
+    fine: list[str]
+    years: tuple[int, int] | None
+    venues: list[str]
+    categories: bool
+
+
+def choices(papers: PaperTable) -> FilterChoices:
     """What the filters can offer, read with Arrow (a million papers: 0.1 s): topic names of each
     level ("coarse", "fine"), the years' range ("years": (low, high), or None without years), the
     venues, and whether papers have categories."""
     import pyarrow.compute as pc
 
-    years = pc.min_max(papers.column("year")).as_py() if papers.has("year") else {"min": None}
+    years: dict = pc.min_max(papers.column("year")).as_py() if papers.has("year") else {"min": None}
     return {
         "coarse": papers.values("coarse_name"),
         "fine": papers.values("cluster_name"),
