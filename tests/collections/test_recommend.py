@@ -138,6 +138,7 @@ def test_each_recommendation_says_why(sample_index, topics):
     _, papers = topics
     members = papers[next(iter(papers))][:4]
     found = sample_index.recommend(members, k=10)
+    assert len(found.rows) == 10  # else the loop below checks nothing
     vectors, member_rows = sample_index.vectors, sample_index.rows(members)
     terms = read_generation(sample_index.folder).keyword
     for row, because in zip(found.rows, found.to_pandas()["because"], strict=True):
