@@ -115,6 +115,7 @@ class Shown(TypedDict):
     papers: pd.DataFrame
     dismissed: list[str]
 
+
 @dataclass(frozen=True)
 class IndexParts:
     """What collections need of an index: its folder (its identity is the collections' key), its
