@@ -6,6 +6,8 @@ used: a lookup loads no collections code.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 
 from paperscope.errors import Contradiction
@@ -15,6 +17,15 @@ from paperscope.index.loaded import Front
 from paperscope.index.search.ranking import Ranking
 from paperscope.index.search.recommend import reasons
 from paperscope.index.search.results import Results
+
+
+class Digest(TypedDict):
+    """One collection's part of :meth:`CollectionsGroup.digest`: its top new papers since ``since``
+    (when they were last marked shown)."""
+
+    name: str
+    since: str
+    papers: Results
 
 
 class CollectionsGroup(Collections):
@@ -85,10 +96,10 @@ class CollectionsGroup(Collections):
                 for j, similarity in reason["outside"]
             ]  # fmt: skip
 
-    def digest(self, k: int = 5) -> list[dict]:
+    def digest(self, k: int = 5) -> list[Digest]:
         """Each collection's top ``k`` new papers (come into the index since it was last marked
         shown): a list of {name, since, papers (:class:`Results`)}. Nothing is marked shown."""
         return [
-            {"name": name, "since": self.shown(name), "papers": self.recommend(name, k=k, new=True)}
+            Digest(name=name, since=self.shown(name), papers=self.recommend(name, k=k, new=True))
             for name in self.names()
         ]
