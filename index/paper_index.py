@@ -39,6 +39,7 @@ from paperscope.index.store.generations import (
     sample_is_current,
     verify,
 )
+from paperscope.records import Record
 from paperscope.settings import QuerySettings
 
 if TYPE_CHECKING:  # the tables it returns; a lookup loads no pandas
@@ -164,7 +165,7 @@ class PaperIndex:
         """Those of ``paper_ids`` that are papers of the index, in their order."""
         return self._state.papers.known(paper_ids)
 
-    def paper(self, paper_id: str) -> dict:
+    def paper(self, paper_id: str) -> Record:
         """The metadata of one paper as a dict (a missing value as None)."""
         return self.table(self.rows(paper_id)).to_pylist()[0]
 
