@@ -20,6 +20,7 @@ import html
 import re
 import tempfile
 from pathlib import Path
+from typing import Any, TypedDict
 
 import numpy as np
 import streamlit as st
@@ -138,7 +139,19 @@ def _check_shown(index, names: list[str]) -> None:
         st.error(plain(str(exc)))
 
 
-def collections_panel(index) -> dict | None:
+class ShownCollection(TypedDict):
+    """The collection the panel shows (:func:`collections_panel`): its name, its listing row's
+    counts, the ids of its members in the index, its members (key → title) and the papers
+    dismissed from its recommendations (id → title)."""
+
+    name: str
+    counts: dict[str, Any]
+    ids: list[str]
+    members: dict[str, str]
+    dismissed: dict[str, str]
+
+
+def collections_panel(index) -> ShownCollection | None:
     """The Collections panel: every collection of the index with its counts, a chooser of the one
     shown, and (for that one) removing members and deleting it. Returns the collection shown:
     {name, counts (a listing row), ids (its members in the index), members (key → title)}, or None."""
@@ -173,7 +186,7 @@ def collections_panel(index) -> dict | None:
             _manage(index, shown, titles)
     counts = listing.set_index("name").loc[shown].to_dict()
     ids = members.loc[members["in_index"], "id"].tolist()
-    return {"name": shown, "counts": counts, "ids": ids, "members": titles, "dismissed": _dismissed(index, shown)}
+    return ShownCollection(name=shown, counts=counts, ids=ids, members=titles, dismissed=_dismissed(index, shown))
 
 
 def _dismissed(index, name: str) -> dict[str, str]:
@@ -315,7 +328,7 @@ def reason_html(because, members: dict[str, str]) -> str:
     return f"<div class='ps-because'>{text}</div>"
 
 
-def recommended_card(index, shown: dict):
+def recommended_card(index, shown: ShownCollection):
     """What a recommended card of the collection ``shown`` adds under its header (a function of
     the card's row): why it is recommended, and a "Not interested" button dismissing it."""
 
@@ -330,7 +343,7 @@ def recommended_card(index, shown: dict):
     return card
 
 
-def _dismissed_line(index, shown: dict) -> None:
+def _dismissed_line(index, shown: ShownCollection) -> None:
     """Right after a dismissal: what was dismissed and an Undo; and the papers dismissed from
     this collection's recommendations, each with a button bringing it back."""
     undo = st.session_state.get(UNDO)
@@ -341,7 +354,7 @@ def _dismissed_line(index, shown: dict) -> None:
         line.button("Undo", key="collection_undo", icon=":material/undo:", on_click=_undismiss, args=(index, *undo))
 
 
-def _dismissed_popover(index, shown: dict, row) -> None:
+def _dismissed_popover(index, shown: ShownCollection, row) -> None:
     """The papers dismissed from the recommendations of the collection ``shown`` (in ``row``),
     each with a button bringing it back."""
     dismissed = shown["dismissed"]
@@ -366,7 +379,7 @@ def _close() -> None:
     st.session_state[Key.COLLECTION] = None
 
 
-def collection_header(index, shown: dict) -> None:
+def collection_header(index, shown: ShownCollection) -> None:
     """What the results answer (the collection shown and its counts), its members' exports (CSV,
     BibTeX, RIS: written when clicked) and a button to stop showing it."""
     counts = shown["counts"]
@@ -401,7 +414,7 @@ def collection_header(index, shown: dict) -> None:
     _dismissed_line(index, shown)
 
 
-def collection_focus(index, shown: dict, results, level: str, lasso_rows=()) -> dict:
+def collection_focus(index, shown: ShownCollection, results, level: str, lasso_rows=()) -> dict:
     """The map for a collection shown: its members in the index as filled diamonds, its
     recommendations as rings numbered by rank (a legend says which is which), a star at the
     members' centre joined to the recommendations; a map selection's papers ringed while there is one."""
