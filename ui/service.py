@@ -24,7 +24,7 @@ from contextlib import asynccontextmanager
 from functools import cached_property
 from importlib.metadata import version
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 from fastapi import Body, FastAPI, Query, Request
 from fastapi import Path as FastApiPath
@@ -140,6 +140,18 @@ class MapChoice(BaseModel):
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
         description='a map\'s name: letters, digits, ".", "_" or "-", e.g. "build" or "topics-8"',
     )
+
+
+class Health(TypedDict):
+    """GET /healthz: that it answers, the papers and generation it serves, their model, when the
+    index was built and the corpus's columns with their kinds."""
+
+    status: str
+    papers: int
+    generation: str | None
+    model: str
+    built: str
+    columns: dict[str, str]
 
 
 class ApiError(BaseModel):
@@ -375,12 +387,12 @@ def _add_routes(app: FastAPI, live: LiveIndex) -> None:
     @app.get("/healthz", summary="Whether the service answers, and what it serves", responses=ERRORS)
     async def healthz():
         served = live.current
-        health = {"status": "ok", "papers": len(served.index), "generation": served.generation}
 
-        def described(index: PaperIndex) -> dict:
-            return health | {
-                "model": index.manifest.model.name, "built": index.manifest.created, "columns": index.columns(),
-            }  # fmt: skip
+        def described(index: PaperIndex) -> Health:
+            return Health(
+                status="ok", papers=len(served.index), generation=served.generation,
+                model=index.manifest.model.name, built=index.manifest.created, columns=index.columns(),
+            )  # fmt: skip
 
         return _answer(served, described)
 
