@@ -86,7 +86,11 @@ class MapGroup:
         (made from an earlier generation: never shown until remade)."""
         index, manifest = self._index, self._index.manifest
         levels = index.state.generation.clusters.column("level").to_pylist()
-        build = {"topics": levels.count("coarse"), "clusters": levels.count("fine"), "created": manifest.created}
+        build: maps.BuildMap = {
+            "topics": levels.count("coarse"),
+            "clusters": levels.count("fine"),
+            "created": manifest.created,
+        }
         rows = maps.listing(index.folder, index.generation or "", build)
         import pandas as pd
 

@@ -35,7 +35,7 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -118,12 +118,33 @@ def names(folder: str | Path) -> list[str]:
     return [name for _, name in sorted(found)]
 
 
-def listing(folder: str | Path, generation: str, build: dict) -> list[dict]:
+class BuildMap(TypedDict):
+    """The build's own map, as :func:`listing` lists it: its topics (coarse), clusters (fine) and
+    when it was made."""
+
+    topics: int
+    clusters: int
+    created: str
+
+
+class MapRow(TypedDict):
+    """A map of :func:`listing`: its name, counts and creation (None where its info does not say),
+    whether it is the current one and whether it is stale (made from another generation)."""
+
+    name: str
+    topics: int | None
+    clusters: int | None
+    created: str | None
+    current: bool
+    stale: bool
+
+
+def listing(folder: str | Path, generation: str, build: BuildMap) -> list[MapRow]:
     """Every map: name, topics, clusters, created, current, stale (made from another generation).
     ``build``: the build's own map's topics, clusters and created."""
     folder, current = Path(folder), current_name(folder)
     usable = current if current == BUILD or _usable(folder, current, generation) else BUILD
-    rows = [{"name": BUILD, **build, "current": usable == BUILD, "stale": False}]
+    rows: list[MapRow] = [{"name": BUILD, **build, "current": usable == BUILD, "stale": False}]
     for name in names(folder):
         info = _info(folder, name) or {}  # (listed as readable; one may break since)
         rows.append(
