@@ -14,10 +14,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-# pyarrow.compute.call_function itself, from the module that defines it: a batch's .take() imports
-# pyarrow.compute, which makes its ~500 Python wrappers (0.05 s of a lookup) first.
-from pyarrow._compute import call_function
-
 from paperscope.embed.columns import OPTIONAL_FIELDS, RESERVED, kind_of
 from paperscope.errors import UnknownPaper, UserError, shown
 from paperscope.locations import index_option
@@ -95,14 +91,14 @@ class PaperTable:
         for batch in np.unique(batch_of):
             chosen = np.flatnonzero(batch_of == batch)
             record_batch = self._batches[batch] if columns is None else self._batches[batch].select(columns)
-            parts.append(call_function("take", [record_batch, arrow_numbers(rows[chosen] - self._batch_starts[batch])]))
+            parts.append(record_batch.take(arrow_numbers(rows[chosen] - self._batch_starts[batch])))
             order.append(chosen)
         if not parts:
             return (self.table.schema if columns is None else self.table.select(columns).schema).empty_table()
         taken = pa.Table.from_batches(parts)
         if len(parts) == 1:  # one batch: taken in the order asked
             return taken
-        return call_function("take", [taken, arrow_numbers(np.argsort(np.concatenate(order), kind="stable"))])
+        return taken.take(arrow_numbers(np.argsort(np.concatenate(order), kind="stable")))
 
     @cached_property
     def _batches(self) -> list[pa.RecordBatch]:
