@@ -13,8 +13,7 @@ from fastapi.testclient import TestClient
 
 from paperscope import PaperIndex, build_index, locations
 from paperscope.embed.readers import read_records
-from paperscope.ui import cli
-from tests.conftest import APP
+from tests.conftest import APP, paperscope
 from tests.support.corpora import read_corpus
 from tests.support.servers import CHROMIUM
 
@@ -87,10 +86,12 @@ def linked(tmp_path_factory) -> tuple[Path, dict[str, str | None]]:
 
 
 @pytest.mark.slow
-def test_json_results_and_the_service_carry_the_link(linked, capsys):
+def test_json_results_and_the_service_carry_the_link(linked):
     folder, expected = linked
-    assert cli.main(["search", "diffusion transformers", "--index", str(folder), "-k", "37", "--json"]) == 0
-    found = json.loads(capsys.readouterr().out)
+    done = paperscope(
+        "search", "diffusion transformers", "--index", folder, "-k", "37", "--json", here=True, check=True
+    )
+    found = json.loads(done.stdout)
     assert len(found) == 37 and all(row.get("url") == expected[row["id"]] for row in found)
     client = TestClient(cli_service_app(folder))
     first = next(paper_id for paper_id, url in expected.items() if url)
@@ -132,7 +133,7 @@ def test_the_apps_cards_link_to_the_paper(linked):
 @pytest.mark.slow
 def test_the_html_map_holds_the_links(linked, tmp_path):
     folder, expected = linked
-    assert cli.main(["map", "--index", str(folder), "-o", str(tmp_path / "map.html")]) == 0
+    paperscope("map", "--index", folder, "-o", tmp_path / "map.html", here=True, check=True)
     page = (tmp_path / "map.html").read_text()
     payload = json.loads(page.split("const PAYLOAD = ", 1)[1].split(";\nconst map", 1)[0].replace("<\\/", "</"))
     ids = PaperIndex.load(folder).ids()
@@ -144,7 +145,7 @@ def test_the_html_map_holds_the_links(linked, tmp_path):
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/setup --test installs it)")
 def test_a_click_in_the_html_map_links_the_paper_and_its_neighbours(linked, browser, tmp_path):
     folder, expected = linked
-    cli.main(["map", "--index", str(folder), "-o", str(tmp_path / "map.html")])
+    paperscope("map", "--index", folder, "-o", tmp_path / "map.html", here=True, check=True)
     index = PaperIndex.load(folder)
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.goto((tmp_path / "map.html").as_uri())

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -355,7 +354,7 @@ def test_map_export_from_the_command_line(sample_index_dir, tmp_path):
     page = (tmp_path / "map.html").read_text()
     assert "paperscopeMap" in page and "ASDSV: Approximate Speculative Diffusion" in page
     assert "src=" not in page and "https://" not in page  # self-contained
-    bad = subprocess.run([*paperscope, str(tmp_path / "map.svg")], capture_output=True, text=True)
+    bad = paperscope("map", "--index", sample_index_dir, "-o", tmp_path / "map.svg")
     assert bad.returncode == 2 and "give a file name ending in .png or .html" in bad.stderr
 
 
@@ -364,14 +363,13 @@ def test_after_a_remap_the_png_and_html_exports_name_the_remap_s_topics(sample_i
     from PIL import Image
 
     from paperscope import PaperIndex
-    from paperscope.ui.cli import main
 
     folder = copy_index(sample_index_dir, tmp_path / "index")
-    assert main(["remap", "--topics", "2", "--index", str(folder)]) == 0
+    paperscope("remap", "--topics", "2", "--index", folder, here=True, check=True)
     remapped = set(PaperIndex.load(folder).topics.table("coarse")["name"])
     assert len(remapped) == 2 and remapped != set(PaperIndex.load(sample_index_dir).topics.table("coarse")["name"])
     for suffix in ("png", "html"):
-        assert main(["map", "-o", str(tmp_path / f"map.{suffix}"), "--index", str(folder)]) == 0
+        paperscope("map", "-o", tmp_path / f"map.{suffix}", "--index", folder, here=True, check=True)
     drawn = Image.open(tmp_path / "map.png").text["Description"].splitlines()
     assert drawn[0] == "topics named:" and set(drawn[1:]) == remapped  # was the build's fine clusters
     page = (tmp_path / "map.html").read_text()

@@ -4,10 +4,10 @@ Each option's kind is read from its argparse ``type`` (``paperscope.ui.arguments
 or its ``choices``; wrong values of that kind (a missing path, a file where a folder is asked and the
 reverse, an unwritable place, an existing file, negative, zero and huge numbers, empty and non-UTF-8
 text) and the pairs of options that go together or exclude each other are tried on the real command
-line (``paperscope.ui.cli.main``, in this process: hundreds of cases in seconds). Each must exit 2
-with one line on stderr naming the option, no traceback, nothing written, and at once: before any
-index is loaded or built. A new command or option is covered here without a test of its own; one
-whose values have no kind fails :func:`test_every_option_has_a_kind`.
+line (conftest's ``paperscope(here=True)``: ``paperscope.ui.cli.main`` in this process, hundreds of
+cases in seconds). Each must exit 2 with one line on stderr naming the option, no traceback, nothing
+written, and at once: before any index is loaded or built. A new command or option is covered here
+without a test of its own; one whose values have no kind fails :func:`test_every_option_has_a_kind`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from paperscope.ui.cli import main, make_parser
+from paperscope.ui.cli import make_parser
 from tests.conftest import paperscope
 
 QUICK_SECONDS = 3.0  # a refusal takes milliseconds; a build or a load of the model takes far longer
@@ -166,18 +166,18 @@ def snapshot(folder: Path) -> dict[str, int]:
 
 
 @pytest.mark.parametrize(("argv", "named"), list(cases()))
-def test_a_wrong_value_is_one_line_naming_the_option(places, capsys, argv, named):
+def test_a_wrong_value_is_one_line_naming_the_option(places, argv, named):
     argv = [word.replace(PLACES, str(places)) for word in argv]
     for word in argv:
         if "/existing." in word:
             Path(word).write_text("what a user has")
     before = snapshot(places)
     started = time.monotonic()
-    status = main(argv)
+    done = paperscope(*argv, here=True)
     took = time.monotonic() - started
-    out, err = capsys.readouterr()
+    out, err = done.stdout, done.stderr
     lines = err.splitlines()
-    assert status == 2, (argv, out, err)
+    assert done.returncode == 2, (argv, out, err)
     assert len(lines) == 1 and lines[0].startswith("paperscope: error: "), err
     assert any(name in lines[0] for name in named.split("/")), (named, err)
     assert "Traceback" not in err and not out
@@ -226,26 +226,26 @@ def test_the_generated_cases_cover_every_command():
         (["audit", "--limit", "-1"], "argument --limit: must be a whole number from 0"),
     ],
 )
-def test_the_issue_s_command_lines_are_refused_in_one_line(places, capsys, argv, says):
+def test_the_issue_s_command_lines_are_refused_in_one_line(places, argv, says):
     """Issue 50's: tracebacks (a file as the output folder or the index, /proc, port 99999) and
     refusals that came late (--faiss after the embedding) or never (--limit -1)."""
-    status = main([word.replace("{tmp}", str(places)) for word in argv])
-    err = capsys.readouterr().err
-    assert status == 2 and err.startswith(f"paperscope: error: {says.replace('{tmp}', str(places))}"), err
+    done = paperscope(*[word.replace("{tmp}", str(places)) for word in argv], here=True)
+    err = done.stderr
+    assert done.returncode == 2 and err.startswith(f"paperscope: error: {says.replace('{tmp}', str(places))}"), err
     assert len(err.splitlines()) == 1 and not (places / "ix").exists()
 
 
-def test_audit_takes_index_and_shows_that_index_s_writes(places, capsys):
+def test_audit_takes_index_and_shows_that_index_s_writes(places):
     from paperscope.ui import audit
 
     one, other = places / "one", places / "other"
     one.mkdir(), other.mkdir()
     audit.record("ann", "cli", "collection create a", one.resolve(), "ok")
     audit.record("bob", "cli", "collection create b", other.resolve(), "ok")
-    assert main(["audit", "--json", "--index", str(one)]) == 0
-    assert [line["who"] for line in json.loads(capsys.readouterr().out)] == ["ann"]
-    assert main(["audit", "--json"]) == 0
-    assert [line["who"] for line in json.loads(capsys.readouterr().out)] == ["ann", "bob"]
+    of_one = paperscope("audit", "--json", "--index", one, here=True, check=True)
+    assert [line["who"] for line in json.loads(of_one.stdout)] == ["ann"]
+    of_all = paperscope("audit", "--json", here=True, check=True)
+    assert [line["who"] for line in json.loads(of_all.stdout)] == ["ann", "bob"]
 
 
 @pytest.mark.slow
@@ -260,12 +260,16 @@ def test_non_utf8_bytes_from_a_shell_are_one_line(places):
     assert sorted(path.name for path in places.iterdir()) == ["corpus.jsonl"]
 
 
-def test_argparse_s_own_errors_name_the_option(places, capsys):
-    """argparse's one-line errors (a value its type refuses, a missing one) name the option."""
-    assert main(["similar", "p1", "-k"]) == 2
-    assert "argument -k: expected one argument" in capsys.readouterr().err
-    assert main(["map", "--index", str(places)]) == 2
-    assert "the following arguments are required: -o/--output" in capsys.readouterr().err
+def test_argparse_s_own_errors_name_the_option(places):
+    """argparse's one-line errors (a value its type refuses, a missing one) name the option, in
+    the command line's own line (not argparse's usage block)."""
+    for argv, says in (
+        (["similar", "p1", "-k"], "argument -k: expected one argument"),
+        (["map", "--index", places], "the following arguments are required: -o/--output"),
+    ):
+        done = paperscope(*argv, here=True)
+        assert done.returncode == 2 and done.stderr.startswith(f"paperscope: error: {says}"), done.stderr
+        assert len(done.stderr.splitlines()) == 1
 
 
 def test_a_file_given_as_an_index_is_one_sentence_in_python_too(places):

@@ -15,7 +15,6 @@ from paperscope import Feedback, PaperIndex, QuerySettings, UserError, build_ind
 from paperscope.index.build.add import add_papers
 from paperscope.index.collections.database import default_path
 from paperscope.index.collections_group import CollectionsGroup
-from paperscope.ui.cli import main
 from tests.conftest import paperscope
 from tests.support.corpora import read_corpus
 
@@ -77,7 +76,7 @@ def test_collections_survive_a_rebuild_and_an_add_and_missing_papers_stay(librar
 
 
 def test_the_feed_ranks_only_papers_added_since_it_was_marked_shown_and_reading_marks_nothing(
-    library_corpus, tmp_path, monkeypatch, capsys
+    library_corpus, tmp_path, monkeypatch
 ):
     home = tmp_path / "home"
     monkeypatch.setenv("PAPERSCOPE_HOME", str(home))
@@ -109,10 +108,9 @@ def test_the_feed_ranks_only_papers_added_since_it_was_marked_shown_and_reading_
     entries = json.loads(digest.stdout)
     assert [entry["name"] for entry in entries] == ["feed"] and entries[0]["papers"] == []
     assert digest.stderr == f"no new papers for any collection ('feed': {nothing.note})\n"  # why, in one line
-    assert main(["collection", "create", "empty", "--index", str(folder)]) == 0
-    capsys.readouterr()
-    assert main(["collection", "export", "empty", "-o", str(tmp_path / "empty.bib"), "--index", str(folder)]) == 0
-    assert capsys.readouterr().err == (
+    paperscope("collection", "create", "empty", "--index", folder, here=True, check=True)
+    exported = paperscope("collection", "export", "empty", "-o", tmp_path / "empty.bib", "--index", folder, here=True)
+    assert exported.returncode == 0 and exported.stderr == (
         f"'empty' written to {tmp_path / 'empty.bib'} with no entries: {collections.empty_note('empty')}\n"
     )
 

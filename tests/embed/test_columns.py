@@ -20,7 +20,6 @@ from paperscope.embed.columns import convert, infer_kind
 from paperscope.embed.conditions import parse
 from paperscope.embed.readers import Reading, iter_records
 from paperscope.limits import STREAM_HEAD_RECORDS
-from paperscope.ui.cli import main
 from tests.conftest import paperscope
 from tests.support.corpora import read_corpus
 
@@ -177,7 +176,7 @@ def _held(values: list) -> str:
 
 
 @pytest.mark.slow
-def test_an_empty_answer_says_why_in_one_line_and_is_no_error(index, corpus, capsys):
+def test_an_empty_answer_says_why_in_one_line_and_is_no_error(index, corpus):
     _, records = corpus
     years = sorted(int(record["published"][:4]) for record in records)
     dates = sorted(record["published"] for record in records)
@@ -200,11 +199,13 @@ def test_an_empty_answer_says_why_in_one_line_and_is_no_error(index, corpus, cap
          f"no paper matches {both[0]} and {both[1]} together; alone, {both[0]} matches {reject} papers, "
          f"{both[1]} matches {oral} papers"),
     ]:  # fmt: skip
-        assert main([*arguments, "--index", str(index.folder)]) == 0  # a valid question with no answer
-        out, err = capsys.readouterr()
+        done = paperscope(*arguments, "--index", index.folder, here=True)
+        assert done.returncode == 0, done.stderr  # a valid question with no answer
+        out, err = done.stdout, done.stderr
         assert out.strip() == ("[]" if "--json" in arguments else "") and err == why + "\n"
-    assert main(["similar", "p1", "p2", "--not", "p2", "--index", str(index.folder)]) == 2  # liked and not: no question
-    assert capsys.readouterr().err == (
+    both_ways = paperscope("similar", "p1", "p2", "--not", "p2", "--index", index.folder, here=True)
+    assert both_ways.returncode == 2  # liked and not: no question
+    assert both_ways.stderr == (
         "paperscope: error: 'p2': both a paper to be like and one to be unlike (not); give each once\n"
     )
 

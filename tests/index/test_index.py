@@ -17,6 +17,7 @@ from paperscope.index.store.manifest import FORMAT_VERSION, LongTextInfo, Preset
 from paperscope.limits import MAX_RESULTS
 from paperscope.settings import Smoothing
 from paperscope.ui import cli
+from tests.conftest import paperscope
 from tests.support.corpora import read_corpus
 
 
@@ -201,16 +202,16 @@ def test_damaged_index_is_a_clear_error(sample_index_dir, tmp_path, damage, mess
 
 
 @pytest.mark.parametrize("file_name", ["vectors.npy", "papers.arrow", "keyword.csc.data.npy", "faiss.index"])
-def test_verify_finds_a_flipped_byte_that_loading_does_not_read(sample_index_dir, tmp_path, file_name, capsys):
+def test_verify_finds_a_flipped_byte_that_loading_does_not_read(sample_index_dir, tmp_path, file_name):
     folder, generation = _copy(sample_index_dir, tmp_path)
-    assert cli.main(["verify", "--index", str(folder)]) == 0
-    assert "match their checksums" in capsys.readouterr().out
+    assert "match their checksums" in paperscope("verify", "--index", folder, here=True, check=True).stdout
     data = bytearray((generation / file_name).read_bytes())
     data[len(data) // 2] ^= 0xFF  # inside the data, not a header: a bit rot loading cannot see
     (generation / file_name).write_bytes(bytes(data))
     PaperIndex.load(folder)  # loading checks sizes and shapes only: milliseconds at any size
-    assert cli.main(["verify", "--index", str(folder)]) == 2
-    assert capsys.readouterr().err.strip().splitlines() == [
+    corrupted = paperscope("verify", "--index", folder, here=True)
+    assert corrupted.returncode == 2
+    assert corrupted.stderr.strip().splitlines() == [
         f"paperscope: error: {generation / file_name}: checksum does not match the manifest (corrupted); "
         f"rebuild the index (build one with: paperscope build -o {folder})"
     ]

@@ -302,6 +302,8 @@ def test_a_lookup_in_a_fresh_process_loads_no_build_code(sample_index_dir):
 # read as its arrays).
 NOT_FOR_A_LOOKUP = ("paperscope.ui.app", "paperscope.ui.service", "streamlit", "fastapi", "uvicorn", "torch")
 NOT_FOR_A_LOOKUP += ("pandas", "scipy")
+# cli.main itself, not conftest's paperscope(): the code runs in a fresh process whose imports are the
+# thing checked, and conftest would bring pytest and the test helpers along.
 LOOKUPS = {
     "similar": "assert main(['similar', {id!r}, '--index', {folder!r}, '--json']) == 0",
     "search": "assert main(['search', 'graph neural networks', '--index', {folder!r}]) == 0",

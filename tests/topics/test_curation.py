@@ -19,8 +19,7 @@ from paperscope.index.build.add import add_papers
 from paperscope.index.store import curations, generations
 from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.naming import corpus_terms, part_names
-from paperscope.ui import cli
-from tests.conftest import FILES, copy_index
+from tests.conftest import FILES, copy_index, paperscope
 from tests.index.test_add import NEW_PAPERS
 
 
@@ -82,7 +81,7 @@ def members(index: PaperIndex, level: str, topic: int) -> set[str]:
     return set(index.papers.loc[index.papers[column] == topic, "id"])
 
 
-def test_a_rename_shows_everywhere_and_the_generation_stays_as_built(folder, capsys):
+def test_a_rename_shows_everywhere_and_the_generation_stays_as_built(folder):
     built = generations.read_generation(folder)
     before = {path.name: path.read_bytes() for path in (folder / built.name).iterdir()}
     index = PaperIndex.load(folder)
@@ -101,17 +100,15 @@ def test_a_rename_shows_everywhere_and_the_generation_stays_as_built(folder, cap
         assert shown.where(topics=["robot grasping"], level="coarse").sum() == coarse["size"]
         assert shown.topics.report == []
         assert_consistent(shown)
-    assert cli.main(["topics", "--json", "--index", str(folder)]) == 0
-    listed = json.loads(capsys.readouterr().out)
+    listed = json.loads(paperscope("topics", "--json", "--index", folder, here=True, check=True).stdout)
     assert {"robot grasping"} <= {topic["name"] for topic in listed}
-    assert cli.main(["topics", "--level", "fine", "--json", "--index", str(folder)]) == 0
-    assert "diffusion models" in {topic["name"] for topic in json.loads(capsys.readouterr().out)}
+    fine_listed = paperscope("topics", "--level", "fine", "--json", "--index", folder, here=True, check=True)
+    assert "diffusion models" in {topic["name"] for topic in json.loads(fine_listed.stdout)}
     assert {path.name: path.read_bytes() for path in (folder / built.name).iterdir()} == before  # in memory only
     log = json.loads(curations.log_path(folder).read_text())  # JSON, an entry a line
     assert [entry["op"] for entry in log["curations"]] == ["rename", "rename"]
-    assert cli.main(["verify", "--index", str(folder)]) == 0
-    verified = capsys.readouterr()
-    assert "match their checksums" in verified.out and "leftover" not in verified.err
+    verified = paperscope("verify", "--index", folder, here=True, check=True)
+    assert "match their checksums" in verified.stdout and "leftover" not in verified.stderr
 
 
 def test_merges_add_up_and_the_levels_stay_nested(folder):
@@ -195,7 +192,7 @@ def test_moved_papers_join_the_topic_at_either_level(folder):
         index.topics.move(["nope"], 0)
 
 
-def test_user_mistakes_are_one_line_and_exit_2(folder, capsys):
+def test_user_mistakes_are_one_line_and_exit_2(folder):
     for arguments, says in [
         (["topics", "rename", "999", "x"], "is not one of the coarse topics"),
         (["topics", "split", "0", "-k", "1"], "argument -k: must be a whole number from 2 to 100, got 1"),
@@ -206,13 +203,14 @@ def test_user_mistakes_are_one_line_and_exit_2(folder, capsys):
         (["topics", "--by", "venue", "rename", "0", "x"], "takes neither"),
         (["topics", "unmake"], "invalid choice: 'unmake'"),
     ]:
-        assert cli.main([*arguments, "--index", str(folder)]) == 2, arguments
-        error = capsys.readouterr().err.strip().splitlines()
+        done = paperscope(*arguments, "--index", folder, here=True)
+        assert done.returncode == 2, arguments
+        error = done.stderr.strip().splitlines()
         assert len(error) == 1 and error[0].startswith("paperscope: error: ") and says in error[0], arguments
     assert not curations.log_path(folder).exists()
 
 
-def test_the_command_line_corrects_and_lists(folder, capsys, caplog):
+def test_the_command_line_corrects_and_lists(folder, caplog):
     caplog.set_level(logging.INFO, logger="paperscope")
     index = PaperIndex.load(folder)
     coarse, fine = index.topics.table("coarse"), index.topics.table("fine")
@@ -224,23 +222,21 @@ def test_the_command_line_corrects_and_lists(folder, capsys, caplog):
         ["topics", "move", paper, "--to", "first fine"],  # fine by default
         ["topics", "merge", str(coarse["cluster"].iloc[1]), str(coarse["cluster"].iloc[2]), "--name", "merged"],
     ):
-        assert cli.main([*arguments, "--index", str(folder)]) == 0, capsys.readouterr().err
+        paperscope(*arguments, "--index", folder, here=True, check=True)
     said = [record.getMessage() for record in caplog.records]
     assert any(line.endswith("is now 'first topic'") for line in said)
     assert any(line.startswith("split into coarse topic") and "(part" not in line for line in said)  # named by terms
     assert any(line.startswith("moved 1 paper into fine topic") for line in said)
-    capsys.readouterr()
-    assert cli.main(["topics", "curations", "--json", "--index", str(folder)]) == 0
-    listed = json.loads(capsys.readouterr().out)
+    listed = json.loads(paperscope("topics", "curations", "--json", "--index", folder, here=True, check=True).stdout)
     assert [(row["operation"], row["level"], row["applied"]) for row in listed] == [
         ("rename", "coarse", True), ("rename", "fine", True), ("split", "coarse", True), ("move", "fine", True),
         ("merge", "coarse", True)]  # fmt: skip
-    assert cli.main(["topics", "curations", "--index", str(folder)]) == 0
-    assert capsys.readouterr().out.splitlines()[0].split()[:2] == ["1", "applied"]
+    table = paperscope("topics", "curations", "--index", folder, here=True, check=True)
+    assert table.stdout.splitlines()[0].split()[:2] == ["1", "applied"]
     assert_consistent(PaperIndex.load(folder))
 
 
-def test_a_curation_that_matches_no_topic_is_reported_not_applied(folder, capsys, caplog):
+def test_a_curation_that_matches_no_topic_is_reported_not_applied(folder, caplog):
     index = PaperIndex.load(folder)
     coarse = index.topics.table("coarse")
     spread = [sorted(members(index, "coarse", topic))[: len(members(index, "coarse", topic)) // 2 + 1]
@@ -266,9 +262,9 @@ def test_a_curation_that_matches_no_topic_is_reported_not_applied(folder, capsys
     assert curated.topics.table("coarse").equals(index.topics.table("coarse"))  # nothing applied there
     assert curated.topics.table("fine").set_index("cluster").loc[0, "name"] == "kept"  # the one that matches is
     assert curated.topics.curations()["applied"].tolist() == [False, False, False, True]
-    assert cli.main(["topics", "--index", str(folder)]) == 0
+    shown = paperscope("topics", "--index", folder, here=True, check=True)
     warned = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
-    assert warned == curated.topics.report and "coarse topics" in capsys.readouterr().out
+    assert warned == curated.topics.report and "coarse topics" in shown.stdout
     curations.log_path(folder).write_text("{not json")
     assert PaperIndex.load(folder).topics.report[0].startswith("no curation applied: ")
     with pytest.raises(UserError, match="unreadable"):

@@ -18,7 +18,7 @@ from paperscope.index.topics.coverage import TermFinder
 from paperscope.index.topics.seeds import seed_of, seed_words, uses_seed, with_seeds
 from paperscope.limits import SEED_SURE
 from paperscope.settings import ClusterSettings, SeedTopic, TopicSeeds
-from paperscope.ui import cli
+from tests.conftest import paperscope
 from tests.index.test_add import NEW_PAPERS
 from tests.topics.test_curation import assert_consistent
 
@@ -37,7 +37,7 @@ def seeded(tmp_path_factory):
     folder = tmp_path_factory.mktemp("seeded")
     (folder / "seeds.txt").write_text(SEEDS)
     arguments = ["build", "-o", str(folder / "index"), "--topics-from", str(folder / "seeds.txt")]
-    assert cli.main([*arguments, "--seed-similarity", str(SIMILARITY)]) == 0
+    paperscope(*arguments, "--seed-similarity", SIMILARITY, here=True, check=True)
     return folder / "index"
 
 
@@ -111,9 +111,9 @@ def test_papers_close_to_a_seed_form_a_topic_of_its_name_at_both_levels(seeded):
 
 
 @pytest.mark.slow
-def test_info_names_the_seed_topics(seeded, capsys):
-    assert cli.main(["info", "--index", str(seeded)]) == 0
-    assert f"3 seed topics from seeds.txt (similarity {SIMILARITY})" in capsys.readouterr().out
+def test_info_names_the_seed_topics(seeded):
+    info = paperscope("info", "--index", seeded, here=True, check=True)
+    assert f"3 seed topics from seeds.txt (similarity {SIMILARITY})" in info.stdout
 
 
 @pytest.mark.slow
@@ -122,13 +122,13 @@ def test_a_rebuild_keeps_the_seeds_and_none_drops_them(seeded, sample_index_dir,
     names = set(PaperIndex.load(seeded).topics.table("coarse")["name"])
     assert {"graph neural networks", "large language models (LLMs)"} <= names
     folder = tmp_path / "index"
-    assert cli.main(["build", "-o", str(folder), "--topics-from", str(seeded.parent / "seeds.txt"),
-                     "--seed-similarity", str(SIMILARITY)]) == 0  # fmt: skip
+    seeds = seeded.parent / "seeds.txt"
+    paperscope("build", "-o", folder, "--topics-from", seeds, "--seed-similarity", SIMILARITY, here=True, check=True)
     caplog.clear()
-    assert cli.main(["build", "-o", str(folder)]) == 0
+    paperscope("build", "-o", folder, here=True, check=True)
     assert set(PaperIndex.load(folder).topics.table("coarse")["name"]) == names
     assert any("seed topics of the earlier build kept: 3" in record.getMessage() for record in caplog.records)
-    assert cli.main(["build", "-o", str(folder), "--topics-from", "none"]) == 0
+    paperscope("build", "-o", folder, "--topics-from", "none", here=True, check=True)
     plain, unseeded = PaperIndex.load(folder), PaperIndex.load(sample_index_dir)
     assert plain.topics.table("fine")["name"].tolist() == unseeded.topics.table("fine")["name"].tolist()
     assert "seeds" not in plain.manifest.map.clusters
@@ -173,22 +173,24 @@ def test_clusters_that_use_a_seed_s_name_join_it():
         (b"caf\xe9\n", "not UTF-8 text"),
     ],
 )
-def test_a_bad_seed_file_is_one_line_naming_the_file_and_exit_2(tmp_path, capsys, text, said):
+def test_a_bad_seed_file_is_one_line_naming_the_file_and_exit_2(tmp_path, text, said):
     path = tmp_path / "seeds.txt"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
-    assert cli.main(["build", "-o", str(tmp_path / "index"), "--topics-from", str(path)]) == 2
-    error = capsys.readouterr().err.strip().splitlines()
+    done = paperscope("build", "-o", tmp_path / "index", "--topics-from", path, here=True)
+    assert done.returncode == 2
+    error = done.stderr.strip().splitlines()
     assert len(error) == 1 and str(path) in error[0] and said in error[0], error
     assert not (tmp_path / "index").exists() or not any((tmp_path / "index").iterdir())
 
 
-def test_seed_options_are_checked_before_anything_is_read(tmp_path, capsys):
+def test_seed_options_are_checked_before_anything_is_read(tmp_path):
     (tmp_path / "seeds.txt").write_text(SEEDS)
     for arguments, said in (
         (["--seed-similarity", "0.5"], "--seed-similarity goes with --topics-from"),
         (["--topics-from", str(tmp_path / "missing.txt")], "missing.txt: no such file"),
         (["--topics-from", str(tmp_path / "seeds.txt"), "--seed-similarity", "1.5"], "must be in (0, 1)"),
     ):
-        assert cli.main(["build", "-o", str(tmp_path / "index"), *arguments]) == 2
-        error = capsys.readouterr().err.strip().splitlines()
+        done = paperscope("build", "-o", tmp_path / "index", *arguments, here=True)
+        assert done.returncode == 2
+        error = done.stderr.strip().splitlines()
         assert len(error) == 1 and said in error[0], error

@@ -5,7 +5,6 @@ import itertools
 import json
 import random
 import re
-import subprocess
 
 import numpy as np
 import pytest
@@ -216,19 +215,15 @@ def test_cli_topics_bridges_and_a_corpus_without_years(known_index, sample_index
     listed = json.loads(paperscope("topics", "--index", known_index.folder, "--json", check=True).stdout)
     assert sum(topic["size"] for topic in listed) == (known_index.papers["coarse_cluster"] >= 0).sum()
     assert all(len(topic["central_titles"]) == min(3, topic["size"]) and 0 < topic["share"] <= 1 for topic in listed)
-    shown = subprocess.run([*paperscope, "topics", "--level", "fine", "--index", str(known_index.folder)],
-                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    shown = paperscope("topics", "--level", "fine", "--index", known_index.folder, check=True).stdout
     assert all(name in shown for name in known_index.topics.table("fine")["name"])
     a, b, expected = next(found for found in _between_proteins_and_traffic(known_index) if len(found[2]))
-    bridges = subprocess.run([*paperscope, "bridges", str(a), str(b), "--index", str(known_index.folder)],
-                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    bridges = paperscope("bridges", a, b, "--index", known_index.folder, check=True).stdout
     header, *lines = bridges.splitlines()
     assert header.split()[:2] == ["balance", "10"] and [line.split()[2] for line in lines] == expected["id"].tolist()
-    by_year = subprocess.run([*paperscope, "topics", "--by", "year", "--index", str(known_index.folder)],
-                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    by_year = paperscope("topics", "--by", "year", "--index", known_index.folder, check=True).stdout
     assert "grew most:" in by_year and "2021" in by_year
-    undated = subprocess.run([*paperscope, "topics", "--by", "year", "--index", str(sample_index_dir)],
-                             capture_output=True, text=True)  # fmt: skip
+    undated = paperscope("topics", "--by", "year", "--index", sample_index_dir)
     assert undated.returncode == 2 and undated.stderr.count("\n") == 1 and "no years" in undated.stderr
     with pytest.raises(UserError, match="is not one of the coarse topics"):
         known_index.topics.bridges("no such topic", a)

@@ -10,7 +10,7 @@ import pytest
 
 from paperscope import PaperIndex, build_index, locations
 from paperscope.embed.terms import words
-from paperscope.ui.cli import main
+from tests.conftest import paperscope
 
 
 def test_layout_is_stored_per_paper_and_read_back(sample_index):
@@ -122,7 +122,7 @@ def test_large_corpora_are_laid_out_on_a_sample_and_the_rest_placed(encoder):
 
 
 @pytest.mark.parametrize("count, method", [(2, "pca"), (3, "pca"), (5, "umap"), (15, "umap")])
-def test_tiny_corpora_build_a_map(tmp_path, count, method, capsys):
+def test_tiny_corpora_build_a_map(tmp_path, count, method):
     from tests.support.corpora import read_corpus
 
     papers, _ = read_corpus(locations.bundled_corpus())
@@ -139,11 +139,10 @@ def test_tiny_corpora_build_a_map(tmp_path, count, method, capsys):
         index.topics.table("fine")["cluster"]
     )
     if count == 2:  # too few papers for a topic: `topics` lists none, and says why
-        capsys.readouterr()
-        assert index.topics.overview("coarse").empty and main(["topics", "--index", str(tmp_path / "index")]) == 0
-        out, err = capsys.readouterr()
-        assert out == "0 coarse topics of 2 papers\n"
-        assert err == "no coarse topics: the build found none among the 2 papers (too few, or too far apart)\n"
+        assert index.topics.overview("coarse").empty
+        done = paperscope("topics", "--index", tmp_path / "index", here=True)
+        assert done.returncode == 0 and done.stdout == "0 coarse topics of 2 papers\n"
+        assert done.stderr == "no coarse topics: the build found none among the 2 papers (too few, or too far apart)\n"
 
 
 @pytest.mark.slow
