@@ -52,21 +52,23 @@ __all__ = [
     "PaperIndex",
     "Results",
     "check_k",
-    "curations_stamp",
     "current_generation_name",
     "is_current_format",
     "is_index",
     "leftovers",
+    "reload_stamp",
     "sample_is_current",
     "searchable",
     "verify",
 ]  # fmt: skip
 
 
-def curations_stamp(folder: str | Path) -> str:
-    """What changes when the topic corrections or the current map of the index at ``folder`` change
-    (a reload is due)."""
-    return f"{curations.stamp(folder)}|{maps.stamp(folder)}"
+def reload_stamp(folder: str | Path) -> str:
+    """What changes, besides its current generation, when the index at ``folder`` must be loaded
+    anew: its identity (another index copied into the folder may have a generation of the same
+    name, and collections of its own), its topic corrections and its current map."""
+    identity = generations.identity(folder, create=False)
+    return f"{identity}|{curations.stamp(folder)}|{maps.stamp(folder)}"
 
 
 def _settings(settings: QuerySettings | None, mode: str | None) -> QuerySettings:

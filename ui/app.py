@@ -30,9 +30,9 @@ from paperscope.errors import UserError
 from paperscope.index.paper_index import (
     FilterChoices,
     PaperIndex,
-    curations_stamp,
     current_generation_name,
     is_index,
+    reload_stamp,
     sample_is_current,
 )
 from paperscope.limits import MAX_UPLOAD_MB
@@ -519,8 +519,8 @@ def _open_index(choices: dict[str, str]) -> tuple[str, str, str, PaperIndex]:
         from paperscope.index.build.pipeline import sample_index  # build code: only when the sample is built
 
         build_with_progress(sample_index, "the NeurIPS 2025 sample index (first run)")
-    try:  # the cache key: the generation, and the state of its topic curations (a change loads anew)
-        generation = f"{current_generation_name(Path(folder))}+{curations_stamp(folder)}"
+    try:  # the cache key: the generation, the index's identity, its topic curations and map (a change loads anew)
+        generation = f"{current_generation_name(Path(folder))}+{reload_stamp(folder)}"
         return label, folder, generation, load_index(folder, generation)
     except UserError as exc:
         st.error(str(exc))

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from paperscope.errors import Contradiction, NotFound, UserError
-from paperscope.index.paper_index import PaperIndex, curations_stamp, current_generation_name, searchable
+from paperscope.index.paper_index import PaperIndex, current_generation_name, reload_stamp, searchable
 from paperscope.limits import MAX_QUERY_CHARS, MAX_RESULTS
 from paperscope.records import Record, jsonable, records
 from paperscope.settings import LEVELS, AccessSettings, Level, Mode
@@ -178,10 +178,10 @@ NOTHING_TO_SEARCH = "the query has nothing to search by (no printable character)
 class Served:
     """One generation of the index as served, with what is computed once per generation."""
 
-    def __init__(self, generation: str | None, index: PaperIndex, curated: str = ""):
+    def __init__(self, generation: str | None, index: PaperIndex, stamp: str = ""):
         self.generation = generation
         self.index = index
-        self.curated = curated  # the curations' stamp when loaded: GET /topics gives their names
+        self.stamp = stamp  # reload_stamp when loaded: a new identity, curation or map loads anew
 
     @cached_property
     def topics(self) -> dict[str, list[Record]]:
@@ -201,10 +201,10 @@ class LiveIndex:
         self._watcher = threading.Thread(target=self._watch, name="paperscope-generation-watcher", daemon=True)
 
     def _load(self, generation: str | None) -> Served:
-        curated = curations_stamp(self.folder)  # read first: a change while loading is loaded next time
+        stamp = reload_stamp(self.folder)  # read first: a change while loading is loaded next time
         index = PaperIndex.load(self.folder, model_path=self.model_path)
         index.warm()
-        return Served(generation, index, curated)
+        return Served(generation, index, stamp)
 
     def refresh(self) -> None:
         """Serve the folder's current generation if it is new, or again if its curations changed.
@@ -213,12 +213,12 @@ class LiveIndex:
         if generation is None or generation == self._skipped:
             return
         if generation == self.current.generation:
-            if curations_stamp(self.folder) != self.current.curated:
+            if reload_stamp(self.folder) != self.current.stamp:
                 try:
                     self.current = self._load(generation)
                 except UserError:  # a build switching the generation meanwhile: the next check loads it
                     return
-                logger.info("%s: topic curations changed: now serving them", self.folder)
+                logger.info("%s: the index changed (identity, topic curations or map): now serving it", self.folder)
             return
         try:
             served = self._load(generation)

@@ -359,3 +359,23 @@ def test_a_card_marks_an_outlying_member_of_its_topic(default_index):
     assert len(cards) == len(shown)
     for card, is_outlying in zip(cards, shown["outlying"], strict=True):
         assert ("(outlying member)" in card) == bool(is_outlying)
+
+
+@pytest.mark.slow
+def test_another_index_copied_into_the_folder_is_shown_with_its_own_collections(sample_index_dir):
+    """The app follows the index in its folder, not only its generation's name: a copy of another index
+    put in its place (a generation of the same name, an identity of its own) shows its own collections."""
+    folder = locations.default_index_dir()
+    shutil.rmtree(folder, ignore_errors=True)
+    first = PaperIndex.load(copy_index(sample_index_dir, folder))
+    ids = first.ids()
+    first.collections.add("first's", ids=ids[:2], create=True)
+    app = _app(collection="first's").run()
+    assert not app.exception and app.selectbox(key="collection").value == "first's"
+
+    shutil.rmtree(folder)
+    second = PaperIndex.load(copy_index(sample_index_dir, folder))
+    second.collections.add("second's", ids=ids[2:4], create=True)
+    app = _app(collection="second's").run()
+    assert not app.exception and app.selectbox(key="collection").value == "second's"
+    assert "first's" not in app.selectbox(key="collection").options
