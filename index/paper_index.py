@@ -66,8 +66,10 @@ __all__ = [
 def reload_stamp(folder: str | Path) -> str:
     """What changes, besides its current generation, when the index at ``folder`` must be loaded
     anew: its identity (another index copied into the folder may have a generation of the same
-    name, and collections of its own), its topic corrections and its current map."""
-    identity = generations.identity(folder, create=False)
+    name, and collections of its own), its topic corrections and its current map. An index of an
+    earlier release gets its identity now, as its load would give it (else the first load's stamp
+    would differ from the next and the index be loaded twice); a folder that is not an index, none."""
+    identity = generations.identity(folder, create=generations.is_index(folder))
     return f"{identity}|{curations.stamp(folder)}|{maps.stamp(folder)}"
 
 
