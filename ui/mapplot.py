@@ -1,15 +1,13 @@
 """Drawing the topic map the index stores. ``map.js`` draws the interactive map, in the app (a
-Streamlit component, ``ui/map_component.py``) and in the self-contained HTML export; datamapplot
-draws the static PNG. Nothing here computes a layout: it only draws the columns x, y, cluster,
+Streamlit component, ``ui/map_component.py``) and in the self-contained HTML export; matplotlib
+draws the static PNG (:func:`save_png`). Nothing here computes a layout: it only draws the columns x, y, cluster,
 coarse_cluster and the topic tables."""
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import datetime
 import html
-import io
 import json
 import logging
 from pathlib import Path
@@ -47,8 +45,6 @@ PALETTE = [
     "#756bb1",
 ]
 TITLE_CHARS = 160  # hover titles are cut here: the map sends every title to the browser
-PNG_LABEL_MARGINS = (7.5, 12.0, 18.0)  # % around each label as pylabeladjust spaces them; datamapplot's default first
-PNG_FONT_WEIGHT = 500  # the least weight of a label in the PNG: datamapplot's 200 reads as pale grey
 LEVEL_COLUMNS = (("coarse", "coarse_cluster"), ("fine", "cluster"))  # each level's topic column in the papers' table
 ANCHOR_CELLS = 32  # a label's anchor: its topic's papers counted in cells of this share of the map's larger side
 ANCHORS = 3  # where a label may sit: up to this many of its topic's densest cells
@@ -359,16 +355,6 @@ def notebook_map(papers: pd.DataFrame, fine_topics: pd.DataFrame, coarse_topics:
     return HTML(frame)
 
 
-def _touching_labels(figure) -> int:
-    """How many pairs of drawn topic labels overlap (datamapplot's labels are its Annotations)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.text import Annotation, Text
-
-    renderer = FigureCanvasAgg(figure).get_renderer()
-    boxes = [Text.get_window_extent(t, renderer) for t in figure.axes[0].texts if isinstance(t, Annotation)]
-    return sum(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
-
-
 def point_colours(colour: dict) -> list[str]:
     """Each paper's colour in ``colour`` (from :func:`map_colours`), in row order: grey for no value."""
     palette = colour["palette"]
@@ -405,58 +391,185 @@ def _png_legend(figure, colour: dict) -> None:
                 title_fontsize=11, frameon=False)  # fmt: skip
 
 
+PNG_INCHES, PNG_DPI = 12.0, 110  # the map's side: 1,320 pixels
+PNG_FONT_SIZES = (
+    8.5,
+    16.0,
+)  # a label's size, from the smallest topic's to the largest's (by the square root of its papers)
+PNG_WRAP = 22  # a label's line, in characters
+PNG_GAP = 3.0  # pixels kept between two labels
+PNG_REACH = 90.0  # the farthest, in pixels, a label's centre moves from its anchor to find room
+GLOW_CELLS = 320  # the glow under each topic: its papers' density on a grid of this many cells a side, blurred
+
+
+def _text_colour(colour: str) -> str:
+    """A dark, less saturated shade of ``colour`` for a label's text, dark enough to read on white
+    (WCAG contrast at least 4.5)."""
+    import colorsys
+
+    from matplotlib.colors import to_hex, to_rgb
+
+    hue, light, saturation = colorsys.rgb_to_hls(*to_rgb(colour))
+    light, saturation = min(light * 0.6, 0.34), saturation * 0.8
+    while True:
+        rgb = colorsys.hls_to_rgb(hue, light, saturation)
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        if 1.05 / (0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] + 0.05) >= 4.5 or light <= 0:
+            return to_hex(rgb)
+        light -= 0.03
+
+
+def _glow(axes, coords: np.ndarray, topics: np.ndarray, colours: dict[int, str], extent) -> None:
+    """A soft halo under each topic: its papers' density, blurred, in its colour, each topic's
+    densest part strongest; one image for all (a contour per topic took seconds)."""
+    from matplotlib.colors import to_rgb
+    from scipy.ndimage import gaussian_filter
+
+    low_x, high_x, low_y, high_y = extent
+    densities = {}
+    for topic in colours:
+        mine = coords[topics == topic]
+        counts, _, _ = np.histogram2d(mine[:, 1], mine[:, 0], GLOW_CELLS, [[low_y, high_y], [low_x, high_x]])
+        densities[topic] = gaussian_filter(counts, GLOW_CELLS / 90)
+    floor = 0.2 * max((float(d.max()) for d in densities.values()), default=1.0)  # a few papers glow faintly
+    image = np.zeros((GLOW_CELLS, GLOW_CELLS, 4))
+    for topic, density in densities.items():
+        alpha = 0.3 * np.sqrt(density / max(float(density.max()), floor, 1e-12))
+        alpha[alpha < 0.04] = 0  # no haze over the whole map
+        image[..., :3] = image[..., :3] * (1 - alpha[..., None]) + np.multiply.outer(alpha, to_rgb(colours[topic]))
+        image[..., 3] = image[..., 3] + alpha * (1 - image[..., 3])
+    image[..., :3] /= np.maximum(image[..., 3:], 1e-12)  # the colours were weighted by their alpha as they were laid
+    axes.imshow(image, extent=extent, origin="lower", interpolation="bilinear", zorder=0, aspect="auto")
+
+
+def _free_spot(size, anchors, placed: list, frame) -> tuple[float, float] | None:
+    """Where a label of ``size`` (width, height in pixels) fits: its centre on one of ``anchors``
+    (pixels) or up to ``PNG_REACH`` from one, its box inside ``frame`` and clear of the boxes
+    ``placed`` (x0, y0, x1, y1, with ``PNG_GAP`` between); None if nowhere."""
+    half_w, half_h = size[0] / 2 + PNG_GAP, size[1] / 2 + PNG_GAP
+    boxes = np.asarray(placed, dtype=np.float64).reshape(-1, 4)
+    for radius in np.arange(0.0, PNG_REACH + 1, 6.0):
+        turns = [0.0] if radius == 0 else np.linspace(0, 2 * np.pi, max(8, int(radius / 3)), endpoint=False)
+        for ax, ay in anchors:
+            for turn in turns:
+                x, y = ax + radius * np.cos(turn), ay + radius * np.sin(turn)
+                if x - half_w < frame[0] or x + half_w > frame[2] or y - half_h < frame[1] or y + half_h > frame[3]:
+                    continue
+                clear = (boxes[:, 0] >= x + half_w) | (boxes[:, 2] <= x - half_w)
+                clear |= (boxes[:, 1] >= y + half_h) | (boxes[:, 3] <= y - half_h)
+                if clear.all():
+                    return float(x), float(y)
+    return None
+
+
+def _place_labels(axes, renderer, labels: list[dict]) -> None:
+    """Each label (text, colour, size, weight, anchors in data units; largest topic first) drawn as
+    an Annotation of its anchor, over its topic's papers, where it overlaps no label placed before;
+    a label with no room is made a point smaller until it finds some."""
+    import matplotlib.patheffects as effects
+
+    to_pixels, frame, placed = axes.transData, axes.bbox.extents, []
+    for label in labels:
+        anchors = to_pixels.transform(label["anchors"])
+        text = axes.annotate(
+            label["text"], xy=label["anchors"][0], ha="center", va="center", color=label["colour"],
+            fontweight=label["weight"], linespacing=1.05, zorder=4,
+            path_effects=[effects.withStroke(linewidth=3, foreground="white", alpha=0.85)],
+        )  # fmt: skip
+        for size in np.arange(label["size"], 5.5, -1.0):
+            text.set_fontsize(size)
+            box = text.get_window_extent(renderer)
+            spot = _free_spot((box.width, box.height), anchors, placed, frame)
+            if spot is not None:
+                break
+        else:
+            spot = tuple(anchors[0])  # nowhere: on its topic (no map of a few dozen topics gets here)
+        nearest = anchors[np.argmin(np.linalg.norm(anchors - spot, axis=1))]
+        text.xy = tuple(to_pixels.inverted().transform(nearest))
+        text.set_position(tuple(to_pixels.inverted().transform(spot)))
+        placed.append(
+            (spot[0] - box.width / 2, spot[1] - box.height / 2, spot[0] + box.width / 2, spot[1] + box.height / 2)
+        )
+
+
+def _png_labels(papers: pd.DataFrame, topic_column: str, name_column: str) -> list[dict]:
+    """The labels of the PNG, largest topic first: text (wrapped), colour, size and weight by the
+    topic's papers, anchors (:func:`label_anchors`)."""
+    import textwrap
+
+    topics = papers[topic_column].to_numpy(dtype=np.int64)
+    kept = topics >= 0
+    if not kept.any():
+        return []
+    sizes = pd.Series(topics[kept]).value_counts()
+    names = dict(zip(topics[kept].tolist(), papers[name_column].to_numpy(dtype=object)[kept], strict=True))
+    anchors = label_anchors(papers["x"], papers["y"], topics)
+    low, high = np.sqrt(sizes.min()), np.sqrt(sizes.max())
+    labels = []
+    for topic, size in sizes.items():
+        share = (np.sqrt(size) - low) / (high - low) if high > low else 1.0
+        wrapped = textwrap.fill(str(names[topic]), PNG_WRAP, break_long_words=False, break_on_hyphens=False)
+        labels.append({
+            "text": _as_matplotlib_text(wrapped), "colour": _text_colour(PALETTE[topic % len(PALETTE)]),
+            "size": PNG_FONT_SIZES[0] + share * (PNG_FONT_SIZES[1] - PNG_FONT_SIZES[0]),
+            "weight": 500 + 100 * round(2 * share), "anchors": anchors[topic],
+        })  # fmt: skip
+    return labels
+
+
 def save_png(papers: pd.DataFrame, path: Path, title: str, colour: dict | None = None):
-    """A labelled static map drawn by datamapplot: each topic named over its own papers (no long
-    lines to follow), sized by topic, in a dark shade of its colour (the colours of the app's map).
-    datamapplot's placement can let two labels touch; the map is drawn again with wider margins
-    until none does. Points are named by the papers' own topic columns, those of the current map:
-    the coarse topics, as the app names them on the whole map (fine ones only where no paper has a
-    coarse topic). The PNG's Description says the names drawn. ``colour`` (from
-    :func:`map_colours`): the points in a column's colours instead, with its legend beside the map
-    (the labels keep their topics' shades). Returns the matplotlib figure (for measuring the labels)."""
+    """A labelled static map drawn with matplotlib: each topic named over its own papers (no long
+    lines to follow; none overlapping), sized by topic, in a dark shade of its colour (the colours
+    of the app's map), over a soft glow of its papers' density. Points are named by the papers' own
+    topic columns, those of the current map: the coarse topics, as the app names them on the whole
+    map (fine ones only where no paper has a coarse topic). The PNG's Description says the names
+    drawn. ``colour`` (from :func:`map_colours`): the points in a column's colours instead, with its
+    legend beside the map (the labels keep their topics' shades). Returns the matplotlib figure."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import datamapplot
-    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    # Roboto comes from Debian's fonts-roboto (.ci/setup); without it matplotlib logs each fallback.
-    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)  # Roboto: Debian's fonts-roboto (.ci/setup)
     coarse = bool((papers["coarse_cluster"] >= 0).any())
-    names = papers["coarse_name" if coarse else "cluster_name"].to_numpy(dtype=object)
-    colours = cluster_colours(papers["coarse_cluster" if coarse else "cluster"])
-    by_name = {name: colour for name, colour in zip(names, colours, strict=True) if name != UNCLUSTERED_NAME}
-    for margin in PNG_LABEL_MARGINS:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):  # pylabeladjust's
-            figure, _ = datamapplot.create_plot(  # progress bar and messages
-                papers[["x", "y"]].to_numpy(dtype=np.float32),
-                names,
-                title="paperscope topic map",
-                sub_title=title,
-                title_keywords={"fontsize": 20},
-                sub_title_keywords={"fontsize": 13},
-                min_font_size=8.5,
-                max_font_size=16.0,
-                min_font_weight=PNG_FONT_WEIGHT,
-                noise_label=UNCLUSTERED_NAME,
-                noise_color=UNCLUSTERED_COLOUR,
-                label_color_map=by_name,  # label text: datamapplot's darker, less saturated shade of each
-                dynamic_label_size=True,
-                label_wrap_width=22,
-                figsize=(12, 12),
-                dpi=110,
-                label_over_points=True,
-                pylabeladjust_margin_percentage=margin,
-                use_system_fonts=True,  # never download fonts
-                **({"marker_color_array": point_colours(colour)} if colour else {}),
-            )
-        plt.close(figure)
-        if not _touching_labels(figure):
-            break
-    if colour:
-        _png_legend(figure, colour)
-    named = "\n".join(sorted(by_name, key=str))
-    figure.savefig(path, bbox_inches="tight", metadata={"Title": title, "Description": f"topics named:\n{named}"})
+    topic_column, name_column = ("coarse_cluster", "coarse_name") if coarse else ("cluster", "cluster_name")
+    topics = papers[topic_column].to_numpy(dtype=np.int64)
+    coords = papers[["x", "y"]].to_numpy(dtype=np.float64)
+    figure = Figure(figsize=(PNG_INCHES, PNG_INCHES + 0.9), dpi=PNG_DPI)
+    with matplotlib.rc_context({"font.family": ["Roboto", "DejaVu Sans"]}):
+        renderer = FigureCanvasAgg(figure).get_renderer()
+        axes = figure.add_axes((0.0, 0.0, 1.0, PNG_INCHES / (PNG_INCHES + 0.9)))
+        centre = (coords.min(axis=0) + coords.max(axis=0)) / 2 if len(coords) else np.zeros(2)
+        half = max(float(np.ptp(coords, axis=0).max()) if len(coords) else 1.0, 1e-9) * 0.54
+        extent = (centre[0] - half, centre[0] + half, centre[1] - half, centre[1] + half)
+        axes.set_xlim(extent[:2])
+        axes.set_ylim(extent[2:])
+        axes.set_xticks([])
+        axes.set_yticks([])
+        for spine in axes.spines.values():
+            spine.set_color("#bbbbbb")
+        kept = sorted({int(t) for t in topics if t >= 0})
+        _glow(axes, coords, topics, {t: PALETTE[t % len(PALETTE)] for t in kept}, extent)
+        points = point_colours(colour) if colour else cluster_colours(topics)
+        order = np.argsort(topics >= 0, kind="stable")  # the unclustered first, under the topics' papers
+        axes.scatter(
+            coords[order, 0],
+            coords[order, 1],
+            s=float(np.clip(12_000 / max(len(coords), 1), 4, 24)),
+            c=[points[i] for i in order],
+            linewidths=0,
+            zorder=2,
+        )
+        figure.text(0.005, 0.995, "paperscope topic map", fontsize=20, fontweight="bold", va="top")
+        figure.text(0.005, 0.955, _as_matplotlib_text(title), fontsize=13, color="#777777", va="top")
+        labels = _png_labels(papers, topic_column, name_column)
+        _place_labels(axes, renderer, labels)
+        if colour:
+            _png_legend(figure, colour)
+        named = "\n".join(sorted({str(name) for name in papers[name_column] if name != UNCLUSTERED_NAME}))
+        metadata = {"Title": title, "Description": f"topics named:\n{named}"}
+        figure.savefig(path, format="png", bbox_inches="tight", metadata=metadata)
     return figure
 
 
