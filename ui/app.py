@@ -404,7 +404,11 @@ def _lasso_panel(index: PaperIndex, column: str) -> None:
     if clear.button("Clear", key="clear_lasso"):
         _switch(lasso=[])
     download.download_button(
-        "Selection as CSV", chosen.to_csv(index=False), "paperscope-selection.csv", "text/csv", on_click="ignore"
+        "Selection as CSV",
+        lambda: chosen.to_csv(index=False),
+        "paperscope-selection.csv",
+        "text/csv",
+        on_click="ignore",
     )
     with add:
         add_popover(index, ids, "add-lasso", help="Add the papers selected on the map to a collection")
@@ -463,21 +467,24 @@ def _results_list(
     ``colour``: the map's colours by a column (``column_colours``), the dots' colours then;
     ``below_header(row)``: draws what a card shows under its header (a collection's: why, and "Not interested")."""
     index = load_index(*source)
-    exports = results.drop(columns=["abstract"]).assign(score=results["score"].round(4))
     download_csv, download_json = st.columns(2)
-    download_csv.download_button(  # a download changes nothing: no rerun (one could replace the file under it)
-        "Results as CSV", exports.to_csv(index=False), "paperscope-results.csv", "text/csv", on_click="ignore"
+    # Written when clicked, not on every run; a download changes nothing: no rerun
+    download_csv.download_button(
+        "Results as CSV",
+        lambda: results.drop(columns=["abstract"]).assign(score=results["score"].round(4)).to_csv(index=False),
+        "paperscope-results.csv",
+        "text/csv",
+        on_click="ignore",
     )
     download_json.download_button(
         "Results as JSON",
-        results.to_json(orient="records", force_ascii=False, indent=1),
+        lambda: results.to_json(orient="records", force_ascii=False, indent=1),
         "paperscope-results.json",
         "application/json",
         on_click="ignore",
     )
     if results.empty:  # every empty answer carries its note: why (the filter no paper matches, and what there is)
         st.info(plain(results.attrs["note"][:1].upper() + results.attrs["note"][1:]) + ".")
-    placeholders = []
     colours = (
         paper_colours(colour, index.rows(results["id"].tolist()))
         if colour
@@ -493,18 +500,21 @@ def _results_list(
                 add_popover(index, [row.id], f"add-card-{row.id}")
             if below_header:
                 below_header(row)
-            card = st.expander(
-                "Abstract and why similar" if explain_with else "Abstract", key=f"why-{row.id}", on_change="rerun"
-            )
-            with card:
-                if card.open:
-                    placeholders.append((row, st.empty()))
-                st.html(f"<div class='ps-why'>{html.escape(row.abstract)}</div>")
-    if explain_with is None:
-        return
-    for row, placeholder in placeholders:
-        why = explain_cached(*source, row.id, explain_with["other_id"], explain_with["query"])
-        placeholder.html(_why_html(why, "your query" if explain_with["query"] else "selected paper"))
+            _card(source, row.id, row.abstract, explain_with)
+
+
+@st.fragment
+def _card(source: tuple[str, str], paper_id: str, abstract: str, explain_with: dict | None) -> None:
+    """A result's abstract and, once opened, why it is similar (``explain_with``: see ``_results_list``): a
+    fragment, so that opening a card reruns that card alone, and explains only it."""
+    card = st.expander(
+        "Abstract and why similar" if explain_with else "Abstract", key=f"why-{paper_id}", on_change="rerun"
+    )
+    with card:
+        if card.open and explain_with:
+            why = explain_cached(*source, paper_id, explain_with["other_id"], explain_with["query"])
+            st.html(_why_html(why, "your query" if explain_with["query"] else "selected paper"))
+        st.html(f"<div class='ps-why'>{html.escape(abstract)}</div>")
 
 
 def _open_index(choices: dict[str, str]) -> tuple[str, str, str, PaperIndex]:
