@@ -64,9 +64,8 @@ def test_two_first_runs_at_once_export_once_and_both_work(tmp_path):
     assert [run.returncode for run in runs] == [0, 0], outputs
     assert all(out.strip() == "(2, 384)" for out, _ in outputs)
     exports = [line for _, err in outputs for line in err.splitlines() if line.startswith("exporting the model to")]
-    assert [line.rsplit("/", 1)[1] for line in exports] == [
-        f"{name} (once per model)" for name in ("model.onnx", "model-int8.onnx")
-    ]
+    # once, and only the int8 file: a BERT model's is written from its weights, not from the fp32 file
+    assert [line.rsplit("/", 1)[1] for line in exports] == ["model-int8.onnx (once per model)"]
     # the quantizer's logging must not give the root logger a handler: every line once
     assert all(err.count("after the export") == 1 for _, err in outputs), outputs
 
