@@ -49,6 +49,7 @@ class TermFinder:
                 postings.setdefault(word, []).append(row)
         self._postings = {word: np.array(rows, dtype=np.int64) for word, rows in postings.items()}
         self._found: dict[str, np.ndarray] = {}
+        self._shares: dict[str, float] = {}
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -66,6 +67,12 @@ class TermFinder:
                     hit[[row for row in rows.tolist() if form in self.texts[row]]] = True
             self._found[term] = hit
         return self._found[term]
+
+    def share(self, term: str) -> float:
+        """The share of the texts that hold ``term`` (kept: asked for the same terms again and again)."""
+        if term not in self._shares:
+            self._shares[term] = np.count_nonzero(self.found(term)) / len(self.texts) if self.texts else 0.0
+        return self._shares[term]
 
     def coverage(self, members: np.ndarray, terms: list[str]) -> float:
         """Share of the papers ``members`` (row numbers) where at least one of ``terms`` is found."""

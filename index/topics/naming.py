@@ -32,6 +32,7 @@ the word lists below are language, not tuning.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections import Counter
@@ -430,6 +431,7 @@ def _initials(term: str) -> str:
     return given.lower().rstrip("s") or "".join(word[0] for word in words(term))
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a pure test of two strings, asked of the same pairs again and again
 def redundant(term: str, other: str) -> bool:
     """Whether two terms say one thing twice: they share a stem ("robot, robotic",
     "recommendation, recommender"), or one is an acronym inside the other's ("RL" and
@@ -447,10 +449,13 @@ def together(term: str, other: str, members: np.ndarray, finder: TermFinder) -> 
     (``members``) use both, and the corpus's papers use both at least ``PAIR_LIFT`` times as
     often as they would by chance (their shares multiplied): "forecasting" and "spiking neural
     networks" in one topic do not."""
-    one, two = finder.found(term), finder.found(other)
-    both = one & two
-    chance = one.mean() * two.mean()
-    return bool(both[members].sum() >= PAIR_PAPERS and chance and both.mean() >= PAIR_LIFT * chance)
+    both = finder.found(term) & finder.found(other)
+    chance = finder.share(term) * finder.share(other)
+    return bool(
+        np.count_nonzero(both[members]) >= PAIR_PAPERS
+        and chance
+        and np.count_nonzero(both) / len(both) >= PAIR_LIFT * chance
+    )
 
 
 def _fits(term: str, chosen: list[str], members: np.ndarray, finder: TermFinder) -> bool:
@@ -511,26 +516,32 @@ def _greedy_cover(
     ``settings.max_terms`` terms. The name needs the first terms that cover
     ``settings.name_coverage`` of the papers (at least two; all where they do not). ``strict``
     (a name's terms, not a test of a topic): each term also fits the others (:func:`_fits`)."""
+    hits = np.array([finder.found(term)[members] for term, _ in pool], dtype=bool).reshape(len(pool), len(members))
+    lifts = np.array([np.log2(lift) for _, lift in pool], dtype=np.float64)
+    similars = np.array([max(float(similar), 0.01) for similar in similarity], dtype=np.float64)
+    kinds = np.array([settings.phrase_weight if " " in term else 1.0 for term, _ in pool], dtype=np.float64)
+    # A term ruled out by a term chosen stays ruled out as more are chosen: each round checks the open
+    # terms against the last one chosen only (the rules: no shared word, not one phrase, each fits).
+    open_terms = np.ones(len(pool), dtype=bool)
     covered = np.zeros(len(members), dtype=bool)
     chosen: list[str] = []
     named_by = 0
     while len(chosen) < settings.max_terms:
-        taken = set().union(*(_term_words(term) for term in chosen)) if chosen else set()
-        gains = [
-            0.0
-            if _term_words(term) & taken
-            or _one_phrase(term, chosen, members, finder)
-            or (strict and not _fits(term, chosen, members, finder))
-            else (finder.found(term)[members] & ~covered).mean()
-            * np.log2(lift)
-            * max(float(similar), 0.01)
-            * (settings.phrase_weight if " " in term else 1.0)
-            for (term, lift), similar in zip(pool, similarity, strict=True)
-        ]
-        if not gains or max(gains) <= 0:
+        if chosen:
+            last, taken = chosen[-1], _term_words(chosen[-1])
+            for i in np.flatnonzero(open_terms):
+                term = pool[i][0]
+                open_terms[i] = not (
+                    _term_words(term) & taken
+                    or _one_phrase(term, [last], members, finder)
+                    or (strict and not _fits(term, [last], members, finder))
+                )
+        gains = np.where(open_terms, (hits & ~covered).mean(axis=1) * lifts * similars * kinds, 0.0)
+        if not len(gains) or gains.max() <= 0:
             break
-        chosen.append(pool[int(np.argmax(gains))][0])
-        covered |= finder.found(chosen[-1])[members]
+        best = int(np.argmax(gains))
+        chosen.append(pool[best][0])
+        covered |= hits[best]
         if not named_by and len(chosen) >= 2 and covered.mean() >= settings.name_coverage:
             named_by = len(chosen)
     return TopicTerms(chosen, named_by or len(chosen))

@@ -3,8 +3,9 @@
 A remap never embeds a paper again nor lays the map out again: each paper keeps its position
 (x, y), its map trust and whether it was placed. With a number of coarse topics alone, the fine
 clusters stay the build's and the Ward linkage of their centroids is cut into that many groups
-(:func:`~.clusters.coarse_topics` with ``groups``). With a minimum topic size, the fine clusters
-are found again: HDBSCAN on the stored 2-D layout of the laid-out papers (as close to the
+(:func:`~.clusters.coarse_topics` with ``groups``). With a minimum topic size, or more topics
+than the build's fine clusters (a minimum size then chosen to fit: :func:`fitting_size`), the fine
+clusters are found again: HDBSCAN on the stored 2-D layout of the laid-out papers (as close to the
 labelled areas as the build's 5-D UMAP, and much faster: docs/benchmarks.md), the papers it
 leaves out adopted and grab-bags split as a build does (:func:`.topic_map._refine`), and a placed
 paper joins the topic most of its 5 nearest laid-out papers on the map are in. Both levels are
@@ -36,6 +37,7 @@ from paperscope.index.topics.topic_map import (
 from paperscope.settings import UNCLUSTERED, TopicSettings
 
 PLACE_VOTES = 5  # a placed paper joins the topic most of this many nearest laid-out papers are in
+FIT_MARGIN = 1.25  # more topics than the build's fine clusters: a minimum size giving this many times the topics
 
 
 class Remapping(NamedTuple):
@@ -48,15 +50,17 @@ class Remapping(NamedTuple):
 
 
 def _check(asked: Remapping, fine_count: int) -> None:
-    """A number of topics the fine clusters allow, a minimum size of at least 2 (a UserError if not)."""
+    """A number of topics the fine clusters allow, a minimum size of at least 2 (a UserError if not);
+    ``asked.min_topic_size``: the user's (the message says what to change)."""
     if asked.min_topic_size is not None and (not isinstance(asked.min_topic_size, int) or asked.min_topic_size < 2):
         raise UserError(f"--min-topic-size must be a whole number of at least 2, got {asked.min_topic_size}")
     if not isinstance(asked.topics, int) or asked.topics < 2:
         raise UserError(f"--topics must be a whole number of at least 2, got {asked.topics}")
     if asked.topics > fine_count:
         raise UserError(
-            f"--topics {asked.topics}: the map has {fine_count} fine clusters, so at most {fine_count} topics"
-            + ("" if asked.min_topic_size else "; a smaller --min-topic-size makes more")
+            f"--topics {asked.topics}: the map has {fine_count} fine clusters"
+            + (f" of at least {asked.min_topic_size} papers" if asked.min_topic_size else "")
+            + f", so at most {fine_count} topics; a smaller --min-topic-size makes more"
         )
 
 
@@ -83,25 +87,42 @@ def _sample(vectors: np.ndarray, placed: np.ndarray, settings: TopicSettings) ->
     return Sample(rows, np.ascontiguousarray(vectors[rows], dtype=np.float32), (empty, empty))
 
 
-def _fine_again(sample: Sample, coords: np.ndarray, terms, asked: Remapping, min_size: int, settings: TopicSettings):
-    """The fine clusters found again on the sampled papers' map positions, adopted and refined; the
-    minimum size ``min_size`` (as asked) scaled to the sample's share of the laid-out papers
-    (``laid_out``: their count)."""
+def _hdbscan(coords: np.ndarray, min_size: int, share: float, settings: TopicSettings) -> np.ndarray:
+    """HDBSCAN's clusters of the map positions ``coords`` with at least ``min_size`` papers,
+    the size scaled by ``share`` (the sample's share of the laid-out papers)."""
     from sklearn.cluster import HDBSCAN
 
-    chosen, share = settings.clusters, len(sample.rows) / asked.laid_out
-    labels = HDBSCAN(
+    chosen = settings.clusters
+    return HDBSCAN(
         min_cluster_size=max(2, round(min_size * share)),
         min_samples=chosen.min_samples,
         copy=True,
         cluster_selection_method=chosen.selection,
-    ).fit_predict(coords[sample.rows])
+    ).fit_predict(coords)
+
+
+def fitting_size(coords: np.ndarray, asked: Remapping, share: float, settings: TopicSettings) -> int:
+    """The largest minimum topic size, from the laid-out papers over the topics asked down by a
+    fifth each step, whose clusters on the map (``coords``: the sampled papers') number at least
+    ``FIT_MARGIN`` times the topics asked (a grab-bag left unnamed is dropped later); 2 if none does."""
+    size = max(2, asked.laid_out // asked.topics)
+    while size > 2 and _hdbscan(coords, size, share, settings).max() + 1 < FIT_MARGIN * asked.topics:
+        size = max(2, int(size * 0.8))
+    return size
+
+
+def _fine_again(sample: Sample, coords: np.ndarray, terms, asked: Remapping, min_size: int, settings: TopicSettings):
+    """The fine clusters found again on the sampled papers' map positions, adopted and refined; the
+    minimum size ``min_size`` (as asked, or :func:`fitting_size`) scaled to the sample's share of the
+    laid-out papers (``laid_out``: their count)."""
+    share = len(sample.rows) / asked.laid_out
+    labels = _hdbscan(coords[sample.rows], min_size, share, settings)
     found = Clustering(
         labels.astype(np.int64),
         {"method": "hdbscan", "space": "layout-2d", "min_cluster_size": min_size},
         {},
     )
-    adopted = adopt_outliers(sample.vectors, found.labels, chosen.adopt_quantile)
+    adopted = adopt_outliers(sample.vectors, found.labels, settings.clusters.adopt_quantile)
     return _refine(sample, found, adopted, terms, settings)
 
 
@@ -132,14 +153,16 @@ def remap_topics(vectors: np.ndarray, texts_of, ids: list[str], built: pd.DataFr
     sample = _sample(vectors, placed, settings)
     rows = sample.rows
     built_fine = len(set(built["cluster"].tolist()) - {UNCLUSTERED})
-    _check(asked, asked.laid_out if asked.min_topic_size is not None else built_fine)  # before the slow part
+    again = asked.min_topic_size is not None or asked.topics > built_fine  # else the build's fine clusters kept
+    _check(asked, asked.laid_out if again else built_fine)  # before the slow part
     terms = cached_terms(texts_of(rows), rows, settings.names.max_words, options.get("cache"))
     labels, outlying = built["cluster"].to_numpy(np.int64).copy(), built["outlying"].to_numpy(bool).copy()
     description = {"fine": "as built"}
-    if asked.min_topic_size is None:
+    if not again:
         pools = topic_pools(terms, labels[rows], settings.names)
     else:
-        fine = _fine_again(sample, coords, terms, asked, asked.min_topic_size, settings)
+        least = asked.min_topic_size or fitting_size(coords[rows], asked, len(rows) / asked.laid_out, settings)
+        fine = _fine_again(sample, coords, terms, asked, least, settings)
         rest = np.setdiff1d(np.arange(len(labels)), rows)
         labels[rows], outlying[rows], outlying[rest] = fine.labels, fine.outlying, False
         if len(rest):

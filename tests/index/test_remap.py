@@ -61,6 +61,23 @@ def test_remap_cuts_n_topics_without_touching_vectors_faiss_or_layout(index_dir)
     assert listed["topics"].iloc[0] == len(before.groupby("coarse_cluster").size().drop(-1, errors="ignore"))
 
 
+@pytest.mark.slow
+def test_more_topics_than_the_build_s_fine_clusters_finds_them_again_with_a_size_that_fits(index_dir):
+    index = PaperIndex.load(index_dir)
+    fine = len(index.topics.table("fine"))
+    wanted = fine + 1  # refused before #53 until --min-topic-size was given
+    done = paperscope("remap", "--topics", wanted, "--index", index_dir)
+    assert done.returncode == 0, done.stderr
+    remapped = PaperIndex.load(index_dir)
+    assert remapped.map.current == f"topics-{wanted}" and len(remapped.topics.table("coarse")) == wanted
+    assert len(remapped.topics.table("fine")) >= wanted
+    assert remapped.topics.table("coarse")["name"].is_unique
+    too_large = paperscope("remap", "--topics", wanted, "--min-topic-size", len(index.papers), "--index", index_dir)
+    [error] = [line for line in too_large.stderr.splitlines() if "error" in line]  # after the log's progress lines
+    assert too_large.returncode == 2 and "Traceback" not in too_large.stderr, too_large.stderr
+    assert error.startswith("paperscope: error: --topics") and f"of at least {len(index.papers)} papers" in error
+
+
 def _caches(folder: Path) -> dict[str, Path]:
     """What a remap of the current generation need not find again, by kind."""
     generation = generations.current_generation_name(folder)
