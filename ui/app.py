@@ -27,18 +27,12 @@ from paperscope.embed.library import paper_link
 from paperscope.embed.readers.sniff import detect_format
 from paperscope.embed.terms import singular
 from paperscope.errors import UserError
-from paperscope.index.paper_index import (
-    FilterChoices,
-    PaperIndex,
-    current_generation_name,
-    is_index,
-    reload_stamp,
-    sample_is_current,
-)
+from paperscope.index.paper_index import PaperIndex, is_index, sample_is_current
 from paperscope.limits import MAX_UPLOAD_MB
 from paperscope.settings import LEVELS, MODES, UNCLUSTERED_NAME
 from paperscope.ui.access import upload_build
 from paperscope.ui.app_access import READ_ONLY_NOTE, audited, read_only, settings
+from paperscope.ui.app_cache import filter_choices, generation_of, load_index, map_points, warm_query_model
 from paperscope.ui.collections_view import (
     add_popover,
     collection_focus,
@@ -56,15 +50,12 @@ from paperscope.ui.columns_view import (
     paper_colours,
 )
 from paperscope.ui.map_component import topic_map
-from paperscope.ui.mapplot import MAX_STARRED, cluster_colours, map_focus, map_payload
+from paperscope.ui.mapplot import MAX_STARRED, cluster_colours, map_focus
 from paperscope.ui.session import Key, View
 from paperscope.ui.topics_view import topics_panel
 
 PICKER_LIMIT = 5_000  # above this many papers the pickers list the papers in view: 50,000 titles cost 3.6 s a rerun
 LASSO_LISTED = 25  # titles listed of a map selection; the CSV has them all
-MAP_TITLES_LIMIT = (
-    200_000  # above this many papers the map's hover names the topic, not the title (1M titles: 95 MB a page)
-)
 SHOWN_ID_CHARS = 16  # longer ids are shortened on result cards
 GZIP_MAGIC = b"\x1f\x8b"
 UPLOAD_TYPES = ("csv", "tsv", "json", "jsonl", "txt", "parquet", "bib", "ris", "gz")
@@ -90,13 +81,6 @@ def _cli_index() -> str | None:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--index")
     return parser.parse_known_args(sys.argv[1:])[0].index
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
-def load_index(folder: str, generation: str) -> PaperIndex:
-    """Load an index once per process and generation (a rebuild gives a new generation; a
-    curation of its topics a new ``generation`` key too: see ``_open_index``)."""
-    return PaperIndex.load(folder)
 
 
 @st.cache_data(show_spinner=False, max_entries=2000)
@@ -355,25 +339,6 @@ def _switch(**state) -> None:
     st.rerun()
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
-def map_points(folder: str, generation: str) -> dict:
-    """The map's unchanging part (coordinates, titles, topic labels) once per index generation."""
-    index = load_index(folder, generation)
-    return map_payload(
-        index.map.table(),  # only the columns drawn: all metadata held 530 MB more at 1M papers
-        index.topics.table("fine"),
-        index.topics.table("coarse"),
-        key=f"{folder}@{generation}",
-        with_titles=len(index) <= MAP_TITLES_LIMIT,
-    )
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
-def filter_choices(folder: str, generation: str) -> FilterChoices:
-    """What the sidebar's filters offer (``PaperIndex.filter_choices``), once per generation."""
-    return load_index(folder, generation).filter_choices()
-
-
 def titles_of(index: PaperIndex, ids: list[str]) -> dict[str, str]:
     """Paper id → title of the papers ``ids`` (all in the index), read from its table."""
     rows = index.rows(ids) if ids else np.empty(0, np.int64)
@@ -529,8 +494,8 @@ def _open_index(choices: dict[str, str]) -> tuple[str, str, str, PaperIndex]:
         from paperscope.index.build.pipeline import sample_index  # build code: only when the sample is built
 
         build_with_progress(sample_index, "the NeurIPS 2025 sample index (first run)")
-    try:  # the cache key: the generation, the index's identity, its topic curations and map (a change loads anew)
-        generation = f"{current_generation_name(Path(folder))}+{reload_stamp(folder)}"
+    try:
+        generation = generation_of(folder)
         return label, folder, generation, load_index(folder, generation)
     except UserError as exc:
         st.error(str(exc))
@@ -586,7 +551,7 @@ def _asked(index: PaperIndex, results, chosen: list[str], avoided: list[str]) ->
         st.html(f"<div class='ps-meta ps-selected'>Most similar to the {count} you selected</div>")
 
 
-def _map_panel(index: PaperIndex, source: tuple[str, str], focus: dict, level: str, topics: list[str]) -> None:
+def _map_panel(source: tuple[str, str], focus: dict, level: str, topics: list[str]) -> None:
     """The map of the index of ``source`` (folder, generation), its caption, and the topics panel."""
     topic_map(map_points(*source), focus)
     st.caption(
@@ -594,11 +559,17 @@ def _map_panel(index: PaperIndex, source: tuple[str, str], focus: dict, level: s
         "a set. Coarse topics are named when zoomed out, fine ones as you zoom in; grey points belong to no "
         "topic. Map trust: the share of a paper's 10 nearest neighbours that are also near it on the map."
     )
-    # on demand: at a million papers it costs 2 s a run, and its table and chart weigh on every page
+    _topics(source, level, topics)
+
+
+@st.fragment
+def _topics(source: tuple[str, str], level: str, topics: list[str]) -> None:
+    """The topics panel, on demand (at a million papers it costs 2 s a run, and its table and chart weigh on every
+    page); a fragment: opening it, or asking it something, reruns it alone (a correction of the topics, the page)."""
     panel = st.expander("Topics: overview, by year or column, between two topics", key="topics", on_change="rerun")
     with panel:
         if panel.open:
-            topics_panel(index, level, topics)
+            topics_panel(load_index(*source), level, topics)
 
 
 def main() -> None:
@@ -666,7 +637,8 @@ def main() -> None:
                           columns, focus["colour"],
                           below_header=recommended_card(index, shown) if shown else None)  # fmt: skip
     with map_column:
-        _map_panel(index, (folder, generation), focus, level, filters["topics"] or [])
+        _map_panel((folder, generation), focus, level, filters["topics"] or [])
+    warm_query_model(folder, generation)  # once the page is drawn: the first search need not load it
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ def streamlit_command(
         "server.headless": "true",
         "theme.base": "light",
     }
-    command = [sys.executable, "-m", "streamlit", "run", str(APP)]
+    command = [sys.executable, "-m", "paperscope.ui.app_cache", str(APP)]  # streamlit run, the index loaded ahead
     for name, value in settings.items():
         command += [f"--{name}", value]
     access = (access or AccessSettings()).on(is_loopback(host))
