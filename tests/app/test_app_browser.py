@@ -60,8 +60,14 @@ def test_typing_a_query_shows_results_and_the_url_keeps_it(server, page, sample_
     assert titles[0].startswith("1. ASDSV") and len(titles) == 10
     page.wait_for_function("() => location.search.includes('q=')", timeout=10_000)
     assert "k=10" in page.url
+    expected = sample_index.search("speculative decoding to accelerate diffusion transformers", k=10).to_pandas()
+    exported = _download(page, "Results as CSV").splitlines()  # written when clicked, from the results shown
+    assert exported[0].startswith("rank,id,title")
+    assert [line.split(",")[1] for line in exported[1:]] == list(expected.id)
+    assert [paper["id"] for paper in json.loads(_download(page, "Results as JSON"))] == list(expected.id)
     page.get_by_text("Abstract and why similar").first.click()
     page.wait_for_selector("mark", timeout=60_000)  # shared terms highlighted
+    assert _result_titles(page) == titles  # a card opened reruns that card alone: the rest stays as it was
     _shot(page, "query.png")
 
 
