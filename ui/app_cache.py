@@ -93,6 +93,7 @@ def _warm(folder: str) -> None:
 
     while not Runtime.exists() or Runtime.instance().state == RuntimeState.INITIAL:
         time.sleep(0.02)
+    import paperscope.ui.app  # noqa: F401  the page's modules, imported once here, found by its first run
     from paperscope.index.paper_index import sample_is_current
 
     if folder == str(locations.default_index_dir()) and not sample_is_current(folder):
