@@ -1,6 +1,8 @@
 """How long a remap takes (another number of topics from the stored vectors and layout), at 2,690 and 200,000 papers.
 
     .venv/bin/python -m benchmarks.remap --index /tmp/remap/IJCAI [--papers 200000]
+    .venv/bin/python -m benchmarks.remap --index /tmp/remap/IJCAI --commands   # 3. only
+
 
 1. IJCAI: ``PaperIndex.map.remap`` on a copy of an index of ../shared/evaldata/ijcai2021_2024_area.jsonl
    as this checkout builds it (``paperscope build … --preset fast``; no remap made on it): the
@@ -13,6 +15,10 @@
    fine clusters repeated, its texts repeated; candidate names embedded by the index's model.
    No index of that size is built (an hour on this machine); what is not timed is reading the
    arrays from disk (memory-mapped) and writing the map (a few MB of Parquet).
+3. ``--commands``: ``paperscope remap --topics N`` as a user runs it, for N = 8, 15, 25, 40, 60
+   (``--counts``), each in a fresh process on a fresh copy of the index: the whole command's wall
+   time and the topics it made (beyond the build's fine clusters, with a minimum topic size chosen
+   to fit).
 Prints a Markdown table with the wall and CPU seconds (this process's, all threads) and the load
 average as each run ends, writes JSON.
 """
@@ -20,7 +26,11 @@ average as each run ends, writes JSON.
 from __future__ import annotations
 
 import os
+import re
+import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -94,13 +104,44 @@ def time_synthetic(source: str, count: int, topics: int) -> dict:
             "seconds": round(seconds, 1), "cpu seconds": round(cpu, 1), "load average": _load()}  # fmt: skip
 
 
+def _children_cpu() -> float:
+    """The CPU seconds of this process's finished children (user and system)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def time_commands(source: str, counts: list[int]) -> list[dict]:
+    """``paperscope remap --topics N`` for each of ``counts``, each in a fresh process on a fresh
+    copy of the index at ``source``: the command's wall time and the topics made."""
+    command = Path(sys.executable).with_name("paperscope")
+    rows = []
+    for topics in counts:
+        with tempfile.TemporaryDirectory() as work:
+            folder = Path(work) / "index"
+            shutil.copytree(source, folder)
+            start, cpu = time.perf_counter(), _children_cpu()
+            done = subprocess.run([command, "remap", "--topics", str(topics), "--index", folder],
+                                  capture_output=True, text=True, check=True)  # fmt: skip
+            seconds, cpu = time.perf_counter() - start, _children_cpu() - cpu
+        made = re.search(r"map '[^']*': (\d+) topics, (\d+) fine clusters", done.stderr)
+        assert made, done.stderr
+        rows.append({"papers": "command", "run": f"paperscope remap --topics {topics}", "topics": int(made[1]),
+                     "seconds": round(seconds, 2), "cpu seconds": round(cpu, 2), "load average": _load()})  # fmt: skip
+    return rows
+
+
 def main() -> None:
     arguments = parser(__doc__, "remap")
     arguments.add_argument("--index", required=True, help="an index of the IJCAI corpus (it is copied, not changed)")
     arguments.add_argument("--papers", type=int, default=200_000, help="rows of the synthetic corpus")
     arguments.add_argument("--topics", type=int, default=8)
+    arguments.add_argument("--commands", action="store_true", help="only the command-line remaps (3.)")
+    arguments.add_argument("--counts", default="8,15,25,40,60", help="the topics of the command-line remaps")
     options = arguments.parse_args()
-    rows = [*time_index(options.index, options.topics), time_synthetic(options.index, options.papers, options.topics)]
+    rows = time_commands(options.index, [int(count) for count in options.counts.split(",")])
+    if not options.commands:
+        synthetic = time_synthetic(options.index, options.papers, options.topics)
+        rows = [*time_index(options.index, options.topics), synthetic, *rows]
     columns = ["papers", "run", "topics", "seconds", "cpu seconds", "load average"]
     report(
         columns,

@@ -210,14 +210,17 @@ class CorpusTerms:
     stop_words: frozenset[str]
     cased: dict[str, str] = field(default_factory=dict)  # words written with capitals: "markov" -> "Markov"
     _joined: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
+    _modifies: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)  # asked of a word often
 
     def modifies(self, word: str) -> bool:
         """Whether the texts (up to ``MODIFIER_TEXTS`` of them) follow ``word`` with another content
         word more than ``MODIFIER_SHARE`` of the time: an adjective ("visual features"), not a
         noun ("retrieval", "logic programs" beside "temporal logic")."""
-        after = self._followers(word.replace("-", " ").split(" "))  # joined texts split hyphens
-        content = sum(1 for w in after if w not in self.stop_words and w[0].isalpha())
-        return bool(after) and content > MODIFIER_SHARE * len(after)
+        if word not in self._modifies:
+            after = self._followers(word.replace("-", " ").split(" "))  # joined texts split hyphens
+            content = sum(1 for w in after if w not in self.stop_words and w[0].isalpha())
+            self._modifies[word] = bool(after) and content > MODIFIER_SHARE * len(after)
+        return self._modifies[word]
 
     @cached_property
     def _modifier_words(self) -> tuple[list[list[str]], dict[str, list[tuple[int, int]]]]:
@@ -411,10 +414,15 @@ def _bare(term: str) -> str:
 def _one_phrase(term: str, chosen: list[str], members: np.ndarray, finder: TermFinder) -> bool:
     """Whether ``term`` and a term already chosen are two halves of one phrase that at least two
     of the topic's papers write ("temporal" and "forecasting" in "temporal forecasting")."""
+    # A paper writing the phrase writes both halves: where fewer than two papers write both, no
+    # phrase of the two need be looked for (most pairs; looking for one is the slow part).
     return any(
-        finder.found(f"{first} {second}")[members].sum() >= 2
+        np.count_nonzero((finder.found(_bare(term)) & finder.found(_bare(other)))[members]) >= 2
+        and any(
+            finder.found(f"{first} {second}")[members].sum() >= 2
+            for first, second in ((_bare(term), _bare(other)), (_bare(other), _bare(term)))
+        )
         for other in chosen
-        for first, second in ((_bare(term), _bare(other)), (_bare(other), _bare(term)))
     )
 
 
