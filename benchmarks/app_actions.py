@@ -27,7 +27,10 @@ Then start-up: from launching `paperscope app` on the bundled sample (no --index
 usable, a fresh server each round. Each checkout has its own data folder (DATA/this, DATA/other:
 the sample is built there once by each checkout's own code; the model's ONNX export is linked from
 the usual data folder). The expected answers come from this checkout's PaperIndex on the same
-index. Prints a Markdown table (medians of the rounds, other | this | this ÷ other) and writes JSON.
+index. Beside each step: how long of it the app's script ran (the page's script state "running",
+from Streamlit's `data-test-script-state`: the Python of the rerun and its sending), the rest being
+the browser's drawing and the wait before the rerun. Prints a Markdown table (medians of the
+rounds, other | this | this ÷ other | script running) and writes JSON.
 
 What the steps rely on in the page (keep them when the app changes): the labels "Search by text",
 "Abstract and why similar" (an expander's summary), "Collections (" (an expander's summary),
@@ -59,6 +62,7 @@ from tests.support.servers import CHROMIUM, CHROMIUM_FLAGS, free_port
 
 COLLECTION = "app-actions benchmark"
 STEP_TIMEOUT_MS = int(os.environ.get("STEP_TIMEOUT_MS", 120_000))
+START_UP = ("start-up: server healthy", "start-up: first page usable")
 SIDEBAR_FIELDS = ("venue", "categories")  # filtered by the sidebar's own boxes, not "Filter by a column"
 STEPS = (
     "first page usable",
@@ -76,6 +80,18 @@ USABLE = """() => { const box = document.querySelector("input[aria-label='Search
   return box && !box.disabled && document.querySelector(".ps-map[data-ready='1']") !== null; }"""
 CARDS_ARE = """(ids) => { const shown = [...document.querySelectorAll('.ps-result span[title]')].map((s) => s.title);
   return shown.length === ids.length && shown.every((id, i) => id === ids[i]); }"""
+
+# In each page from its start: the app's script state (Streamlit's running, notRunning…) as it changes, with the time.
+SCRIPT_LOG = """new MutationObserver((changes) => { for (const change of changes)
+    (window.__psScriptLog ||= []).push([change.target.dataset.testScriptState, performance.now()]); })
+  .observe(document, {subtree: true, attributes: true, attributeFilter: ['data-test-script-state']});"""
+# Seconds the script ran between ``since`` (the page's performance.now()) and now.
+SCRIPT_RUNNING = """(since) => { const now = performance.now(); let total = 0, begun = null;
+  for (const [state, at] of window.__psScriptLog || []) {
+    if (state === 'running' || state === 'rerunRequested') begun ??= Math.max(at, since);
+    else if (begun !== null) { total += Math.max(at - begun, 0); begun = null; }
+  }
+  return (begun === null ? total : total + now - begun) / 1000; }"""
 
 
 @dataclass
@@ -157,12 +173,16 @@ def ids_of(table) -> list[str]:
     return [str(i) for i in table.to_pandas()["id"]]
 
 
-def timed(page, action, condition: str, arg=None) -> float:
-    """Seconds from ``action()`` to ``condition`` (a JavaScript function of ``arg``) being true in the page."""
+def timed(page, times: dict, step: str, action, condition: str, arg=None) -> None:
+    """Seconds from ``action()`` to ``condition`` (a JavaScript function of ``arg``) being true in the
+    page, into ``times[step]``, and how long of it the app's script ran (``SCRIPT_LOG``) into
+    ``times[step + ": script running"]``."""
+    since = page.evaluate("() => performance.now()")
     start = time.perf_counter()
     action()
     page.wait_for_function(condition, arg=arg, timeout=STEP_TIMEOUT_MS, polling="raf")
-    return round(time.perf_counter() - start, 3)
+    times[step] = round(time.perf_counter() - start, 3)
+    times[f"{step}: script running"] = round(page.evaluate(SCRIPT_RUNNING, since), 3)
 
 
 class Missed(Exception):
@@ -197,11 +217,11 @@ def choose(page, label: str, option: str, within=None):
     raise RuntimeError(f"{option!r} never offered in {label!r}")
 
 
-def timed_choice(page, label: str, option: str, within, condition: str, arg=None) -> float:
+def timed_choice(page, times: dict, step: str, label: str, option: str, within, condition: str, arg=None) -> None:
     """``timed`` for picking ``option`` in ``label`` (``choose``): timed anew when the click missed."""
     for _ in range(3):
         try:
-            return timed(page, choose(page, label, option, within), condition, arg)
+            return timed(page, times, step, choose(page, label, option, within), condition, arg)
         except Missed:
             continue
     raise RuntimeError(f"{option!r} in {label!r}: three clicks missed")
@@ -232,19 +252,22 @@ def sequence(page, url: str, corpus: Corpus, times: dict) -> None:
     page.goto(url)
     page.wait_for_function(USABLE, timeout=STEP_TIMEOUT_MS, polling="raf")
     times["first page usable"] = round(time.perf_counter() - start, 3)
+    times["first page usable: script running"] = round(page.evaluate(SCRIPT_RUNNING, 0), 3)
     idle(page)
 
     box = page.get_by_label("Search by text")
     box.fill(corpus.query)
     expected = ids_of(index.search(corpus.query, k=10, mode=mode))
-    times["search"] = timed(page, lambda: box.press("Enter"),
+    timed(page, times, "search", lambda: box.press("Enter"),
                             f"(ids) => ({CARDS_ARE})(ids) && {MAP}.star && {MAP}.neighbours.length === ids.length",
                             expected)  # fmt: skip
     idle(page)
 
     card = page.get_by_test_id("stExpander").filter(has_text="Abstract and why similar").first
-    times["why similar"] = timed(
+    timed(
         page,
+        times,
+        "why similar",
         lambda: card.get_by_text("Abstract and why similar").click(),
         """() => [...document.querySelectorAll("[data-testid='stExpander']")].some((e) =>
              e.querySelector('details[open]')
@@ -255,8 +278,10 @@ def sequence(page, url: str, corpus: Corpus, times: dict) -> None:
     row, point = map_point(page, index.rows(expected).tolist())
     paper = str(index.table([row], ["id"]).column("id")[0])
     expected = ids_of(index.similar([paper], k=10, mode=mode))
-    times["pick a paper"] = timed(
+    timed(
         page,
+        times,
+        "pick a paper",
         lambda: page.mouse.click(*point),
         f"""(ids) => ({CARDS_ARE})(ids) && document.querySelector('.ps-selected') !== null
               && {MAP}.star && {MAP}.neighbours.length === ids.length""",
@@ -268,8 +293,10 @@ def sequence(page, url: str, corpus: Corpus, times: dict) -> None:
     idle(page)
     members = len(index.collections.members(COLLECTION).query("in_index"))
     expected = ids_of(index.collections.recommend(COLLECTION, k=10))
-    times["show a collection"] = timed_choice(
+    timed_choice(
         page,
+        times,
+        "show a collection",
         "Show a collection",
         COLLECTION,
         None,
@@ -287,15 +314,19 @@ def sidebar_steps(page, corpus: Corpus, shown: list[str], times: dict) -> None:
     recommendations ``shown``; seconds per step into ``times``."""
     page.get_by_test_id("stExpandSidebarButton").click()
     sidebar = page.get_by_test_id("stSidebar")
-    times["topic level"] = timed(
+    timed(
         page,
+        times,
+        "topic level",
         lambda: sidebar.get_by_text("fine", exact=True).click(),
         f"() => {MAP}.payload.level === 'fine' && !{MAP}.pending",
     )
     idle(page)
 
-    times["colour by a column"] = timed_choice(
+    timed_choice(
         page,
+        times,
+        "colour by a column",
         "Colour the map by",
         corpus.column,
         sidebar,
@@ -306,10 +337,10 @@ def sidebar_steps(page, corpus: Corpus, shown: list[str], times: dict) -> None:
     sidebar.get_by_text("Filter by a column").click()
     label = f"{corpus.column}: papers with any of these values"
     offered = "(label) => [...document.querySelectorAll('input')].some((box) => box.ariaLabel === label)"
-    timed_choice(page, "Column", corpus.column, sidebar, offered, label)  # not timed: the filter's own box shown
+    timed_choice(page, {}, "", "Column", corpus.column, sidebar, offered, label)  # not timed: the filter's box shown
     idle(page)
     value, expected = filtered(corpus, shown)
-    times["filter by a column"] = timed_choice(page, label, value, sidebar, CARDS_ARE, expected)
+    timed_choice(page, times, "filter by a column", label, value, sidebar, CARDS_ARE, expected)
 
 
 def filtered(corpus: Corpus, shown: list[str]) -> tuple[str, list[str]]:
@@ -367,6 +398,7 @@ def rounds(browser, checkouts: list[Checkout], corpus: Corpus, count: int) -> di
         for checkout in checkouts if number % 2 == 0 else checkouts[::-1]:
             times = start_up(browser, checkout)
             context = browser.new_context(viewport={"width": 1440, "height": 900})
+            context.add_init_script(SCRIPT_LOG)
             with app(checkout, corpus.folder) as url:
                 try:
                     sequence(page := context.new_page(), url, corpus, times)
@@ -381,7 +413,7 @@ def rounds(browser, checkouts: list[Checkout], corpus: Corpus, count: int) -> di
 
 def medians(runs: list[dict]) -> dict[str, float | None]:
     """Each step's median over the rounds that reached it."""
-    steps = [*STEPS, "start-up: server healthy", "start-up: first page usable"]
+    steps = [*STEPS, *(f"{step}: script running" for step in STEPS), *START_UP]
     return {
         step: statistics.median(values) if (values := [r[step] for r in runs if step in r]) else None for step in steps
     }
@@ -416,13 +448,19 @@ def main() -> None:
     def shown(value):
         return "failed" if value is None else f"{value:.2f} s"
 
+    def ran(name, step):  # how long of the step the app's script ran
+        value = table.get(name, {}).get(f"{step}: script running")
+        return "" if value is None else f"{value:.2f}"
+
     rows = [
         [step, shown(other.get(step)) if other else "", shown(this[step]),
-         f"{this[step] / other[step]:.2f}" if other.get(step) and this[step] else ""]
-        for step in this
+         f"{this[step] / other[step]:.2f}" if other.get(step) and this[step] else "",
+         f"{ran('other', step)} / {ran('this', step)} s" if step in STEPS else ""]
+        for step in (*STEPS, *START_UP)
     ]  # fmt: skip
     report(
-        [f"step ({len(corpus.index):,} papers, medians of {args.rounds})", "other (main)", "this", "this ÷ other"],
+        [f"step ({len(corpus.index):,} papers, medians of {args.rounds})", "other (main)", "this", "this ÷ other",
+         "of it, script running (other / this)"],
         rows,
         {"index": args.index, "papers": len(corpus.index), "rounds": args.rounds, "load_after": os.getloadavg(),
          "query": corpus.query, "column": corpus.column, "medians": table, "runs": results},
