@@ -283,9 +283,13 @@ def _display(term: str, shown: dict[str, str]) -> str:
     return term
 
 
-def _surface(term: str, texts: list[str]) -> str:
-    """The term as the texts (joined word lists) mostly write it: its last word plural or not."""
+def _surface(term: str, texts: list[str], in_texts: Counter[str]) -> str:
+    """The term as the texts (joined word lists) mostly write it: its last word plural or not.
+    ``in_texts``: for each word, how many of the texts hold it (a single word is counted there, not
+    searched for in every text)."""
     plural = term + "s"
+    if " " not in term:
+        return plural if in_texts[plural] > in_texts[term] else term
     return plural if sum(f" {plural} " in text for text in texts) > sum(f" {term} " in text for text in texts) else term
 
 
@@ -354,13 +358,14 @@ def _pool(counts: dict[str, int], terms: CorpusTerms, texts: list[str], settings
     form, fragments dropped. ``texts``: some of the topic's texts as joined word lists, to tell
     fragments and plurals."""
     containers, shown = _containers(counts), terms.shown
-    pool, used = set(), set(" ".join(texts).split())  # used: the words of the texts
+    in_texts = Counter(word for text in texts for word in set(text.split()))
+    pool, used = set(), set(in_texts)  # used: the words of the texts
     for term in sorted(counts, key=lambda t: (-counts[t], t))[: settings.pool]:
         whole = _whole(term, counts, containers, settings.whole_phrase_share)
         if _continued(whole, texts, terms.stop_words, settings.continued_share):
             continue
         display = _display(whole, shown) if whole in shown or any(w in shown for w in whole.split()) else None
-        display = _cased(display or _surface(whole, texts), terms.cased)
+        display = _cased(display or _surface(whole, texts, in_texts), terms.cased)
         if " " in display or _names_a_field(display.lower(), used):
             pool.add(display)
     return sorted(pool)
