@@ -4,8 +4,8 @@ script's: the server process fills these caches ahead (:func:`serve`), while Str
 that the first page finds the index loaded; and once a page is drawn, the query model is loaded in
 the background (:func:`warm_query_model`), so that the first search does not wait for it.
 
-``paperscope app`` runs ``python -m paperscope.ui.app_cache APP STREAMLIT_OPTIONS -- APP_ARGUMENTS``:
-``streamlit run`` with the index of ``--index`` (or the bundled sample, when built) loaded ahead.
+``paperscope app`` runs ``python -m paperscope.ui.launch APP STREAMLIT_OPTIONS -- APP_ARGUMENTS``, that is
+:func:`serve`: ``streamlit run`` with the index of ``--index`` (or the bundled sample, when built) loaded ahead.
 """
 
 from __future__ import annotations
@@ -93,8 +93,10 @@ def _warm(folder: str) -> None:
 
     while not Runtime.exists() or Runtime.instance().state == RuntimeState.INITIAL:
         time.sleep(0.02)
-    import paperscope.ui.app  # noqa: F401  the page's modules, imported once here, found by its first run
     from paperscope.index.paper_index import sample_is_current
+
+    # the page's modules, imported here while the browser loads Streamlit's scripts: its first run finds them
+    from paperscope.ui import collections_view, columns_view, map_component, topics_view  # noqa: F401
 
     if folder == str(locations.default_index_dir()) and not sample_is_current(folder):
         return  # the page builds it, with a progress bar
@@ -119,9 +121,3 @@ def serve(argv: list[str]) -> None:
 
     sys.argv = ["streamlit", "run", *argv]
     streamlit(prog_name="streamlit")
-
-
-if __name__ == "__main__":  # the caches of the module the app imports, not of this copy run as __main__
-    from paperscope.ui.app_cache import serve as serve_imported
-
-    serve_imported(sys.argv[1:])

@@ -73,7 +73,7 @@ def streamlit_command(
         "server.headless": "true",
         "theme.base": "light",
     }
-    command = [sys.executable, "-m", "paperscope.ui.app_cache", str(APP)]  # streamlit run, the index loaded ahead
+    command = [sys.executable, "-m", "paperscope.ui.launch", str(APP)]  # streamlit run, the index loaded ahead
     for name, value in settings.items():
         command += [f"--{name}", value]
     access = (access or AccessSettings()).on(is_loopback(host))
@@ -109,3 +109,9 @@ def run_app(
                 server.wait(timeout=STOP_SECONDS)
             except subprocess.TimeoutExpired:
                 server.kill()
+
+
+if __name__ == "__main__":  # the server process of streamlit_command (run by its module name: app_cache's caches)
+    from paperscope.ui.app_cache import serve
+
+    serve(sys.argv[1:])
