@@ -631,16 +631,17 @@ def topic_terms(
         level: given[level] if level in given else topic_pools(terms, labels, settings)
         for level, labels in levels.items()
     }
-    everything = sorted({term for level in pools.values() for pool in level.values() for term, _ in pool})
+    # Only the terms a name may hold are embedded (embedding is most of a remap's naming time).
+    shown = {
+        level: {label: [(t, lift) for t, lift in pool if shown_alone(t, terms)] for label, pool in by_label.items()}
+        for level, by_label in pools.items()
+    }
+    everything = sorted({term for level in shown.values() for pool in level.values() for term, _ in pool})
     embedded = dict(zip(everything, encode(everything), strict=True)) if everything else {}
     named: dict[str, dict[int, TopicTerms]] = {level: {} for level in levels}
     for level, labels in levels.items():
-        for label, pool in pools[level].items():
+        for label, pool in shown[level].items():
             members = np.flatnonzero(labels == label)
-            if not pool:
-                named[level][label] = TopicTerms([], 0)
-                continue
-            pool = [(term, lift) for term, lift in pool if shown_alone(term, terms)]
             if not pool:
                 named[level][label] = TopicTerms([], 0)
                 continue
