@@ -49,19 +49,18 @@ class Remapping(NamedTuple):
     laid_out: int = 0  # how many papers the map laid out (set by the remap)
 
 
-def _check(asked: Remapping, fine_count: int) -> None:
-    """A number of topics the fine clusters allow, a minimum size of at least 2 (a UserError if not);
-    ``asked.min_topic_size``: the user's (the message says what to change)."""
+def _check(asked: Remapping, count: int, of: str = "fine clusters") -> None:
+    """A number of topics that ``count`` fine clusters (or laid-out papers: ``of``) allow, a minimum
+    size of at least 2 (a UserError if not); ``asked.min_topic_size``: the user's (the message says
+    what to change)."""
     if asked.min_topic_size is not None and (not isinstance(asked.min_topic_size, int) or asked.min_topic_size < 2):
         raise UserError(f"--min-topic-size must be a whole number of at least 2, got {asked.min_topic_size}")
     if not isinstance(asked.topics, int) or asked.topics < 2:
         raise UserError(f"--topics must be a whole number of at least 2, got {asked.topics}")
-    if asked.topics > fine_count:
-        raise UserError(
-            f"--topics {asked.topics}: the map has {fine_count} fine clusters"
-            + (f" of at least {asked.min_topic_size} papers" if asked.min_topic_size else "")
-            + f", so at most {fine_count} topics; a smaller --min-topic-size makes more"
-        )
+    if asked.topics > count:
+        sized = f" of at least {asked.min_topic_size} papers" if asked.min_topic_size and of == "fine clusters" else ""
+        hint = "; a smaller --min-topic-size makes more" if of == "fine clusters" else ""
+        raise UserError(f"--topics {asked.topics}: the map has {count} {of}{sized}, so at most {count} topics{hint}")
 
 
 def _vote(coords: np.ndarray, sampled: np.ndarray, labels: np.ndarray, rest: np.ndarray) -> np.ndarray:
@@ -154,7 +153,7 @@ def remap_topics(vectors: np.ndarray, texts_of, ids: list[str], built: pd.DataFr
     rows = sample.rows
     built_fine = len(set(built["cluster"].tolist()) - {UNCLUSTERED})
     again = asked.min_topic_size is not None or asked.topics > built_fine  # else the build's fine clusters kept
-    _check(asked, asked.laid_out if again else built_fine)  # before the slow part
+    _check(asked, *((asked.laid_out, "laid-out papers") if again else (built_fine,)))  # before the slow part
     terms = cached_terms(texts_of(rows), rows, settings.names.max_words, options.get("cache"))
     labels, outlying = built["cluster"].to_numpy(np.int64).copy(), built["outlying"].to_numpy(bool).copy()
     description = {"fine": "as built"}
