@@ -468,7 +468,8 @@ def _place_labels(axes, renderer, labels: list[dict]) -> None:
     a label with no room is made a point smaller until it finds some."""
     import matplotlib.patheffects as effects
 
-    to_pixels, frame, placed = axes.transData, axes.bbox.extents, []
+    to_pixels, frame = axes.transData, axes.bbox.extents
+    placed: list[tuple[float, float, float, float]] = []
     for label in labels:
         anchors = to_pixels.transform(label["anchors"])
         text = axes.annotate(
@@ -506,7 +507,7 @@ def _png_labels(papers: pd.DataFrame, topic_column: str, name_column: str) -> li
     anchors = label_anchors(papers["x"], papers["y"], topics)
     low, high = np.sqrt(sizes.min()), np.sqrt(sizes.max())
     labels = []
-    for topic, size in sizes.items():
+    for topic, size in zip(sizes.index.tolist(), sizes.tolist(), strict=True):
         share = (np.sqrt(size) - low) / (high - low) if high > low else 1.0
         wrapped = textwrap.fill(str(names[topic]), PNG_WRAP, break_long_words=False, break_on_hyphens=False)
         labels.append({
