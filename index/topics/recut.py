@@ -4,7 +4,7 @@ A remap never embeds a paper again nor lays the map out again: each paper keeps 
 (x, y), its map trust and whether it was placed. With a number of coarse topics alone, the fine
 clusters stay the build's and the Ward linkage of their centroids is cut into that many groups
 (:func:`~.clusters.coarse_topics` with ``groups``). With a minimum topic size, or more topics
-than the build's fine clusters (a minimum size then chosen to fit: :func:`fitting_size`), the fine
+than the build's fine clusters (a minimum size then chosen to fit: :func:`_fitting_fine`), the fine
 clusters are found again: HDBSCAN on the stored 2-D layout of the laid-out papers (as close to the
 labelled areas as the build's 5-D UMAP, and much faster: docs/benchmarks.md), the papers it
 leaves out adopted and grab-bags split as a build does (:func:`.topic_map._refine`), and a placed
@@ -37,7 +37,6 @@ from paperscope.index.topics.topic_map import (
 from paperscope.settings import UNCLUSTERED, TopicSettings
 
 PLACE_VOTES = 5  # a placed paper joins the topic most of this many nearest laid-out papers are in
-FIT_MARGIN = 1.25  # more topics than the build's fine clusters: a minimum size giving this many times the topics
 
 
 class Remapping(NamedTuple):
@@ -100,14 +99,27 @@ def _hdbscan(coords: np.ndarray, min_size: int, share: float, settings: TopicSet
     ).fit_predict(coords)
 
 
-def fitting_size(coords: np.ndarray, asked: Remapping, share: float, settings: TopicSettings) -> int:
-    """The largest minimum topic size, from the laid-out papers over the topics asked down by a
-    fifth each step, whose clusters on the map (``coords``: the sampled papers') number at least
-    ``FIT_MARGIN`` times the topics asked (a grab-bag left unnamed is dropped later); 2 if none does."""
-    size = max(2, asked.laid_out // asked.topics)
-    while size > 2 and _hdbscan(coords, size, share, settings).max() + 1 < FIT_MARGIN * asked.topics:
+def fitting_size(coords: np.ndarray, asked: Remapping, share: float, settings: TopicSettings, start: int = 0) -> int:
+    """The largest minimum topic size, from ``start`` (default: the laid-out papers over the topics
+    asked) down by a fifth each step, whose clusters on the map (``coords``: the sampled papers')
+    number at least the topics asked; 2 if none does."""
+    size = max(2, start or asked.laid_out // asked.topics)
+    while size > 2 and _hdbscan(coords, size, share, settings).max() + 1 < asked.topics:
         size = max(2, int(size * 0.8))
     return size
+
+
+def _fitting_fine(sample: Sample, coords: np.ndarray, terms, asked: Remapping, settings: TopicSettings):
+    """The fine clusters found again (:func:`_fine_again`) with the minimum size of
+    :func:`fitting_size`; a size whose refined clusters are fewer than the topics asked (the
+    refinement greys a grab-bag no name covers) is made a fifth smaller until they are not, or is 2."""
+    share = len(sample.rows) / asked.laid_out
+    least = fitting_size(coords[sample.rows], asked, share, settings)
+    while True:
+        fine = _fine_again(sample, coords, terms, asked, least, settings)
+        if least == 2 or len(set(fine.labels.tolist()) - {UNCLUSTERED}) >= asked.topics:
+            return fine
+        least = fitting_size(coords[sample.rows], asked, share, settings, start=max(2, int(least * 0.8)))
 
 
 def _fine_again(sample: Sample, coords: np.ndarray, terms, asked: Remapping, min_size: int, settings: TopicSettings):
@@ -160,8 +172,11 @@ def remap_topics(vectors: np.ndarray, texts_of, ids: list[str], built: pd.DataFr
     if not again:
         pools = topic_pools(terms, labels[rows], settings.names)
     else:
-        least = asked.min_topic_size or fitting_size(coords[rows], asked, len(rows) / asked.laid_out, settings)
-        fine = _fine_again(sample, coords, terms, asked, least, settings)
+        fine = (
+            _fine_again(sample, coords, terms, asked, asked.min_topic_size, settings)
+            if asked.min_topic_size
+            else _fitting_fine(sample, coords, terms, asked, settings)
+        )
         rest = np.setdiff1d(np.arange(len(labels)), rows)
         labels[rows], outlying[rows], outlying[rest] = fine.labels, fine.outlying, False
         if len(rest):
