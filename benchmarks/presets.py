@@ -1,30 +1,43 @@
-"""Build presets side by side: embedding speed and retrieval of "exact" and "fast", and a first
-build against the notebook pipeline it replaces.
+"""Build presets side by side at five corpus sizes: build time, retrieval and topic agreement of
+"exact" and "fast", and a first build against the notebook pipeline it replaces.
 
-    .venv/bin/python -m benchmarks.presets [--corpus IJCAI.jsonl] [--sample 300] [--rounds 2]
+    nice -n 10 .venv/bin/python -m benchmarks.presets [--corpus IJCAI.jsonl] [--sizes 300,1000,2000,2690,20000] \
+        [--rounds 2] [--seeds N] [--work DIR]
 
-1. Throughput: the same --sample abstracts (title + abstract, chosen at random) embedded by each
-   preset's encoder in one process, one after the other (model loaded and warmed first).
-2. Retrieval on the labelled corpus: an index per preset (built with ``build_index``, embedding
-   cache in a work folder), leave-one-out same-label P@1, P@10 and macro P@10 of ``similar`` in
-   the index's default ranking (hybrid) and dense.
-3. First build with cold caches (a fresh data folder: ONNX export included) of the --sample
-   abstracts, ``paperscope build --preset fast`` against a notebook doing sentence-transformers
-   ``encode`` + a flat FAISS index + ``umap.UMAP().fit_transform``, alternating, --rounds times.
-   numba's on-disk cache of the installation is as setup leaves it, for both: pynndescent compiles
-   its functions into it on its first import, paperscope umap's on its first build.
-Run on an idle machine. Prints Markdown tables and writes JSON.
+1. Throughput: the 300 abstracts (title + abstract) embedded by each preset's encoder in one
+   process, one after the other (model loaded and warmed first).
+2. Per size, a labelled corpus: 300, 1,000, 2,000, random samples of the IJCAI papers; 2,690, the
+   whole IJCAI corpus; 20,000, IJCAI plus synthetic papers made from IJCAI text up to 20,000:
+   each a title and 3-4 sentences (at most ~900 characters, one window of the model) drawn from
+   different IJCAI papers of one area, labelled by that area. Per preset, ``paperscope build
+   --preset P --no-cache`` in a fresh process (timed, with the stages the manifest records; the
+   load average beside it), then over the real IJCAI papers only (neighbours among all papers):
+   leave-one-out same-area P@1, P@10 and macro P@10 of ``similar`` in the index's default ranking,
+   and the adjusted mutual information (AMI) of the coarse and the fine topics with the areas,
+   papers in no topic as one group (as benchmarks/topic_quality.py's "AMI (all papers)"). The
+   fast preset passes at a size when it loses at most 0.01 of P@10 and of each AMI. With --seeds N,
+   each index's map is made again with N other layout seeds: the spread a seed alone gives the AMIs.
+3. First build with cold caches (a fresh data folder: ONNX export included) of 300 abstracts,
+   ``paperscope build --preset fast`` against a notebook doing sentence-transformers
+   ``encode`` + a flat FAISS index + ``umap.UMAP().fit_transform``, alternating, --rounds times
+   (0: skipped). numba's on-disk cache of the installation is as setup leaves it, for both:
+   pynndescent compiles its functions into it on its first import, paperscope umap's on its first build.
+Run on an idle machine (the whole run: ~40 min, ~15 of them the 20,000-paper exact build). Prints
+Markdown tables and writes JSON.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +45,11 @@ import numpy as np
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
 from benchmarks.scale import EVALDATA
+from paperscope.index.analysis.evaluation import labels_by_id
+
+PRESET_NAMES = ("exact", "fast")
+MAX_LOSS = 0.01  # the fast preset may lose this much P@10 and AMI at a size to be its default (issue 53)
+SYNTHETIC_CHARS = 900  # a synthetic abstract stops growing here: one 256-word-piece window of the model
 
 NOTEBOOK = """
 import sys, json, numpy as np, faiss, umap
@@ -48,7 +66,8 @@ print(index.ntotal, coords.shape)
 
 
 def throughput(texts: list[str]) -> dict[str, float]:
-    """Texts per second of each preset's encoder on ``texts``."""
+    """Texts per second of each preset's encoder on ``texts``, one after the other in this process
+    (model loaded and warmed first): their speed-up, steadier than two builds' embedding stages."""
     from paperscope import locations
     from paperscope.embed.model import Encoder
     from paperscope.settings import PRESETS
@@ -63,26 +82,117 @@ def throughput(texts: list[str]) -> dict[str, float]:
     return speeds
 
 
-def retrieval(corpus: Path, work: Path) -> dict[str, dict]:
-    """P@1 / P@10 / macro P@10 of each preset's index, in its default ranking and dense."""
-    from paperscope import BuildSettings, PaperIndex, build_index
-    from paperscope.index.analysis.evaluation import evaluate, labels_by_id
-    from paperscope.settings import PRESETS
+def synthetic(records: list[dict], count: int, rng: random.Random) -> list[dict]:
+    """``count`` labelled papers made from ``records``' text: each a title of one paper and 3-4
+    sentences of others, all of one area (areas as often as among ``records``)."""
+    from paperscope.embed.text import split_sentences
 
-    results = {}
-    for name in PRESETS:
-        build_index([corpus], work / name, BuildSettings(preset=name))
-        index = PaperIndex.load(work / name)
-        index.papers["label"] = index.papers["id"].map(labels_by_id(str(corpus)))
-        results[f"{name}, similar (hybrid default)"] = evaluate(index, index.manifest.search.similar_mode)
-        results[f"{name}, dense"] = evaluate(index, "dense")
+    by_area = defaultdict(list)
+    for record in records:
+        by_area[record["label"]].append(record)
+    made = []
+    for number in range(count):
+        area = rng.choice(records)["label"]
+        papers = rng.sample(by_area[area], min(5, len(by_area[area])))
+        sentences: list[str] = []
+        for paper in papers[1 : 1 + rng.choice((3, 4))]:
+            sentence = rng.choice(split_sentences(paper["abstract"]))
+            if sentences and len(" ".join([*sentences, sentence])) > SYNTHETIC_CHARS:
+                break
+            sentences.append(sentence[:SYNTHETIC_CHARS])
+        made.append({"id": f"synthetic-{number:05d}", "title": papers[0]["title"], "abstract": " ".join(sentences),
+                     "label": area})  # fmt: skip
+    return made
+
+
+def corpora(records: list[dict], sizes: list[int], work: Path) -> dict[int, Path]:
+    """A JSON-lines corpus per size: a sample of ``records``, all of them, or all plus synthetic papers."""
+    rng = random.Random(0)
+    files = {}
+    for size in sizes:
+        chosen = rng.sample(records, size) if size < len(records) else records
+        chosen = chosen + synthetic(records, size - len(records), rng) if size > len(records) else chosen
+        files[size] = work / f"corpus-{size}.jsonl"
+        files[size].write_text("".join(json.dumps(record) + "\n" for record in chosen))
+    return files
+
+
+def timed_build(corpus: Path, preset: str, folder: Path) -> dict:
+    """``paperscope build --preset`` in a fresh process, no embedding cache: wall seconds, stages, load."""
+    load = Path("/proc/loadavg").read_text().split()[:3]
+    command = [sys.executable, "-m", "paperscope.ui.cli", "build", str(corpus), "--preset", preset, "--no-cache"]
+    start = time.perf_counter()
+    subprocess.run([*command, "-o", str(folder)], check=True, capture_output=True)
+    seconds = time.perf_counter() - start
+    manifest = json.loads(next(folder.glob("gen-*/manifest.json")).read_text())
+    return {"seconds": seconds, "stages": manifest["build_seconds"], "loadavg_before": load}
+
+
+def quality(folder: Path, every_label: dict[str, str], real: set[str]) -> dict:
+    """Over the ``real`` papers (neighbours among all): P@1/P@10/macro P@10 of ``similar`` in the
+    default ranking, AMI of the coarse and fine topics with the labels (no topic: one group)."""
+    from sklearn.metrics import adjusted_mutual_info_score
+
+    from paperscope import PaperIndex
+    from paperscope.index.analysis.evaluation import label_agreement
+
+    index = PaperIndex.load(folder)
+    papers = index.papers[index.papers["id"].isin(real)]
+    mode = index.manifest.search.similar_mode
+    neighbours = [[every_label[i] for i in index.similar(paper_id, k=10, mode=mode).ids] for paper_id in papers["id"]]
+    truth = papers["id"].map(every_label).to_numpy()
+    measured = label_agreement(list(truth), neighbours, 10)
+    for level, column in (("coarse", "coarse_cluster"), ("fine", "cluster")):
+        measured[f"AMI {level}"] = float(adjusted_mutual_info_score(truth, papers[column].to_numpy()))
+    return measured
+
+
+def seed_amis(folder: Path, every_label: dict[str, str], real: set[str], seeds: int) -> dict[str, list[float]]:
+    """AMI of the coarse and fine topics with the labels, over the ``real`` papers, of the topic map
+    made again from the index's vectors with ``seeds`` other layout seeds (1, 2, ...): how much of a
+    difference between presets a map's seed alone makes."""
+    from sklearn.metrics import adjusted_mutual_info_score
+
+    from paperscope import PaperIndex
+    from paperscope.embed.text import embedding_texts
+    from paperscope.index.topics.topic_map import topic_map
+    from paperscope.settings import TopicSettings
+
+    index = PaperIndex.load(folder)
+    texts, ids = embedding_texts(index.papers), index.papers["id"].tolist()
+    vectors = np.ascontiguousarray(index.vectors, dtype=np.float32)
+    inside = index.papers["id"].isin(real).to_numpy()
+    truth = index.papers["id"][inside].map(every_label).to_numpy()
+    found: dict[str, list[float]] = {"coarse": [], "fine": []}
+    for seed in range(1, seeds + 1):
+        settings = TopicSettings(layout=dataclasses.replace(TopicSettings().layout, seed=seed))
+        per_paper = topic_map(vectors, lambda rows: [texts[i] for i in rows], ids, index.embed_texts, settings)[0]
+        for level, column in (("coarse", "coarse_cluster"), ("fine", "cluster")):
+            found[level].append(float(adjusted_mutual_info_score(truth, per_paper[column].to_numpy()[inside])))
+    return found
+
+
+def by_size(files: dict[int, Path], real: set[str], work: Path, seeds: int) -> dict[str, dict]:
+    """Each size's build and quality per preset (with ``seeds``, the AMIs of maps of other layout
+    seeds too), and the fast preset's deltas against exact."""
+    results: dict[str, dict] = {}
+    for size, corpus in files.items():
+        found = {}
+        for preset in PRESET_NAMES:
+            folder = work / f"index-{size}-{preset}"
+            labels = labels_by_id(str(corpus))
+            found[preset] = timed_build(corpus, preset, folder) | quality(folder, labels, real)
+            found[preset]["AMI by seed"] = seed_amis(folder, labels, real, seeds) if seeds else {}
+            print(size, preset, found[preset], flush=True)
+        deltas = {key: found["fast"][key] - found["exact"][key] for key in ("P@10", "AMI coarse", "AMI fine")}
+        passes = all(delta >= -MAX_LOSS for delta in deltas.values())
+        results[str(size)] = found | {"fast - exact": deltas, "fast passes": passes}
     return results
 
 
-def first_builds(sample_file: Path, rounds: int, work: Path) -> dict[str, list[float]]:
-    """Wall seconds of cold first builds, paperscope fast preset and the notebook, alternating."""
-    times: dict[str, list[float]] = {"paperscope build --preset fast": [], "notebook pipeline": []}
-    stages = []
+def first_builds(sample_file: Path, rounds: int, work: Path) -> dict[str, list]:
+    """Wall seconds of cold first builds, paperscope's fast preset and the notebook, alternating."""
+    times: dict[str, list] = {"paperscope build --preset fast": [], "notebook pipeline": [], "paperscope stages": []}
     for round_number in range(rounds):
         home = work / f"home-{round_number}"
         env = {**os.environ, "PAPERSCOPE_HOME": str(home)}
@@ -90,58 +200,66 @@ def first_builds(sample_file: Path, rounds: int, work: Path) -> dict[str, list[f
         command = [sys.executable, "-m", "paperscope.ui.cli", "build", str(sample_file), "--preset", "fast"]
         subprocess.run([*command, "-o", str(home / "index")], env=env, check=True, capture_output=True)
         times["paperscope build --preset fast"].append(time.perf_counter() - start)
-        manifest = next((home / "index").glob("gen-*/manifest.json"))
-        stages.append(json.loads(manifest.read_text())["build_seconds"])
+        manifest = json.loads(next((home / "index").glob("gen-*/manifest.json")).read_text())
+        times["paperscope stages"].append(manifest["build_seconds"])
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", NOTEBOOK, str(sample_file)], check=True, capture_output=True)
         times["notebook pipeline"].append(time.perf_counter() - start)
-    return {**times, "paperscope stages": stages}
+    return times
+
+
+def size_rows(results: dict[str, dict]) -> list[list]:
+    """The table's rows: per size and preset, build and embedding seconds, P@10, AMI, and fast's deltas."""
+    rows = []
+    for size, found in results.items():
+        for preset in PRESET_NAMES:
+            got, delta = found[preset], found["fast - exact"]
+            deltas = [f"{delta[key]:+.3f}" if preset == "fast" else "" for key in ("P@10", "AMI coarse", "AMI fine")]
+            rows.append([size, preset, f"{got['seconds']:.0f}", f"{got['stages']['embed']:.0f}", f"{got['P@10']:.3f}",
+                         f"{got['AMI coarse']:.3f}", f"{got['AMI fine']:.3f}", *deltas,
+                         ("passes" if found["fast passes"] else "fails") if preset == "fast" else ""])  # fmt: skip
+    return rows
 
 
 def main() -> None:
-    """Run the three measurements and print the tables."""
+    """Build each size with each preset, measure, time the first builds and print the tables."""
     parser = common_parser(__doc__, "presets")
     parser.add_argument("--corpus", default=str(EVALDATA))
-    parser.add_argument("--sample", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--work", help="folder for indexes and caches (default: a temporary folder)")
+    parser.add_argument("--sizes", default="300,1000,2000,2690,20000", help="corpus sizes, comma-separated")
+    parser.add_argument("--rounds", type=int, default=2, help="first builds against the notebook (0: none)")
+    parser.add_argument("--seeds", type=int, default=0, help="maps of this many other layout seeds per index")
+    parser.add_argument("--work", help="folder for corpora and indexes (default: a temporary folder)")
     args = parser.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="paperscope-presets-"))
     work.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("PAPERSCOPE_HOME", str(work / "home"))
     records = [json.loads(line) for line in Path(args.corpus).read_text().splitlines() if line.strip()]
-    chosen = [records[i] for i in np.random.default_rng(0).choice(len(records), args.sample, replace=False)]
-    sample_file = work / "sample.jsonl"
-    sample_file.write_text("".join(json.dumps(record) + "\n" for record in chosen))
-    speeds = throughput([f"{r['title']}. {r['abstract']}" for r in chosen])
-    quality = retrieval(Path(args.corpus), work)
-    builds = first_builds(sample_file, args.rounds, work)
-    rows = []
-    for name, speed in speeds.items():
-        hybrid, dense = quality[f"{name}, similar (hybrid default)"], quality[f"{name}, dense"]
-        rows.append(
-            [
-                name,
-                f"{speed:.1f}",
-                f"{speed / speeds['exact']:.2f}x",
-                f"{hybrid['P@1']:.3f}",
-                f"{hybrid['P@10']:.3f}",
-                f"{hybrid['macro P@10']:.3f}",
-                f"{dense['P@10']:.3f}",
-            ]
-        )
-    report(
-        ["preset", "texts/s", "vs exact", "P@1", "P@10", "macro P@10", "dense P@10"],
-        rows,
-        {"texts_per_second": speeds, "retrieval": quality, "first_builds": builds},
-        args.json,
+    files = corpora(records, [int(size) for size in args.sizes.split(",") if size], work)
+    sample_file = files.get(300) or corpora(records, [300], work)[300]  # the same sample either way
+    speeds = throughput(
+        [f"{r['title']}. {r['abstract']}" for r in map(json.loads, sample_file.read_text().splitlines())]
     )
-    print()
-    for name in ("paperscope build --preset fast", "notebook pipeline"):
-        print(f"{name}: {statistics.median(builds[name]):.1f} s median of {builds[name]}")
-    ratio = statistics.median(builds["notebook pipeline"]) / statistics.median(builds["paperscope build --preset fast"])
-    print(f"first build, {args.sample} abstracts, cold caches: paperscope is {ratio:.2f}x as fast as the notebook")
-    print("paperscope stages:", builds["paperscope stages"])
+    results = by_size(files, {record["id"] for record in records}, work, args.seeds)
+    builds = first_builds(sample_file, args.rounds, work)
+    header = ["papers", "preset", "build s", "embed s", "P@10", "AMI coarse", "AMI fine"]
+    report([*header, "Δ P@10", "Δ AMI coarse", "Δ AMI fine", "fast"], size_rows(results),
+           {"texts_per_second": speeds, "sizes": results, "first_builds": builds}, args.json)  # fmt: skip
+    print(f"\ntexts/s on the 300 abstracts: {speeds}; fast {speeds['fast'] / speeds['exact']:.1f}x as fast")
+    if args.rounds:
+        print()
+        medians = {
+            name: statistics.median(builds[name]) for name in ("paperscope build --preset fast", "notebook pipeline")
+        }
+        for name, median in medians.items():
+            print(f"{name}: {median:.1f} s median of {builds[name]}")
+        ratio = medians["notebook pipeline"] / medians["paperscope build --preset fast"]
+        print(f"first build, 300 abstracts, cold caches: paperscope is {ratio:.2f}x as fast as the notebook")
+        print("paperscope stages:", builds["paperscope stages"])
+    for size, found in results.items():
+        for preset in PRESET_NAMES:
+            for level, amis in found[preset]["AMI by seed"].items():
+                every = [found[preset][f"AMI {level}"], *amis]  # the build's seed and the others
+                spread = f"mean {np.mean(every):.3f}, sd {np.std(every):.3f}"
+                print(f"{size} {preset} AMI {level} over {len(every)} layout seeds: {spread}")
 
 
 if __name__ == "__main__":

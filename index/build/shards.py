@@ -157,10 +157,10 @@ class EmbedJob:
         name, how, preset = self.settings.embedding(papers)
         if name == "fast" and not self.settings.preset:
             logger.info(
-                "%s papers or more: embedding with the fast preset (int8, first %d word pieces); "
+                "embedding with the fast preset (int8, first %d word pieces; %s); "
                 "--preset exact embeds whole texts, %.1f times as slow",
-                f"{AUTO_FAST_PAPERS:,}",
                 preset.window,
+                how,
                 FAST_SPEEDUP,
             )
         self.encoder = Encoder(

@@ -351,7 +351,8 @@ def test_a_large_corpus_takes_the_fast_preset_unless_exact_is_asked_for(tmp_path
     with caplog.at_level("INFO", logger="paperscope"):
         build_index(locations.bundled_corpus(), tmp_path / "auto")
     assert PaperIndex.load(tmp_path / "auto").manifest.preset.how == "chosen by size: fast from 30 papers"
-    assert any("embedding with the fast preset" in r.getMessage() for r in caplog.records)
+    said = [r.getMessage() for r in caplog.records if "embedding with the fast preset" in r.getMessage()]
+    assert len(said) == 1 and "fast from 30 papers" in said[0] and "--preset exact" in said[0]  # which, and why
     build_index(locations.bundled_corpus(), tmp_path / "exact", BuildSettings(preset="exact"))
     assert PaperIndex.load(tmp_path / "exact").manifest.preset.name == "exact"
     with pytest.raises(UserError, match="--preset sets --long-text"):
