@@ -174,7 +174,8 @@ def _maps(index) -> None:
     if clusters < 2:
         return
     shown = min(max(2, len(index.topics.table("coarse"))), clusters)
-    topics = topics_box.number_input("Topics", min_value=2, max_value=clusters, value=shown, step=1, key="remap_n")
+    most = max(clusters, len(index) // 2)  # more than the fine clusters: a remap finds smaller ones (2 papers each)
+    topics = topics_box.number_input("Topics", min_value=2, max_value=most, value=shown, step=1, key="remap_n")
     if button_box.button("Re-map", key="remap_go", help="re-cut and re-name the topics into this many"):
         with st.spinner(f"Re-mapping into {topics} topics…"):
             _curate(index, lambda: index.map.remap(int(topics)), f"Re-mapped into {topics} topics.", {})

@@ -277,4 +277,9 @@ def test_the_app_map_select_switches_the_map_and_the_topics_shown(sample_index_d
     app.number_input(key="remap_n").set_value(2).run()
     app.button(key="remap_go").click().run()
     assert not app.exception and PaperIndex.load(folder).map.current == "topics-2"
+    more = len(index.topics.table("fine")) + 1  # more than the build's fine clusters: the remap finds smaller ones
+    app.number_input(key="remap_n").set_value(more).run()
+    app.button(key="remap_go").click().run()
+    assert not app.exception and PaperIndex.load(folder).map.current == f"topics-{more}"
+    assert len(PaperIndex.load(folder).topics.table("coarse")) == more
     shutil.rmtree(folder, ignore_errors=True)
