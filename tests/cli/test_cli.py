@@ -192,11 +192,8 @@ def test_the_app_listens_on_this_machine_only_and_asks_no_outside_service(sample
 
     log = tmp_path / "app.log"
     with open(log, "w") as output, paperscope_server("app", sample_index_dir, stdout=output, stderr=output) as (_, app):
-        servers = [
-            child
-            for child in psutil.Process(app.pid).children(recursive=True)
-            if "streamlit" in " ".join(child.cmdline())
-        ]
+        command = psutil.Process(app.pid)  # paperscope app, and its server (python -m paperscope.ui.launch: streamlit)
+        servers = [command, *command.children(recursive=True)]
         connections = [connection for server in servers for connection in server.net_connections("inet")]
         listening = {connection.laddr.ip for connection in connections if connection.status == psutil.CONN_LISTEN}
     assert listening == {"127.0.0.1"}
