@@ -99,7 +99,7 @@ def _hdbscan(coords: np.ndarray, min_size: int, share: float, settings: TopicSet
     ).fit_predict(coords)
 
 
-def fitting_size(coords: np.ndarray, asked: Remapping, share: float, settings: TopicSettings, start: int = 0) -> int:
+def _fitting_size(coords: np.ndarray, asked: Remapping, share: float, settings: TopicSettings, start: int = 0) -> int:
     """The largest minimum topic size, from ``start`` (default: the laid-out papers over the topics
     asked) down by a fifth each step, whose clusters on the map (``coords``: the sampled papers')
     number at least the topics asked; 2 if none does."""
@@ -111,20 +111,20 @@ def fitting_size(coords: np.ndarray, asked: Remapping, share: float, settings: T
 
 def _fitting_fine(sample: Sample, coords: np.ndarray, terms, asked: Remapping, settings: TopicSettings):
     """The fine clusters found again (:func:`_fine_again`) with the minimum size of
-    :func:`fitting_size`; a size whose refined clusters are fewer than the topics asked (the
+    :func:`_fitting_size`; a size whose refined clusters are fewer than the topics asked (the
     refinement greys a grab-bag no name covers) is made a fifth smaller until they are not, or is 2."""
     share = len(sample.rows) / asked.laid_out
-    least = fitting_size(coords[sample.rows], asked, share, settings)
+    least = _fitting_size(coords[sample.rows], asked, share, settings)
     while True:
         fine = _fine_again(sample, coords, terms, asked, least, settings)
         if least == 2 or len(set(fine.labels.tolist()) - {UNCLUSTERED}) >= asked.topics:
             return fine
-        least = fitting_size(coords[sample.rows], asked, share, settings, start=max(2, int(least * 0.8)))
+        least = _fitting_size(coords[sample.rows], asked, share, settings, start=max(2, int(least * 0.8)))
 
 
 def _fine_again(sample: Sample, coords: np.ndarray, terms, asked: Remapping, min_size: int, settings: TopicSettings):
     """The fine clusters found again on the sampled papers' map positions, adopted and refined; the
-    minimum size ``min_size`` (as asked, or :func:`fitting_size`) scaled to the sample's share of the
+    minimum size ``min_size`` (as asked, or :func:`_fitting_size`) scaled to the sample's share of the
     laid-out papers (``laid_out``: their count)."""
     share = len(sample.rows) / asked.laid_out
     labels = _hdbscan(coords[sample.rows], min_size, share, settings)
