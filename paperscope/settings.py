@@ -431,3 +431,68 @@ class AccessSettings:
             rate_limit=rate if self.rate_limit is None else self.rate_limit,
             uploads_per_hour=uploads if self.uploads_per_hour is None else self.uploads_per_hour,
         )
+
+
+SourceName = Literal["arxiv", "openreview", "openalex"]
+SOURCE_NAMES: tuple[str, ...] = get_args(SourceName)
+
+
+@dataclass(frozen=True)
+class SourceQuery:
+    """What a fetch asks of one source: the source, its filters as the command line gave them, and
+    the endpoint (None: the service's own). Kept in a fetched file's state, and in an index built
+    from it, so that ``paperscope update`` can ask the same again for what is new.
+
+    ``filters`` per source: arxiv ``category`` (e.g. "cs.LG"), ``since`` and ``until`` (YYYY-MM-DD),
+    or ``query`` / ``ids`` (the arXiv API); openreview ``venue`` (e.g. "NeurIPS.cc/2025/Conference");
+    openalex ``filter`` ("KEY:VALUE[,…]", as OpenAlex takes it) and ``search``."""
+
+    source: SourceName
+    filters: tuple[tuple[str, str], ...] = ()
+    base_url: str | None = None
+
+    def __post_init__(self):
+        check_choice(self.source, SOURCE_NAMES, "source")
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        """The value of filter ``key``, or ``default``."""
+        return dict(self.filters).get(key, default)
+
+    def with_filters(self, **changes: str | None) -> SourceQuery:
+        """The same query with these filters set (None: removed)."""
+        kept = {key: value for key, value in self.filters if key not in changes}
+        kept.update({key: value for key, value in changes.items() if value is not None})
+        return dataclasses.replace(self, filters=tuple(sorted(kept.items())))
+
+    def describe(self) -> str:
+        """One line a person reads: "arxiv category=cs.LG since=2025-01-01"."""
+        return " ".join([self.source, *(f"{key}={value}" for key, value in self.filters)])
+
+    def to_json(self) -> dict:
+        """As kept on disk (JSON)."""
+        return {"source": self.source, "filters": dict(self.filters), "base_url": self.base_url}
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> SourceQuery:
+        """Read back what :meth:`to_json` wrote."""
+        filters = tuple(sorted((str(key), str(value)) for key, value in dict(data.get("filters") or {}).items()))
+        return cls(data["source"], filters, data.get("base_url"))
+
+
+@dataclass(frozen=True)
+class FetchOptions:
+    """How politely and from where a fetch goes on: ``contact`` (an e-mail address put in the user
+    agent, as arXiv and OpenAlex ask; None: none), ``delay`` (seconds between two requests; None: what
+    the source asks for), ``retries`` (tries of one request that failed in a way worth trying again),
+    ``restart`` (begin again rather than go on from the state a killed fetch left)."""
+
+    contact: str | None = None
+    delay: float | None = None
+    retries: int = 5
+    restart: bool = False
+
+    def __post_init__(self):
+        if self.delay is not None and not 0 <= self.delay <= 600:
+            raise UserError(f"--delay must be seconds between 0 and 600, got {shown(self.delay)}")
+        if self.retries < 0:
+            raise UserError(f"--retries must be 0 or more, got {self.retries}")

@@ -70,10 +70,21 @@ def _slow(item: pytest.Item) -> bool:
     return item.get_closest_marker("slow") is not None
 
 
+# Tests marked network fetch from the real services (arXiv, OpenReview, OpenAlex): off by default (the
+# suite touches no real service), on for whoever has a connection with PAPERSCOPE_NETWORK_TESTS=1.
+NETWORK = os.environ.get("PAPERSCOPE_NETWORK_TESTS") == "1"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The fast tier first: every test not marked slow, then the slow ones, each tier in file order, so
-    that a broken change fails within minutes instead of after the whole suite."""
+    that a broken change fails within minutes instead of after the whole suite. Network tests are
+    skipped unless asked for."""
     items.sort(key=_slow)
+    if not NETWORK:
+        skip = pytest.mark.skip(reason="reaches the real services: set PAPERSCOPE_NETWORK_TESTS=1 to run it")
+        for item in items:
+            if item.get_closest_marker("network") is not None:
+                item.add_marker(skip)
 
 
 _STARTED = pytest.StashKey[float]()

@@ -348,6 +348,7 @@ BASE, EMBED, COMMON = "paperscope", "paperscope.embed", "paperscope.index.common
 STORE, SEARCH, TOPICS = "paperscope.index.store", "paperscope.index.search", "paperscope.index.topics"
 BUILD, ANALYSIS, COLLECTIONS = "paperscope.index.build", "paperscope.index.analysis", "paperscope.index.collections"
 CURATION, FRONT, UI = "paperscope.index.curation", "paperscope.index.paper_index", "paperscope.ui"
+SOURCES = "paperscope.sources"
 # the front: the index, its groups, and the loaded state and interface the groups are handed
 FRONT_MODULES = (FRONT, "paperscope.index.groups", "paperscope.index.collections_group", "paperscope.index.loaded")
 # Each room and the rooms it may import (besides itself), type-only imports included: the shared
@@ -356,7 +357,8 @@ FRONT_MODULES = (FRONT, "paperscope.index.groups", "paperscope.index.collections
 # interfaces reach an index through the front, and build one through the build room. The curation
 # room types the corrections to the topics and applies them on a load (the store keeps their log as
 # JSON); it may use the topic code only to name a split's parts, in a module the front imports when
-# a split is made.
+# a split is made. The sources fetch corpus files from services and know nothing of an index; a
+# build records where its papers came from, and an update fetches anew, through them.
 MAY_IMPORT = {
     BASE: set(),
     EMBED: {BASE},
@@ -365,11 +367,12 @@ MAY_IMPORT = {
     SEARCH: {BASE, EMBED, COMMON},
     TOPICS: {BASE, EMBED, COMMON, SEARCH},
     CURATION: {BASE, EMBED, COMMON, STORE, TOPICS},
-    BUILD: {BASE, EMBED, COMMON, STORE, SEARCH, TOPICS},
+    SOURCES: {BASE},
+    BUILD: {BASE, EMBED, COMMON, STORE, SEARCH, TOPICS, SOURCES},
     ANALYSIS: {BASE, EMBED, COMMON, SEARCH},
     COLLECTIONS: {BASE, EMBED, COMMON, STORE, SEARCH},
     FRONT: {BASE, EMBED, COMMON, STORE, SEARCH, CURATION, ANALYSIS, COLLECTIONS},
-    UI: {BASE, EMBED, FRONT, BUILD},
+    UI: {BASE, EMBED, FRONT, BUILD, SOURCES},
 }
 # The imports against the rooms' order, inside a function: ``ix.map.widget()`` is a verb of the
 # index that imports the widget (and anywidget) when called; ``ix.map.remap()`` one that imports the
