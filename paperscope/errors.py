@@ -49,3 +49,9 @@ def shown(text, limit: int = 80) -> str:
 class Contradiction(UserError):
     """A request that contradicts itself (``--new`` with ``--since``, ``--not`` naming the
     collection itself): the service answers 409, the command line as any user error."""
+
+
+class ServiceFailed(Exception):
+    """A service a fetch asks (arXiv, OpenReview, OpenAlex) failed in a way that is not the user's:
+    down after every retry, or out of credits. Its message is one line naming the service and what
+    happened; the CLI prints it and exits 1, the fetch's state kept for going on later."""

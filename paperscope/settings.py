@@ -496,3 +496,6 @@ class FetchOptions:
             raise UserError(f"--delay must be seconds between 0 and 600, got {shown(self.delay)}")
         if self.retries < 0:
             raise UserError(f"--retries must be 0 or more, got {self.retries}")
+
+
+NO_OPTIONS = FetchOptions()  # the defaults, as a default argument (one frozen value)

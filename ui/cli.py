@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 
 from paperscope.embed.text import counted
-from paperscope.errors import UserError
+from paperscope.errors import ServiceFailed, UserError
 from paperscope.limits import (
     AUTO_FAST_PAPERS,
     DUPLICATE_THRESHOLD,
@@ -209,6 +209,7 @@ def cmd_info(args) -> None:
         *topic_rows,
         ("columns", ", ".join(f"{name} ({kind})" for name, kind in index.columns().items()) or "none"),
         ("sources", ", ".join(manifest.corpus.sources)),
+        *(("follows", origin.describe()) for origin in manifest.origins),
         ("built", manifest.created),
     ]
     for label, value in rows:
@@ -906,6 +907,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"paperscope: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
+    except ServiceFailed as exc:
+        print(f"paperscope: {exc}", file=sys.stderr)
+        return 1
     except Terminated:
         print("paperscope: stopped (SIGTERM)", file=sys.stderr)
         return 143
