@@ -6,26 +6,32 @@ used: a lookup loads no collections code.
 
 from __future__ import annotations
 
-from typing import TypedDict
+import dataclasses
+from typing import Literal, NotRequired, TypedDict
 
 import numpy as np
 
 from paperscope.errors import Contradiction
 from paperscope.index.collections.collections import Collections, IndexParts, check_name, citation_key, empty_note
 from paperscope.index.collections.matching import from_blob, member_text
+from paperscope.index.collections.watches import Watches
 from paperscope.index.loaded import Front
 from paperscope.index.search.ranking import Ranking
-from paperscope.index.search.recommend import reasons
+from paperscope.index.search.recommend import above, reasons
 from paperscope.index.search.results import Results
 
 
 class Digest(TypedDict):
-    """One collection's part of :meth:`CollectionsGroup.digest`: its top new papers since ``since``
-    (when they were last marked shown)."""
+    """One part of :meth:`CollectionsGroup.digest`: a collection's top new papers (``kind``
+    "collection"), or a saved search's new matches ("watch", with its ``query`` and
+    ``threshold``), since ``since`` (when they were last marked shown, or the time asked)."""
 
+    kind: Literal["collection", "watch"]
     name: str
     since: str
     papers: Results
+    query: NotRequired[str]
+    threshold: NotRequired[float]
 
 
 class CollectionsGroup(Collections):
@@ -40,6 +46,7 @@ class CollectionsGroup(Collections):
             IndexParts(index.folder, self._state.papers, index.manifest, self._state.queries), database_path
         )
         self._index = index
+        self.watches = Watches(self)  # the index's saved searches, kept beside its collections
 
     def recommend(self, name: str, avoid: str | None = None, k: int = 20, new: bool = False, since=None, within=None):
         """Papers like the collection ``name`` (its members excluded), and unlike the collection
@@ -96,10 +103,58 @@ class CollectionsGroup(Collections):
                 for j, similarity in reason["outside"]
             ]  # fmt: skip
 
-    def digest(self, k: int = 5) -> list[Digest]:
-        """Each collection's top ``k`` new papers (come into the index since it was last marked
-        shown): a list of {name, since, papers (:class:`Results`)}. Nothing is marked shown."""
-        return [
-            Digest(name=name, since=self.shown(name), papers=self.recommend(name, k=k, new=True))
+    def matches(self, name: str, k: int = 20, new: bool = True, since=None) -> Results:
+        """The saved search ``name``'s matches (:attr:`watches`): up to ``k`` papers whose cosine
+        with its query is at least its threshold, best first (text: the query's vector; paper ids:
+        the mean of theirs, those papers left out), each with its reasons as a recommendation's
+        (the query's papers it is closest to, or the query text, and the terms shared). ``new``:
+        only papers added since it was last marked shown; ``since``: since that time instead;
+        neither: every match. Nothing is marked shown."""
+        watch = self.watches.get(name)
+        start = (since if since is not None else self.watches.shown(name)) if new or since is not None else None
+        within = None if start is None else self._index.where(added_since=start)
+        ranker, threshold = self._state.ranker, watch["threshold"]
+        if watch["kind"] == "ids":
+            positive = self._index.rows(watch["query"].split())
+            vector = np.asarray(self._index.vectors[positive], np.float32).mean(axis=0)
+            found = above(ranker, vector / max(float(np.linalg.norm(vector)), 1e-12), threshold, k, within=within,
+                          positive=positive)  # fmt: skip
+        else:
+            vector = self._state.queries.query(watch["query"])
+            found = above(ranker, vector, threshold, k, within=within, text=watch["query"])
+        for reason in found.reasons or []:  # the query text named as the closest "member"
+            reason["outside"] = [
+                {"key": None, "citation_key": None, "title": watch["query"], "similarity": round(cosine, 3)}
+                for _, cosine in reason.get("outside", [])
+            ]
+        if start is not None and found.reasons and self._state.papers.has("added"):
+            came = self._index.table(found.rows, ["added"]).column("added").to_pylist()
+            for reason, added in zip(found.reasons, came, strict=True):  # a new match: also when it came
+                reason["added"] = added
+        if not len(found.rows):
+            among = "" if start is None else f" added since {str(start)[:16].replace('T', ' ')}"
+            note = f"no paper{among} is {threshold:.2f} or more like the saved search '{watch['name']}'"
+            found = dataclasses.replace(found, note=note)
+        return Results(found, self._state.papers)
+
+    def digest(self, k: int = 5, since=None) -> list[Digest]:
+        """Each collection's top ``k`` new papers and each saved search's top ``k`` new matches:
+        come into the index since ``since`` (a time), or when None since each was last marked
+        shown. A list of {kind ("collection" or "watch"), name, since, papers (:class:`Results`)},
+        a watch's with its query and threshold. Nothing is marked shown."""
+        entries = [
+            Digest(
+                kind="collection", name=name, since=str(since) if since is not None else self.shown(name),
+                papers=self.recommend(name, k=k, new=since is None, since=since),
+            )
             for name in self.names()
-        ]
+        ]  # fmt: skip
+        for watch in self.watches.listing().to_dict("records"):
+            entries.append(
+                Digest(
+                    kind="watch", name=watch["name"], query=watch["query"], threshold=watch["threshold"],
+                    since=str(since) if since is not None else watch["shown"] or watch["created"],
+                    papers=self.matches(watch["name"], k=k, new=since is None, since=since),
+                )
+            )  # fmt: skip
+        return entries

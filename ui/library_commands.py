@@ -1,7 +1,8 @@
-"""The command line of your own library: ``paperscope collection …``, ``recommend`` and ``digest``.
+"""The command line of your own library: ``paperscope collection …``, ``recommend``, ``watch …``
+(saved searches) and ``digest``.
 
-Collections live in the data folder (``$PAPERSCOPE_HOME/collections.sqlite``), each tied to the
-index given with ``--index`` (default: the bundled sample's).
+Collections and saved searches live in the data folder (``$PAPERSCOPE_HOME/collections.sqlite``),
+each tied to the index given with ``--index`` (default: the bundled sample's).
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ from pathlib import Path
 from paperscope import locations
 from paperscope.embed.text import counted
 from paperscope.errors import UserError
-from paperscope.limits import MAX_NAME_CHARS, MAX_RESULTS
+from paperscope.limits import MAX_NAME_CHARS, MAX_QUERY_CHARS, MAX_RESULTS, WATCH_THRESHOLD
 from paperscope.ui import arguments
 from paperscope.ui.arguments import Text, Whole
 from paperscope.ui.loading import load, print_json, print_results, reason_text, with_index, with_json
 
 logger = logging.getLogger("paperscope")
 DIGEST_PAPERS = 5
-NO_COLLECTIONS = "no collections yet; create one with: paperscope collection create NAME [--from FILE] [ID …]"
+NO_COLLECTIONS = (
+    "no collections or saved searches yet; create one with: paperscope collection create NAME [--from FILE] "
+    "[ID …], or save a search with: paperscope watch add QUERY"
+)
 NAME = Text(MAX_NAME_CHARS)  # a collection's name
 
 
@@ -180,36 +184,129 @@ def cmd_recommend(args) -> None:
     print_results(found, args.json)
 
 
-def _digest_markdown(digest: list[dict]) -> str:
+def digest_markdown(entries: list[dict]) -> str:
+    """The digest (``ix.collections.digest()``'s entries) as Markdown: a section per collection
+    and per saved search ("Saved search: NAME", its query and threshold), each new paper with its
+    score, link and reason, or a line saying there is none since when."""
     lines = []
-    for entry in digest:
-        lines.append(f"## {entry['name']}\n")
+    for entry in entries:
+        if entry.get("kind") == "watch":
+            lines.append(f"## Saved search: {entry['name']}\n")
+            lines.append(f"“{entry['query']}”, matches from {entry['threshold']:.2f}\n")
+        else:
+            lines.append(f"## {entry['name']}\n")
         papers = entry["papers"].to_records()  # lists as lists (a DataFrame holds the reasons' terms as arrays)
         if not papers:
-            lines.append(f"No new papers since {entry['since'][:16].replace('T', ' ')}.\n")
+            none = "matches" if entry.get("kind") == "watch" else "papers"
+            lines.append(f"No new {none} since {str(entry['since'])[:16].replace('T', ' ')}.\n")
             continue
         for row in papers:
             link = f" — {row['url']}" if row.get("url") else ""
             lines.append(f"{row['rank']}. **{row['title']}** ({row['id']}, {row['score']:.2f}){link}")
             lines.append(f"   {reason_text(row['because'])}")
         lines.append("")
-    return "\n".join(lines) or "No collections yet.\n"
+    return "\n".join(lines) or "No collections or saved searches yet.\n"
+
+
+def digest_json(entries: list[dict]) -> list[dict]:
+    """The digest's entries as JSON-ready values: each entry's fields, its papers as records."""
+    return [{**entry, "papers": entry["papers"].to_records()} for entry in entries]
 
 
 def cmd_digest(args) -> None:
-    """Each collection's top new papers since it was last marked shown (for a mail from cron after
-    an add); it marks nothing: ``paperscope collection mark-shown --all`` does."""
-    digest = load(args).collections.digest(k=args.k)
+    """Each collection's top new papers and each saved search's new matches since each was last
+    marked shown, or since --since (for a mail from cron after an add); it marks nothing:
+    ``paperscope collection mark-shown --all`` and ``paperscope watch mark-shown --all`` do."""
+    digest = load(args).collections.digest(k=args.k, since=args.since)
     if not any(len(entry["papers"]) for entry in digest):  # why, on stderr (the Markdown says it too)
         whys = "; ".join(f"'{entry['name']}': {entry['papers'].note}" for entry in digest)
         none = NO_COLLECTIONS + locations.index_option(args.index)
-        logger.info("%s", f"no new papers for any collection ({whys})" if digest else none)
+        logger.info("%s", f"no new papers for any collection or saved search ({whys})" if digest else none)
     if args.json:
-        print_json([
-            {"name": entry["name"], "since": entry["since"], "papers": entry["papers"].to_records()} for entry in digest
-        ])  # fmt: skip
+        print_json(digest_json(digest))
         return
-    print(_digest_markdown(digest))
+    print(digest_markdown(digest))
+
+
+def cmd_watch_add(args) -> None:
+    """Save a search: free text, or paper ids of the index."""
+    watch = load(args).collections.watches.add(" ".join(args.query), name=args.name, threshold=args.threshold)
+    what = "papers" if watch["kind"] == "ids" else "text"
+    logger.info("saved '%s' (%s, matches from %.2f)", watch["name"], what, watch["threshold"])
+
+
+def cmd_watch_list(args) -> None:
+    """List the index's saved searches."""
+    from paperscope.records import records
+
+    listing = load(args).collections.watches.listing()
+    if args.json:
+        print_json(records(listing))
+        return
+    if listing.empty:
+        logger.info(
+            "no saved searches yet; save one with: paperscope watch add QUERY%s", locations.index_option(args.index)
+        )
+    for row in listing.itertuples():
+        print(f"{row.name}  ({'papers' if row.kind == 'ids' else 'text'}, from {row.threshold:.2f}): {row.query}")
+
+
+def cmd_watch_show(args) -> None:
+    """A saved search's new matches (since it was last marked shown, or --since), or every match (--all)."""
+    found = load(args).collections.matches(args.name, k=args.k, new=not args.all, since=args.since)
+    print_results(found, args.json)
+
+
+def cmd_watch_remove(args) -> None:
+    """Forget a saved search."""
+    load(args).collections.watches.remove(args.name)
+    logger.info("removed the saved search '%s'", args.name)
+
+
+def cmd_watch_mark_shown(args) -> None:
+    """Mark saved searches' new matches as shown: the next show and digest start from now."""
+    if bool(args.names) == args.all:
+        raise UserError("name the saved searches to mark shown, or give --all")
+    names = load(args).collections.watches.mark_shown(None if args.all else args.names)
+    logger.info("marked shown: %s", ", ".join(f"'{name}'" for name in names) or "no saved searches")
+
+
+def watch_options(watch) -> None:
+    """The ``watch`` command's own commands."""
+    actions = watch.add_subparsers(dest="action", required=True, parser_class=type(watch))
+    add = actions.add_parser("add", help="save a search: free text, or paper ids of the index")
+    add.add_argument(
+        "query", metavar="QUERY", type=Text(MAX_QUERY_CHARS), nargs="+",
+        help="free text, or ids of papers of the index (a search by papers when every word is one)",
+    )  # fmt: skip
+    add.add_argument("--name", metavar="NAME", type=NAME, help="its name (default: the query's first words)")
+    add.add_argument(
+        "--threshold", metavar="T", type=arguments.Fraction(-1, 1), default=None,
+        help=f"the cosine with the query a match has at least (default {WATCH_THRESHOLD}: above it most matches "
+        "share the query's area, docs/recommend.md)",
+    )  # fmt: skip
+    listing = actions.add_parser("list", help="the index's saved searches")
+    show = actions.add_parser("show", help="a saved search's new matches (--all: every match), with reasons")
+    show.add_argument("name", metavar="NAME", type=NAME)
+    fresh = show.add_mutually_exclusive_group()  # every match, or new since a date: not both
+    fresh.add_argument("--all", action="store_true", help="every match above its threshold, new or not")
+    fresh.add_argument("--since", metavar="DATE", type=arguments.date, help="only papers added since DATE (2026-12-01)")
+    show.add_argument(
+        "-k", type=Whole(1, MAX_RESULTS), default=20, help=f"at most this many, 1 to {MAX_RESULTS:,} (default 20)"
+    )
+    remove = actions.add_parser("remove", help="forget a saved search")
+    remove.add_argument("name", metavar="NAME", type=NAME)
+    mark = actions.add_parser(
+        "mark-shown", help="count the new matches of saved searches as shown: the next show and digest start from now"
+    )
+    mark.add_argument("names", metavar="NAME", type=NAME, nargs="*", help="the saved searches (or --all)")
+    mark.add_argument("--all", action="store_true", help="every saved search of the index")
+    for sub, run in ((add, cmd_watch_add), (listing, cmd_watch_list), (show, cmd_watch_show),
+                     (remove, cmd_watch_remove), (mark, cmd_watch_mark_shown)):  # fmt: skip
+        with_index(sub)
+        sub.set_defaults(run=run)
+    with_json(listing, "the saved searches as JSON")
+    with_json(show, "a list of result objects as JSON")
 
 
 def _export_parser(actions):
@@ -339,11 +436,16 @@ def recommend_options(recommend) -> None:
 def digest_options(digest) -> None:
     """The ``digest`` command's options."""
     digest.add_argument(
-        "-k", type=Whole(1, MAX_RESULTS), default=DIGEST_PAPERS, help=f"papers per collection (default {DIGEST_PAPERS})"
-    )
+        "-k", type=Whole(1, MAX_RESULTS), default=DIGEST_PAPERS,
+        help=f"papers per collection and per saved search (default {DIGEST_PAPERS})",
+    )  # fmt: skip
+    digest.add_argument(
+        "--since", metavar="DATE", type=arguments.date,
+        help="papers added since DATE (2026-12-01) for every one (default: each since it was last marked shown)",
+    )  # fmt: skip
     output = digest.add_mutually_exclusive_group()
     output.add_argument("--md", action="store_true", help="print Markdown (the default)")
-    with_json(output, "each collection's new papers as JSON")
+    with_json(output, "each collection's new papers and each saved search's new matches as JSON")
     with_index(digest)
 
 
@@ -357,8 +459,15 @@ COMMANDS = (
     ),
     ("recommend", "papers like a collection, and a feed of new ones (--new)", recommend_options, cmd_recommend),
     (
+        "watch",
+        "saved searches: add, list, show (their new matches, with reasons), remove, mark-shown",
+        watch_options,
+        None,
+    ),
+    (
         "digest",
-        "each collection's top new papers since last marked shown, as Markdown or JSON",
+        "each collection's top new papers and each saved search's new matches since last marked shown, as Markdown "
+        "or JSON",
         digest_options,
         cmd_digest,
     ),

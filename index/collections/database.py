@@ -25,8 +25,8 @@ FILE_NAME = "collections.sqlite"
 BUSY_SECONDS = 5.0
 # 1: the first release (no user_version); 2: collections tied to the index's identity (the
 # indexes table), members keep their library entry as imported (members.entry); 3: papers dismissed
-# from a collection's recommendations ("not interested": the dismissed table)
-SCHEMA_VERSION = 3
+# from a collection's recommendations ("not interested": the dismissed table); 4: saved searches (the watches table)
+SCHEMA_VERSION = 4
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS collections (
     id INTEGER PRIMARY KEY,
@@ -60,10 +60,21 @@ CREATE TABLE IF NOT EXISTS dismissed (
     dismissed TEXT NOT NULL,          -- when
     PRIMARY KEY (collection_id, paper_id)
 );
+CREATE TABLE IF NOT EXISTS watches (
+    id INTEGER PRIMARY KEY,
+    index_key TEXT NOT NULL,          -- the identity of the index it belongs to, as a collection's
+    name TEXT NOT NULL,
+    query TEXT NOT NULL,              -- free text, or paper ids separated by spaces
+    kind TEXT NOT NULL,               -- "text" or "ids"
+    threshold REAL NOT NULL,          -- the cosine with the query a match has at least
+    created TEXT NOT NULL,
+    shown TEXT,                       -- when its new matches were last marked shown: they start there
+    UNIQUE (index_key, name)
+);
 """
 # What upgrades a file of each earlier version to the next, in one transaction
 # (a new table needs no statement: the schema's CREATE TABLE IF NOT EXISTS makes it after them)
-UPGRADES = {1: ["ALTER TABLE members ADD COLUMN entry TEXT"], 2: []}
+UPGRADES = {1: ["ALTER TABLE members ADD COLUMN entry TEXT"], 2: [], 3: []}
 MEMBER_FIELDS = ("title", "abstract", "doi", "arxiv_id", "year", "authors", "venue", "url", "source")
 
 

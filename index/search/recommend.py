@@ -203,6 +203,29 @@ def reasons(ranker, rows: np.ndarray, positive: np.ndarray, outside_vectors=None
     return found_reasons
 
 
+def above(ranker, vector: np.ndarray, threshold: float, k: int, *, within=None, positive=(), text=None) -> Ranking:
+    """A saved search's matches: the papers (at most ``k``, among the mask ``within`` when given)
+    whose cosine with ``vector`` (the query's, in the raw vectors' space) is at least
+    ``threshold``, best first, the ``positive`` rows (a search by papers: those papers) left out.
+    A narrow mask (new papers) is scored whole, else FAISS finds the nearest. Score columns:
+    "score" (that cosine); reasons as a recommendation's (:func:`reasons`): the query's papers
+    each is closest to, or the query text itself ("outside": [(0, cosine)]), and shared terms."""
+    positive = np.asarray(positive, np.int64)
+    vector = np.asarray(vector, np.float32).reshape(-1)
+    if within is not None and np.count_nonzero(within) <= SCORE_ALL:
+        rows = np.flatnonzero(within)
+        scores = np.asarray(ranker.vectors[rows]) @ vector
+    else:
+        found_scores, found_rows = ranker.faiss_search(vector, min(k + len(positive), len(ranker)), within)
+        rows, scores = found_rows[0], found_scores[0]
+    keep = (rows >= 0) & (scores >= threshold) & ~np.isin(rows, positive)
+    rows, scores = rows[keep], scores[keep]
+    order = np.argsort(-scores, kind="stable")[:k]
+    rows, scores = rows[order].astype(np.int64), scores[order].astype(np.float32)
+    outside = (vector[None], [text]) if text is not None else (None, ())
+    return Ranking(rows, {"score": scores}, reasons=reasons(ranker, rows, positive, *outside))
+
+
 def _groups(ranker, positive: np.ndarray, positive_vectors: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """The collection as one group (rows, vectors of papers from outside), or as two when its
     members form two clear parts: the 2-means halves of their vectors, each of at least
