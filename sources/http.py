@@ -77,6 +77,18 @@ def ends_with(closing: str) -> BodyCheck:
     return check
 
 
+def whole_json(response: requests.Response) -> str | None:
+    """A :data:`BodyCheck` for JSON answers (OpenReview, OpenAlex): a 200 whose body is not whole
+    JSON was cut short (the clients would raise on it, page and cursor lost)."""
+    if response.status_code != 200:
+        return None
+    try:
+        response.json()
+    except ValueError:
+        return f"a page cut short ({len(response.content):,} bytes, not whole JSON)"
+    return None
+
+
 class PoliteSession(requests.Session):
     """A ``requests.Session`` for ``service`` ("arxiv", "openreview", "openalex"): every request
     through it waits its turn and its interval, and is tried again up to ``options.retries`` times

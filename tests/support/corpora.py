@@ -29,3 +29,11 @@ def read_corpus(
     if "year" in frame:
         frame["year"] = frame["year"].astype("Int64")
     return frame, admission.report
+
+
+def sample_abstracts() -> list[str]:
+    """The bundled NeurIPS 2025 sample's abstracts (38), the texts the local services' papers carry."""
+    from paperscope import locations
+
+    texts = [block.strip() for path in locations.bundled_corpus() for block in path.read_text().split("\n\n")]
+    return [text for text in texts if len(text) > 200]
