@@ -19,9 +19,19 @@ from types import ModuleType
 
 from paperscope.errors import UserError
 from paperscope.settings import NO_OPTIONS, FetchOptions, SourceQuery
-from paperscope.sources.state import FetchProgress, FetchState, FetchWriter, read_state
+from paperscope.sources.state import FetchProgress, FetchState, FetchWriter, previous_state, read_state
 
-__all__ = ["FetchProgress", "FetchReport", "FetchState", "check", "fetch", "read_state", "since", "source_module"]
+__all__ = [
+    "FetchProgress",
+    "FetchReport",
+    "FetchState",
+    "check",
+    "fetch",
+    "previous_state",
+    "read_state",
+    "since",
+    "source_module",
+]
 
 # The module of each source. Each has ``check(query)`` (a UserError for filters it cannot ask,
 # before any request), ``fetch_pages(query, options, writer)`` (every page from ``writer.state.cursor``
@@ -69,13 +79,14 @@ class FetchReport:
     watermark: str | None
     deleted: int = 0
     withdrawn: int = 0
+    complete_before: bool = False  # the file was complete already: nothing was asked
 
     @classmethod
-    def of(cls, out: Path, state: FetchState, seconds: float) -> FetchReport:
+    def of(cls, out: Path, state: FetchState, seconds: float, complete_before: bool = False) -> FetchReport:
         """The report of the fetch into ``out`` whose state is ``state``."""
         return cls(
             out, state.query, state.records, state.pages, seconds, state.complete, state.watermark,
-            state.deleted, state.withdrawn,
+            state.deleted, state.withdrawn, complete_before,
         )  # fmt: skip
 
 
@@ -92,9 +103,9 @@ def fetch(
     module = source_module(query)
     module.check(query)
     out = Path(out)
-    state = None if options.restart else read_state(out)
+    state = previous_state(out, options.restart)
     if state is not None and state.complete and state.query == query:
-        return FetchReport.of(out, state, 0.0)
+        return FetchReport.of(out, state, 0.0, complete_before=True)
     writer = FetchWriter(query, out, options, progress)
     module.fetch_pages(query, options, writer)
     return FetchReport.of(out, writer.state, time.monotonic() - began)

@@ -83,6 +83,17 @@ def read_state(out: Path) -> FetchState | None:
         raise UserError(f"{path}: not a fetch state paperscope can read ({shown(exc)}); give --restart") from exc
 
 
+def previous_state(out: Path, restart: bool = False) -> FetchState | None:
+    """The state a fetch into ``out`` goes on from (None: it begins; always with ``restart``); a
+    UserError for a file there that no fetch wrote (nothing a user has is replaced unasked)."""
+    if restart:
+        return None
+    state = read_state(out)
+    if state is None and out.exists() and out.stat().st_size:
+        raise UserError(f"-o {out}: the file exists and is not a fetch's: give another file, or --restart")
+    return state
+
+
 @dataclass(frozen=True)
 class FetchProgress:
     """Where a fetch stands after a page: pages and records so far, seconds since this run began,
@@ -116,20 +127,22 @@ class FetchWriter:
     ):
         self.query, self.out, self.progress = query, Path(out), progress
         self.began = time.monotonic()
-        previous = None if options.restart else read_state(self.out)
+        previous = previous_state(self.out, options.restart)
         if previous is not None and previous.query != query:
             raise UserError(
-                f"{self.out} holds a fetch of {previous.query.describe()}, not {query.describe()}: "
-                "give another -o FILE, or --restart to begin it again"
+                f"-o {self.out} holds a fetch of {previous.query.describe()}, not {query.describe()}: "
+                "give another file, or --restart to begin it again"
             )
-        if previous is None and not options.restart and self.out.exists() and self.out.stat().st_size:
-            raise UserError(f"{self.out} exists and is not a fetch's file: give another -o FILE, or --restart")
         self.state = previous or FetchState(query)
         self.resumed = previous is not None and previous.pages > 0 and not previous.complete
         self.out.parent.mkdir(parents=True, exist_ok=True)
         with open(self.out, "ab") as file:
             file.truncate(self.state.committed_bytes)  # a page written after the last commit is dropped
         self.seen = self._committed_ids()
+        if self.resumed:
+            logger.info(
+                "%s: going on after page %d (%s records kept)", query.source, self.state.pages, f"{len(self.seen):,}"
+            )
 
     def _committed_ids(self) -> set[str]:
         """The ids of the records already in the file (a page repeated after going on is not doubled)."""

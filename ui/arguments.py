@@ -205,6 +205,32 @@ def date(text: str) -> str:
     return text
 
 
+@of_kind("date")
+def day(text: str) -> str:
+    """A day, YYYY-MM-DD (what OAI-PMH's date granularity takes)."""
+    try:
+        datetime.date.fromisoformat(_readable(text).strip())
+        if len(text.strip()) != 10:
+            raise ValueError(text)
+    except ValueError:
+        raise _refuse(f"'{shown(text)}' is not a day: give YYYY-MM-DD") from None
+    return text.strip()
+
+
+@of_kind("url")
+def url(text: str) -> str:
+    """An http:// or https:// address with a host (a service's endpoint), kept without a trailing /."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(_readable(text).strip())
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc or " " in text.strip():
+        raise _refuse(f"'{shown(text)}' is not an http:// or https:// address")
+    return text.strip().rstrip("/")
+
+
 @of_kind("condition")
 def condition(text: str) -> str:
     """A condition on a column: ``COLUMN OPERATOR VALUE`` (``embed.conditions``), kept as written."""

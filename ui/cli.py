@@ -43,7 +43,7 @@ from paperscope.settings import (
     Smoothing,
     TopicSeeds,
 )
-from paperscope.ui import arguments, curation_commands, library_commands, map_commands
+from paperscope.ui import arguments, curation_commands, library_commands, map_commands, source_commands
 from paperscope.ui.arguments import OutputFile, Text, Whole, needs
 from paperscope.ui.loading import index_folder, load, print_results, with_index, with_json
 from paperscope.ui.logs import log_to_stderr
@@ -834,6 +834,7 @@ COMMANDS = (
     ),
     *library_commands.COMMANDS,
     *map_commands.COMMANDS,
+    *source_commands.COMMANDS,
 )
 
 
