@@ -80,7 +80,7 @@ def test_a_file_of_the_previous_schema_upgrades_in_place_and_keeps_its_collectio
     shutil.copy(FILES / "collections-v2.sqlite", home / "collections.sqlite")
     identity = (index_copy / "IDENTITY").read_text().strip()
     with sqlite3.connect(home / "collections.sqlite") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2 == SCHEMA_VERSION - 1
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 2 < SCHEMA_VERSION
         db.execute("UPDATE collections SET index_key = ?", (identity,))
         db.execute("UPDATE indexes SET identity = ?, path = ?", (identity, str(index_copy.resolve())))
         before = db.execute("SELECT collection_id, key, paper_id, added FROM members ORDER BY key").fetchall()
