@@ -9,6 +9,8 @@ key whose day of credits is spent (from the second page on).
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pytest_httpserver import HTTPServer
@@ -82,6 +84,8 @@ class OpenAlexService:
     faults: bool = True
     credits_gone: bool = False
     requests: list[Request] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)  # when each request came (time.monotonic)
+    before: Callable[[Request], None] | None = None  # called first with each request (a test holds one there)
     _cut: bool = False
 
     def __post_init__(self):
@@ -95,6 +99,9 @@ class OpenAlexService:
     def answer(self, request: Request) -> Response:
         """One request's answer, as the API (and its faults) give it."""
         self.requests.append(request)
+        self.times.append(time.monotonic())
+        if self.before is not None:
+            self.before(request)
         if self.faults and len(self.requests) == 1:
             return Response('{"error": "Too many requests"}', 429, {"Retry-After": "1"}, "application/json")
         cursor = request.args.get("cursor", "*")

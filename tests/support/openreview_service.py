@@ -8,6 +8,8 @@ last note of the page before (a record repeated across pages), and pages smaller
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pytest_httpserver import HTTPServer
@@ -61,13 +63,15 @@ def note(number: int, venueid: str = VENUE, modified: int = 0) -> dict:
 class OpenReviewService:
     """``/notes`` of a venue on ``server``: ``notes`` by venue id, served in id order, ``page_size`` a
     page at most. ``faults``: the 503 first, the cut page and the repeated note. ``requests``: each
-    request's query arguments and headers, in order, for a test to look at."""
+    request, in order, for a test to look at."""
 
     server: HTTPServer
     notes: dict[str, list[dict]]
     page_size: int = 3
     faults: bool = True
     requests: list[Request] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)  # when each request came (time.monotonic)
+    before: Callable[[Request], None] | None = None  # called first with each request (a test holds one there)
     _cut: bool = False
 
     def __post_init__(self):
@@ -81,6 +85,9 @@ class OpenReviewService:
     def answer(self, request: Request) -> Response:
         """One request's answer, as the API (and its faults) give it."""
         self.requests.append(request)
+        self.times.append(time.monotonic())
+        if self.before is not None:
+            self.before(request)
         if self.faults and len(self.requests) == 1:
             return Response('{"name": "Error", "message": "busy"}', 503, {"Retry-After": "1"}, "application/json")
         notes = sorted(self.notes.get(request.args.get("content.venueid", ""), []), key=lambda note: note["id"])
