@@ -1,4 +1,4 @@
-"""``paperscope serve``'s endpoints for your own library: collections and recommendations.
+"""``paperscope serve``'s endpoints for your own library: collections, recommendations and saved searches.
 
 The same records and the same one-sentence errors as the rest of the API; collections live in the
 data folder's SQLite file, shared by every worker (WAL: concurrent writers queue, none is lost).
@@ -13,7 +13,7 @@ from fastapi import Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from paperscope.limits import MAX_NAME_CHARS, MAX_RESULTS
+from paperscope.limits import MAX_NAME_CHARS, MAX_QUERY_CHARS, MAX_RESULTS, WATCH_THRESHOLD
 from paperscope.records import records
 from paperscope.ui.note_header import with_note
 
@@ -71,6 +71,26 @@ class RecommendRequest(BaseModel):
     since: datetime.datetime | datetime.date | None = Field(
         None, description="only papers added since this time or date (ISO 8601, e.g. 2026-12-01)"
     )
+
+
+class WatchRequest(BaseModel):
+    """A search to save: free text, or ids of papers of the index separated by spaces."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(
+        min_length=1, max_length=MAX_QUERY_CHARS, pattern=r"\S", examples=["federated learning with drifting clients"],
+        description="free text, or ids of papers of the index separated by spaces (a search by those papers when "
+        "every word is one)",
+    )  # fmt: skip
+    name: str | None = Field(
+        None, min_length=1, max_length=MAX_NAME_CHARS, pattern=NAME_PATTERN,
+        description="its name (default: the query's first words)",
+    )  # fmt: skip
+    threshold: float = Field(
+        WATCH_THRESHOLD, gt=-1, le=1,
+        description="the cosine with the query a match has at least (the default: above it most matches share "
+        "the query's area, measured)",
+    )  # fmt: skip
 
 
 def _shown(collections, name: str, notes: list) -> dict:
@@ -155,6 +175,7 @@ def add_library_routes(app, live, answer, errors: dict, results: dict) -> None:
         return answer(live.current, delete)
 
     _add_recommend_route(app, live, answer, results)
+    _add_watch_routes(app, live, answer, errors, results)
 
 
 def _add_member_routes(app, live, answer, errors: dict) -> None:
@@ -234,3 +255,60 @@ def _add_recommend_route(app, live, answer, results: dict) -> None:
             return found.to_records()
 
         return with_note(answer(live.current, recommended), "".join(notes))
+
+
+def _add_watch_routes(app, live, answer, errors: dict, results: dict) -> None:
+    """Saved searches: listed, saved, forgotten, their matches (new ones by default), their new
+    matches marked shown. ``/watches/NAME/matches`` is always NAME's matches (GET only) and
+    ``/watches/NAME/shown`` always marks NAME's (POST only), as a collection's paths are."""
+
+    @app.get("/watches", summary="The index's saved searches", responses=errors)
+    def list_watches():
+        return answer(live.current, lambda index: records(index.collections.watches.listing()))
+
+    @app.post("/watches", summary="Save a search", responses=errors, operation_id="addWatch")
+    def add_watch(body: WatchRequest):
+        """A name the index has already is a 409; a query of paper ids naming one it lacks, a 404."""
+        return answer(live.current, lambda index: index.collections.watches.add(body.query, body.name, body.threshold))
+
+    @app.delete("/watches/{name:path}", summary="Forget a saved search", responses=errors)
+    def delete_watch(name: Name):
+        def delete(index):
+            index.collections.watches.remove(name)
+            return {"deleted": name.strip()}
+
+        return answer(live.current, delete)
+
+    @app.get(
+        "/watches/{name:path}/matches", summary="A saved search's new matches (all: every match), with reasons",
+        responses=results, operation_id="watchMatches",
+    )  # fmt: skip
+    def watch_matches(
+        name: Name,
+        k: Annotated[int, Query(ge=1, le=MAX_RESULTS)] = 20,
+        every: Annotated[bool, Query(alias="all", description="every match above its threshold, new or not")] = False,
+        since: Annotated[
+            datetime.datetime | datetime.date | None,
+            Query(description="only papers added since this time or date (ISO 8601); default: since last marked shown"),
+        ] = None,
+    ):
+        """Papers at or above its threshold's cosine with its query, best first, each with why
+        (its closest query papers, or the query text, and the terms shared). Reading marks nothing."""
+        notes = []
+
+        def matched(index):
+            found = index.collections.matches(name, k=k, new=not every, since=since)
+            notes.extend([found.note] if found.note else [])
+            return found.to_records()
+
+        return with_note(answer(live.current, matched), "".join(notes))
+
+    @app.post("/watches/{name:path}/shown", summary="Mark a saved search's new matches shown", responses=errors)
+    def mark_watch_shown(name: Name):
+        """Its next new matches start from now."""
+
+        def mark(index):
+            (marked,) = index.collections.watches.mark_shown([name])
+            return {"name": marked, "shown": index.collections.watches.shown(marked)}
+
+        return answer(live.current, mark)

@@ -13,7 +13,7 @@ import difflib
 
 import pandas as pd
 
-from paperscope.errors import UserError
+from paperscope.errors import Contradiction, NotFound, UserError
 from paperscope.index.collections import database
 from paperscope.index.collections.collections import check_name
 from paperscope.limits import MAX_QUERY_CHARS, WATCH_THRESHOLD
@@ -76,7 +76,7 @@ class Watches:
             if db.execute(
                 "SELECT 1 FROM watches WHERE index_key = ? AND name = ?", (self._owner.index_key, name)
             ).fetchone():
-                raise UserError(
+                raise Contradiction(
                     f"a saved search named '{name}' exists already for {self._owner.parts.folder}; give another "
                     "--name, or remove it first: paperscope watch remove NAME"
                 )
@@ -99,7 +99,7 @@ class Watches:
                 else f"; this index has {', '.join(names[:10])}" if names
                 else f"; save one with: paperscope watch add QUERY{index_option(self._owner.parts.folder)}"
             )  # fmt: skip
-            raise UserError(f"no saved search named '{name}' for {self._owner.parts.folder}{hint}")
+            raise NotFound(f"no saved search named '{name}' for {self._owner.parts.folder}{hint}")
         return found
 
     def get(self, name: str) -> dict:

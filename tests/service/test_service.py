@@ -328,6 +328,43 @@ def test_collections_and_recommendations_over_http(served, sample_index):
     assert listing == [] and "Traceback" not in log.read_text()
 
 
+def test_saved_searches_over_http(served, sample_index):
+    url, log, _ = served
+    ids = sample_index.papers["id"].tolist()
+    name = "fl/drift 'text'"  # slashes and quotes travel in the path
+    path = "/watches/" + urllib.parse.quote(name, safe="")
+    query = {"query": "federated learning with drifting clients", "name": name, "threshold": 0.3}
+    status, saved, _ = call(url, "POST", "/watches", query)
+    assert status == 200 and (saved["name"], saved["kind"], saved["threshold"]) == (name, "text", 0.3)
+    status, error, _ = call(url, "POST", "/watches", query)
+    assert status == 409 and "exists already" in error["error"]
+    status, error, _ = call(url, "POST", "/watches", {"query": f"{ids[0]} nope"})
+    assert status == 404 and error["error"].startswith("no paper with id 'nope'")
+    status, saved, _ = call(url, "POST", "/watches", {"query": f"{ids[0]} {ids[1]}", "threshold": 0.4})
+    assert status == 200 and saved["kind"] == "ids" and saved["name"] == f"{ids[0]} +1"
+    status, listing, _ = call(url, "GET", "/watches")
+    assert status == 200 and [w["name"] for w in listing] == [saved["name"], name]
+
+    status, found, _ = call(url, "GET", path + "/matches?all=true&k=5")
+    expected = json.loads(
+        paperscope(
+            "watch", "show", name, "--all", "-k", "5", "--json", "--index", log.parent / "index", check=True
+        ).stdout
+    )  # the served copy
+    assert status == 200 and found == expected and found and all(paper["score"] >= 0.3 for paper in found)
+    assert all(paper["because"]["members"][0]["title"] == query["query"] for paper in found)
+    status, found, headers = call(url, "GET", path + "/matches")  # new ones: none came since it was saved
+    assert status == 200 and found == [] and headers["x-paperscope-note"].startswith("no paper added since")
+    status, marked, _ = call(url, "POST", path + "/shown")
+    assert status == 200 and marked["name"] == name and marked["shown"] > saved["created"]
+    status, error, _ = call(url, "GET", "/watches/nothing%20like%20it/matches")
+    assert status == 404 and error["error"].startswith("no saved search named 'nothing like it'")
+    for watch in (name, saved["name"]):
+        status, deleted, _ = call(url, "DELETE", "/watches/" + urllib.parse.quote(watch, safe=""))
+        assert status == 200 and deleted == {"deleted": watch}
+    assert call(url, "GET", "/watches")[1] == [] and "Traceback" not in log.read_text()
+
+
 def test_405_names_the_allowed_methods_and_filters_explain_themselves(served):
     url, _, _ = served
     for method, path, allowed in (
