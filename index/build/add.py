@@ -3,8 +3,12 @@
 Only the new papers are embedded (with the index's model and preset, through the embedding
 cache). They join the FAISS index; they are placed on the existing map at the weighted mean of
 their nearest papers and join the topic most of those belong to (as a build places the papers
-outside its layout sample); their keyword rows use the index's vocabulary and IDF. Papers whose
-id or abstract the index already holds are reported and skipped. The result is written as a new
+outside its layout sample); their keyword rows use the index's vocabulary and IDF. A record of a
+paper the index holds (by id) whose title, abstract or ``version`` changed (a new arXiv version)
+replaces that paper's text, vector, keyword row, smoothed vector and map place in its row, keeping
+its id and when it came; one whose ``status`` is withdrawn, deleted or retracted marks the paper
+(its ``status`` column: it stays findable, and lookups show it); the same paper again, or a new id
+with an abstract the index holds, is reported and skipped. The result is written as a new
 generation, atomically, under the folder's build lock: a killed ``add`` leaves the index as it was.
 
 The layout, the topics and the vocabulary stay those of the last full build (and what remaps
@@ -28,8 +32,8 @@ import pyarrow as pa
 from paperscope import locations
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.columns import RESERVED, CorpusColumns, kind_of, values_array
-from paperscope.embed.readers import Reading
-from paperscope.embed.readers.admission import Admission, abstract_key, admitted_papers
+from paperscope.embed.readers import Reading, iter_records
+from paperscope.embed.readers.admission import Admission, abstract_key, paper_row
 from paperscope.embed.text import counted, embedding_texts
 from paperscope.errors import UserError, write_error
 from paperscope.index.build.shards import with_columns
@@ -37,6 +41,7 @@ from paperscope.index.build.smoothing import smooth
 from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.search.placement import TRUST_K, place_by_neighbours
 from paperscope.index.store import generations, maps
+from paperscope.index.store.manifest import Origin
 from paperscope.index.topics.topic_map import map_columns
 from paperscope.limits import READ_WORKERS
 from paperscope.settings import UNCLUSTERED, Fields
@@ -49,6 +54,7 @@ logger = logging.getLogger(__name__)
 # Above this share of papers placed rather than laid out, new topics may have formed that no
 # existing cluster holds: suggest a full rebuild.
 REBUILD_SHARE = 0.2
+MARKS = ("withdrawn", "deleted", "retracted")  # a record with one of these statuses marks its paper
 
 
 @dataclass
@@ -62,6 +68,21 @@ class AddReport:
     placed_share: float  # share of the index placed on the map rather than laid out
     seconds: float
     no_topic: int = 0  # new papers that fit no topic (drawn as unclustered)
+    replaced: int = 0  # papers whose text a new version replaced
+    marked: int = 0  # papers marked withdrawn, deleted or retracted
+
+
+@dataclass
+class _Arrivals:
+    """What the records of an ``add`` bring: papers the index lacks (``new``), new texts of papers
+    it holds (``replaced``, for its sorted ``rows``), statuses to mark ({row: status}), and how many
+    records were skipped."""
+
+    new: pd.DataFrame
+    replaced: pd.DataFrame
+    rows: np.ndarray
+    marks: dict[int, str]
+    skipped: int
 
 
 def add_papers(
@@ -71,18 +92,22 @@ def add_papers(
     use_cache: bool = True,
     *,
     on_stage: Callable[[str], None] | None = None,
+    origins: tuple[Origin, ...] | None = None,
 ) -> AddReport:
     """Add the papers of ``inputs`` to the index at ``folder`` (see the module docstring), embedded
     as the index was; ``fields`` names the columns of ``inputs``; ``use_cache``: reuse vectors of
     texts embedded before. ``on_stage("commit")`` is called once the new generation is on disk,
-    complete, and not yet current (as in :func:`~paperscope.index.build.pipeline.build_index`)."""
+    complete, and not yet current (as in :func:`~paperscope.index.build.pipeline.build_index`).
+    ``origins``: the sources the index follows from now on (an update's new watermarks), written
+    in the same generation as the papers (None: as they were); a generation is written for them
+    even when no paper changed."""
     folder = Path(folder)
     begin = time.perf_counter()
     if not generations.is_index(folder):
         raise UserError(f"{folder}: not a paperscope index; build one with: {generations.build_command(folder)}")
     try:
         with generations.build_lock(folder):
-            report = _add(inputs, folder, fields or Fields(), use_cache, on_stage)
+            report = _add(inputs, folder, fields or Fields(), use_cache, on_stage, origins)
     except OSError as exc:
         raise write_error(exc, folder) or exc from None
     report.seconds = time.perf_counter() - begin
@@ -96,18 +121,63 @@ def _column(table: pa.Table, name: str) -> np.ndarray:
     return table.column(name).to_numpy(zero_copy_only=False)
 
 
-def _new_papers(old: generations.Generation, inputs, fields: Fields) -> tuple[pd.DataFrame, int]:
-    """The papers of ``inputs`` the index does not hold yet (by id or abstract), and how many were skipped."""
+def _arrivals(old: generations.Generation, inputs, fields: Fields) -> _Arrivals:
+    """What the records of ``inputs`` bring to the index (see :class:`_Arrivals`); of several
+    records of one paper it holds, the last (a fetch writes the newest last)."""
     table = old.papers
     own = {item.name: kind_of(item.type) for item in table.schema if item.name not in RESERVED}
     known = CorpusColumns({name: kind for name, kind in own.items() if kind})
     admission = Admission(Reading(known, workers=READ_WORKERS))
-    for paper_id, abstract in zip(*(table.column(name).to_pylist() for name in ("id", "abstract")), strict=True):
+    ids = table.column("id").to_pylist()
+    for paper_id, abstract in zip(ids, table.column("abstract").to_pylist(), strict=True):
         admission.know(paper_id, abstract_key(abstract))
-    new = pd.DataFrame(list(admitted_papers(inputs, fields.overrides(), admission)))
+    row_of = {paper_id: row for row, paper_id in enumerate(ids)}
+    held: dict[int, dict] = {}  # row → the last record of a paper the index holds
+    new = []
+    for path in inputs:
+        for record in iter_records(path, fields.overrides(), reading=admission.reading):
+            paper = paper_row(record)
+            if (row := row_of.get(paper["id"])) is not None:
+                held[row] = paper
+            elif admission.admit(paper["source"], paper["id"], abstract_key(paper["abstract"]), len(paper["abstract"])):
+                new.append(paper)
+    arrivals = _changes(table, held, pd.DataFrame(new))
+    admission.report.known += arrivals.skipped
     for line in admission.report.lines():
         logger.warning("skipped: %s", line)
-    return new, admission.report.dropped()
+    arrivals.skipped = admission.report.dropped()
+    return arrivals
+
+
+def _changes(table: pa.Table, held: dict[int, dict], new: pd.DataFrame) -> _Arrivals:
+    """The arrivals of ``new`` papers and of records ``held`` of papers the index holds (by row):
+    a status in MARKS that the paper lacks marks it; a changed title, abstract or version replaces
+    its text; anything else is the same paper again (counted as skipped)."""
+    rows = sorted(held)
+    taken = table.take(pa.array(rows, pa.int64()))
+
+    def before(name: str) -> list:
+        return taken.column(name).to_pylist() if name in taken.column_names else [None] * len(rows)
+
+    replaced, replaced_rows, marks, same = [], [], {}, 0
+    for row, paper, title, abstract, status, version in zip(
+        rows, (held[row] for row in rows), before("title"), before("abstract"), before("status"), before("version"),
+        strict=True,
+    ):  # fmt: skip
+        extra = paper["extra"]
+        if extra.get("status") in MARKS:
+            if extra["status"] == status:
+                same += 1
+            else:
+                marks[row] = extra["status"]
+        elif paper["abstract"] and (
+            (paper["title"], paper["abstract"]) != (title, abstract) or extra.get("version", version) != version
+        ):
+            replaced.append(paper)
+            replaced_rows.append(row)
+        else:
+            same += 1
+    return _Arrivals(new, pd.DataFrame(replaced), np.array(replaced_rows, dtype=np.int64), marks, same)
 
 
 def _embed(old: generations.Generation, texts: list[str], use_cache: bool) -> tuple[np.ndarray, int, Encoder]:
@@ -123,28 +193,33 @@ def _embed(old: generations.Generation, texts: list[str], use_cache: bool) -> tu
     return vectors, fresh, encoder
 
 
-def _add(inputs, folder: Path, fields: Fields, use_cache: bool, on_stage) -> AddReport:
+def _add(inputs, folder: Path, fields: Fields, use_cache: bool, on_stage, origins) -> AddReport:
     """:func:`add_papers` under the folder's lock."""
     old = generations.read_generation(folder, mapped=False)
     count = old.papers.num_rows
-    new, skipped = _new_papers(old, inputs, fields)
-    if new.empty:
+    arrivals = _arrivals(old, inputs, fields)
+    changed = pd.concat([arrivals.replaced, arrivals.new], ignore_index=True)
+    if changed.empty and not arrivals.marks and origins is None:
         logger.info("no new papers in %s; the index is unchanged", ", ".join(Path(p).name for p in inputs))
-        return AddReport(folder, 0, skipped, count, float(np.mean(_column(old.papers, "placed"))), 0.0)
-    texts = embedding_texts(new)
-    vectors, fresh, encoder = _embed(old, texts, use_cache)
-    logger.info("embedded %s (%d from the cache)", counted(len(new), "paper"), len(new) - fresh)
-    new["tokens"] = encoder.count_tokens(texts)
-    map_columns_of_new = _place(old, vectors)
-    generation = _grown(old, new.join(map_columns_of_new), vectors, texts, inputs)
+        return AddReport(folder, 0, arrivals.skipped, count, float(np.mean(_column(old.papers, "placed"))), 0.0)
+    texts, vectors = [], np.empty((0, old.manifest.dimension), dtype=np.float32)
+    if not changed.empty:
+        texts = embedding_texts(changed)
+        vectors, fresh, encoder = _embed(old, texts, use_cache)
+        logger.info("embedded %s (%d from the cache)", counted(len(changed), "paper"), len(changed) - fresh)
+        changed["tokens"] = encoder.count_tokens(texts)
+        changed = changed.join(_place(old, vectors))
+    generation = _grown(old, changed, arrivals, vectors, texts, inputs, origins)
     written = generations.write_generation(folder, generation, on_stage=on_stage)
     maps.carry_caches(folder, old.name or "", written.name)  # the same texts laid out: what a remap kept holds
+    added, replaced, marked = len(arrivals.new), len(arrivals.replaced), len(arrivals.marks)
     placed = generation.manifest.map.placed_share
     logger.info(
-        "added %s to %s (%d in all; %.0f%% placed on the map rather than laid out)",
-        counted(len(new), "paper"), folder, count + len(new), 100 * placed,
+        "added %s, replaced %s, marked %s in %s (%d in all; %.0f%% placed on the map rather than laid out)",
+        counted(added, "paper"), counted(replaced, "text"), counted(marked, "paper"), folder, count + added,
+        100 * placed,
     )  # fmt: skip
-    no_topic = int((map_columns_of_new["cluster"].to_numpy() == UNCLUSTERED).sum())
+    no_topic = int((changed["cluster"].to_numpy() == UNCLUSTERED).sum()) if not changed.empty else 0
     rebuild = generations.build_command(folder, generation.manifest.corpus.sources)
     if no_topic:
         logger.warning(
@@ -157,7 +232,7 @@ def _add(inputs, folder: Path, fields: Fields, use_cache: bool, on_stage) -> Add
             "old ones; rebuild (%s) to lay out the map and find topics anew",
             100 * REBUILD_SHARE, rebuild,
         )  # fmt: skip
-    return AddReport(folder, len(new), skipped, count + len(new), placed, 0.0, no_topic)
+    return AddReport(folder, added, arrivals.skipped, count + added, placed, 0.0, no_topic, replaced, marked)
 
 
 def _place(old: generations.Generation, vectors: np.ndarray) -> pd.DataFrame:
@@ -221,36 +296,86 @@ def _with_new_columns(table: pa.Table, new: pd.DataFrame) -> tuple[pa.Table, pa.
 
 
 def _grown(
-    old: generations.Generation, new: pd.DataFrame, vectors: np.ndarray, texts: list[str], inputs
+    old: generations.Generation,
+    changed: pd.DataFrame,
+    arrivals: _Arrivals,
+    vectors: np.ndarray,
+    texts: list[str],
+    inputs,
+    origins: tuple[Origin, ...] | None,
 ) -> generations.Generation:
-    """The next generation: the index's papers, vectors, keyword rows and FAISS index plus the new ones."""
-    table = old.papers
+    """The next generation: the index's papers, vectors, keyword rows and FAISS index with the
+    ``changed`` papers (the replaced ones first, in their ``arrivals.rows``, then the new ones
+    appended; ``vectors`` and ``texts`` theirs) and the marks."""
+    table, rows, count = old.papers, arrivals.rows, old.papers.num_rows
     if "added" not in table.column_names:  # an index built before papers kept when they came: its build's time
         created = int(old.manifest.created_at.timestamp() * 1000)
         table = table.append_column("added", pa.array(np.full(table.num_rows, created, dtype=np.int64)))
-    table, new_table = _with_new_columns(table, new)
+    if len(rows):  # a new version came now, the paper before: its first arrival stays
+        changed.loc[: len(rows) - 1, "added"] = _column(table, "added")[rows]
+    papers = pa.concat_tables(_with_new_columns(table, changed)) if not changed.empty else table
+    if len(rows):
+        order = np.arange(count + len(arrivals.new))
+        order[rows] = count + np.arange(len(rows))
+        order[count:] = count + len(rows) + np.arange(len(arrivals.new))
+        papers = papers.take(order)
+    if arrivals.marks:
+        papers = _marked(papers, arrivals.marks)
+    at = np.concatenate([rows, count + np.arange(len(arrivals.new))])
+    all_vectors = np.concatenate([np.asarray(old.vectors), vectors[len(rows) :].astype(np.float32)])
+    all_vectors[rows] = vectors[: len(rows)]
     smoothed = None
     settings = old.manifest.settings
-    if old.smoothed is not None and settings.smoothing is not None:  # the new papers' from their neighbours
-        new_smoothed = smooth(vectors, old.vectors, old.faiss_index, settings.smoothing)
-        smoothed = np.concatenate([np.asarray(old.smoothed), new_smoothed])
-    old.faiss_index.add(np.ascontiguousarray(vectors, dtype=np.float32))
-    keyword = old.keyword.appended(old.keyword.transform(texts))
-    count = old.papers.num_rows + len(new)
-    fine = np.concatenate([_column(old.papers, "cluster"), new["cluster"].to_numpy()])
-    coarse = np.concatenate([_column(old.papers, "coarse_cluster"), new["coarse_cluster"].to_numpy()])
+    if old.smoothed is not None and settings.smoothing is not None:  # the new texts' from their neighbours
+        new_smoothed = smooth(vectors, old.vectors, old.faiss_index, settings.smoothing) if len(at) else vectors
+        smoothed = np.concatenate([np.asarray(old.smoothed), new_smoothed[len(rows) :]])
+        smoothed[rows] = new_smoothed[: len(rows)]
+    faiss_index = _with_vectors(old.faiss_index, rows, all_vectors, old.manifest.search.faiss)
+    keyword = old.keyword.with_rows(at, old.keyword.transform(texts)) if len(at) else old.keyword
+    fine, coarse = _column(papers, "cluster"), _column(papers, "coarse_cluster")
     clusters = old.clusters.to_pandas()
     clusters["size"] = [
         int(((fine if level == "fine" else coarse) == label).sum())
         for level, label in zip(clusters["level"], clusters["cluster"], strict=True)
     ]
-    placed = int(_column(old.papers, "placed").sum()) + len(new)
-    return generations.Generation(
-        old.manifest.grown(count, placed, [Path(p).name for p in inputs], len(new)),
-        np.concatenate([np.asarray(old.vectors), vectors.astype(np.float32)]),
-        old.faiss_index,
-        [table, new_table],
-        clusters,
-        keyword,
-        smoothed,
+    manifest = old.manifest.grown(
+        papers.num_rows, int(_column(papers, "placed").sum()), [Path(p).name for p in inputs], len(arrivals.new),
+        replaced=len(rows), marked=len(arrivals.marks), origins=origins,
+    )  # fmt: skip
+    return generations.Generation(manifest, all_vectors, faiss_index, papers, clusters, keyword, smoothed)
+
+
+def _marked(papers: pa.Table, marks: dict[int, str]) -> pa.Table:
+    """``papers`` with the ``status`` of the rows ``marks`` names set ({row: status})."""
+    status = (
+        papers.column("status").to_numpy(zero_copy_only=False).astype(object)
+        if "status" in papers.column_names
+        else np.full(papers.num_rows, None, dtype=object)
     )
+    status[list(marks)] = list(marks.values())
+    column = pa.array(status, pa.string())
+    if "status" in papers.column_names:
+        return papers.set_column(papers.column_names.index("status"), "status", column)
+    return papers.append_column("status", column)
+
+
+def _with_vectors(faiss_index, rows: np.ndarray, vectors: np.ndarray, factory: str):
+    """The FAISS index of ``vectors``, the index's own with its ``rows`` replaced and rows beyond
+    its end added: a flat index or an HNSW graph's flat storage has the rows overwritten in place
+    (HNSW keeps the links the old texts had: a new version's text is close to the old one's, and
+    the next full build links anew); any other kind of index is built again from the vectors."""
+    import faiss
+
+    from paperscope.index.build.ann import build_ann
+
+    index = faiss.downcast_index(faiss_index)
+    storage = faiss.downcast_index(index.storage) if hasattr(index, "storage") else index
+    if len(rows) and not isinstance(storage, faiss.IndexFlat):
+        return build_ann(vectors, factory)
+    count, dimension = storage.ntotal, vectors.shape[1]
+    if len(rows):
+        xb = storage.get_xb()  # type: ignore[attr-defined]  # faiss's generated stubs lack IndexFlat's
+        stored = faiss.rev_swig_ptr(xb, count * dimension).reshape(count, dimension)
+        stored[rows] = vectors[rows]
+    faiss_index.add(np.ascontiguousarray(vectors[count:]))
+    return faiss_index

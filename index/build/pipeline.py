@@ -44,6 +44,7 @@ from paperscope.index.store.manifest import (
     Manifest,
     MapInfo,
     ModelInfo,
+    Origin,
     PresetInfo,
     SearchInfo,
 )  # fmt: skip
@@ -233,6 +234,19 @@ def first_seen(folder: Path, ids: list[str]) -> np.ndarray:
     return pd.Series(ids).map(added).fillna(stamp).to_numpy(dtype=np.int64)
 
 
+def origins_of(inputs: Sequence[str | Path]) -> tuple[Origin, ...]:
+    """The sources the files ``inputs`` were fetched from: each file whose fetch state
+    (``FILE.fetch.json``, :func:`paperscope.sources.read_state`) says it is complete."""
+    from paperscope.sources import read_state  # a build of plain files imports none of the clients
+
+    origins = []
+    for path in inputs:
+        state = read_state(Path(path))
+        if state is not None and state.complete:
+            origins.append(Origin(state.query, state.watermark, state.updated_at, Path(path).name))
+    return tuple(origins)
+
+
 def _log_long_texts(count: int, total: int, max_tokens: int, long_text: str) -> None:
     if count:
         action = "averaged over windows" if long_text == "mean" else "truncated to their first window"
@@ -345,6 +359,7 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
         ),
         search=search_info,
         map=map_info,
+        origins=origins_of(job.inputs),
         versions=_versions(),
         build_seconds=dict(seconds),
     )  # fmt: skip

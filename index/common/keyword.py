@@ -89,6 +89,23 @@ def _posting_keys(by_term: scipy.sparse.csc_matrix) -> np.ndarray:
     return keys
 
 
+def _spliced(old, changed: np.ndarray, new, at: np.ndarray, shape: tuple[int, int]) -> Compressed:
+    """The postings ``old`` less those of the ``changed`` rows, with ``new`` (postings of rows
+    numbered 0… standing for the rows ``at``) merged in, each after its term's at least as heavy."""
+    stays = ~changed[old.indices]
+    columns = np.repeat(np.arange(old.shape[1]), np.diff(old.indptr))
+    old_indptr = np.concatenate([[0], np.cumsum(np.bincount(columns[stays], minlength=old.shape[1]))])
+    old_data, old_indices = np.asarray(old.data)[stays], np.asarray(old.indices)[stays]
+    remaining = Compressed(old_data, old_indices, old_indptr, old.shape)
+    at_new = np.searchsorted(_posting_keys(remaining), _posting_keys(new), side="right") + np.arange(new.nnz)
+    is_new = np.zeros(len(old_data) + new.nnz, dtype=bool)
+    is_new[at_new] = True
+    data, indices = np.empty(len(is_new), np.float32), np.empty(len(is_new), old.indices.dtype)
+    data[at_new], indices[at_new] = new.data, at[new.indices]
+    data[~is_new], indices[~is_new] = old_data, old_indices
+    return Compressed(data, indices, old_indptr + np.asarray(new.indptr), shape)
+
+
 class KeywordIndex:
     """TF-IDF rows of the papers, and the means to turn a query into a row of the same space.
     ``rows``: the paper x term matrix, a scipy CSR matrix or its :class:`Compressed` arrays (as
@@ -133,26 +150,34 @@ class KeywordIndex:
         return scipy.sparse.csc_matrix((by_term.data, by_term.indices, by_term.indptr), by_term.shape, copy=False)
 
     def appended(self, rows: scipy.sparse.csr_matrix) -> KeywordIndex:
-        """This index with ``rows`` (TF-IDF rows of new papers, from :meth:`transform`) after its
-        own. The by-term matrix is merged, not sorted again: each new posting goes after the
-        postings of its term with a weight at least its own (a million papers: 34 s -> 3 s)."""
+        """This index with ``rows`` (TF-IDF rows of new papers, from :meth:`transform`) after its own."""
+        count = self.rows.shape[0]
+        return self.with_rows(np.arange(count, count + rows.shape[0]), rows)
+
+    def with_rows(self, at: np.ndarray, rows: scipy.sparse.csr_matrix) -> KeywordIndex:
+        """This index with ``rows`` (TF-IDF rows from :meth:`transform`) as its rows ``at`` (sorted,
+        distinct): a row it has is replaced (a paper's new text), one past its end appended. Both
+        matrices are spliced, not sorted again: the replaced rows' postings are dropped and each new
+        posting goes after the postings of its term with a weight at least its own (a million
+        papers: 34 s -> 3 s)."""
         import scipy.sparse
 
-        grown = KeywordIndex(
-            scipy.sparse.vstack([self.matrix, rows], format="csr", dtype=np.float32),
-            self.terms,
-            self.idf,
-            sorted(self.stop_words),
-        )
-        old, new = self.by_term, _by_term(rows)
-        at = np.searchsorted(_posting_keys(old), _posting_keys(new), side="right") + np.arange(new.nnz)
-        is_new = np.zeros(old.nnz + new.nnz, dtype=bool)
-        is_new[at] = True
-        data, indices = np.empty(len(is_new), np.float32), np.empty(len(is_new), old.indices.dtype)
-        data[at], indices[at] = new.data, new.indices + self.matrix.shape[0]
-        data[~is_new], indices[~is_new] = old.data, old.indices
-        indptr = np.asarray(old.indptr) + np.asarray(new.indptr)
-        grown.postings = Compressed(data, indices, indptr, grown.rows.shape)
+        old, at = self.matrix, np.asarray(at, dtype=np.int64)
+        count = max(old.shape[0], int(at[-1]) + 1 if len(at) else 0)
+        changed = np.zeros(count, dtype=bool)
+        changed[at] = True
+        lengths = np.zeros(count, dtype=np.int64)
+        lengths[: old.shape[0]] = np.diff(old.indptr)
+        kept = ~np.repeat(changed[: old.shape[0]], lengths[: old.shape[0]])  # the old entries that stay
+        lengths[at] = np.diff(rows.indptr)
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        from_new = np.repeat(changed, lengths)
+        data, indices = np.empty(indptr[-1], np.float32), np.empty(indptr[-1], old.indices.dtype)
+        data[~from_new], indices[~from_new] = old.data[kept], old.indices[kept]
+        data[from_new], indices[from_new] = rows.data, rows.indices
+        matrix = scipy.sparse.csr_matrix((data, indices, indptr), (count, old.shape[1]))
+        grown = KeywordIndex(matrix, self.terms, self.idf, sorted(self.stop_words))
+        grown.postings = _spliced(self.by_term, changed, _by_term(rows), at, grown.rows.shape)
         return grown
 
     def rows_with_term(self, term: str) -> np.ndarray | None:

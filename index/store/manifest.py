@@ -10,8 +10,9 @@ release of format 6, 50675d1, by 6dfb043 and by ff7c3d5): what an earlier releas
 takes the value that release behaved by (no ``preset``: "exact"; no ``search_weight``: the hybrid
 weight; no ``settings``: the defaults, smoothing from the search section; no ``settings.topics``:
 the topic settings' defaults, which every build used before they were kept; no ``adopt_similarity``:
-no adoption after ``add``). The map's sections (layout, clusters, map trust) are kept as the topic
-stages describe them, for ``paperscope info``; the fields code reads are typed properties.
+no adoption after ``add``; no ``origins``: none followed). The map's sections (layout, clusters,
+map trust) are kept as the topic stages describe them, for ``paperscope info``; the fields code
+reads are typed properties.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from paperscope.errors import UserError
-from paperscope.settings import DEFAULT_MODES, BuildSettings, Smoothing
+from paperscope.settings import DEFAULT_MODES, BuildSettings, Smoothing, SourceQuery
 
 FORMAT_NAME = "paperscope-index"
 FORMAT_VERSION = 6  # 2: keyword index; 3: its stop words; 4: terms from index.terms; 5: coarse topics;
@@ -84,6 +85,32 @@ class CorpusInfo:
     duplicate_ids: int = 0
     duplicate_abstracts: int = 0
     added: tuple[Mapping[str, Any], ...] = ()  # {at, sources, papers} for each `paperscope add`
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A source the index follows (``paperscope update``): the query a fetched file was made by,
+    its watermark (the newest date the source reported: what the next update asks from), when it
+    was fetched, and the file's name."""
+
+    query: SourceQuery
+    watermark: str | None
+    fetched_at: str
+    file: str
+
+    def describe(self) -> str:
+        """One line a person reads: "arxiv category=cs.LG, up to 2026-12-04"."""
+        return f"{self.query.describe()}, up to {(self.watermark or 'the start')[:10]}"
+
+    def to_json(self) -> dict:
+        """As the manifest keeps it."""
+        return {"query": self.query.to_json(), "watermark": self.watermark, "fetched_at": self.fetched_at,
+                "file": self.file}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> Origin:
+        """Read back what :meth:`to_json` wrote."""
+        return cls(SourceQuery.from_json(value["query"]), value.get("watermark"), value["fetched_at"], value["file"])
 
 
 @dataclass(frozen=True)
@@ -166,6 +193,7 @@ class Manifest:
     versions: Mapping[str, str] = field(default_factory=dict)
     build_seconds: Mapping[str, float] = field(default_factory=dict)
     files: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # name → {bytes, sha256}
+    origins: tuple[Origin, ...] = ()  # the sources the index follows (none: built from plain files, or before)
     format_version: int = FORMAT_VERSION
 
     @property
@@ -173,24 +201,41 @@ class Manifest:
         """When the build ran, as a time."""
         return datetime.datetime.fromisoformat(self.created)
 
-    def grown(self, count: int, placed: int, sources: list[str], added: int) -> Manifest:
+    def grown(
+        self,
+        count: int,
+        placed: int,
+        sources: list[str],
+        added: int,
+        *,
+        replaced: int = 0,
+        marked: int = 0,
+        origins: tuple[Origin, ...] | None = None,
+    ) -> Manifest:
         """This manifest for a generation grown by ``add`` to ``count`` papers (``added`` from
-        ``sources``), ``placed`` of them placed on the map by their neighbours; files not yet known."""
+        ``sources``, ``replaced`` texts of papers it held, ``marked`` papers withdrawn or deleted),
+        ``placed`` of them placed on the map by their neighbours, following ``origins`` (None: the
+        same); files not yet known."""
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        entry = {"at": now, "sources": list(sources), "papers": added, "replaced": replaced, "marked": marked}
         corpus = dataclasses.replace(
-            self.corpus,
-            sources=(*self.corpus.sources, *sources),
-            added=(*self.corpus.added, {"at": now, "sources": list(sources), "papers": added}),
+            self.corpus, sources=(*self.corpus.sources, *sources), added=(*self.corpus.added, entry)
         )
         layout = {**self.map.layout, "placed": placed, "placed_share": placed / count}
         return dataclasses.replace(
-            self, count=count, corpus=corpus, map=dataclasses.replace(self.map, layout=layout), files={}
+            self,
+            count=count,
+            corpus=corpus,
+            map=dataclasses.replace(self.map, layout=layout),
+            files={},
+            origins=self.origins if origins is None else origins,
         )
 
     def to_json(self) -> dict:
         """The manifest as ``manifest.json`` holds it."""
         value = {"format": FORMAT_NAME, **dataclasses.asdict(self)}
         value["settings"] = self.settings.to_manifest()
+        value["origins"] = [origin.to_json() for origin in self.origins]
         if value["model"]["int8_fidelity"] is None:
             del value["model"]["int8_fidelity"]
         return value
@@ -226,9 +271,10 @@ class Manifest:
                 versions=value.get("versions", {}),
                 build_seconds=value.get("build_seconds", {}),
                 files=value.get("files", {}),
+                origins=tuple(Origin.from_json(origin) for origin in value.get("origins", ())),
                 format_version=value["format_version"],
             )
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"{where}: the manifest lacks or mistypes {exc}; rebuild the index") from None
 
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from paperscope import PaperIndex, build_index, locations
@@ -138,3 +139,38 @@ def test_new_papers_that_fit_no_topic_are_counted_and_drawn_as_such(sample_index
     for paper_id in ("recipe0", "recipe1"):
         assert added.paper(paper_id)["cluster"] == -1 and added.paper(paper_id)["coarse_name"] == "unclustered"
     assert added.paper("kin")["cluster"] == kin["cluster"]
+
+
+def test_a_new_version_replaces_the_text_in_place_and_a_withdrawal_marks_the_paper(sample_index_dir, tmp_path):
+    folder = tmp_path / "index"
+    copy_index(sample_index_dir, folder)
+    sample = PaperIndex.load(folder)
+    papers = sample.papers
+    first, second, third = (papers.iloc[i] for i in (3, 10, 20))
+    title, text = NEW_PAPERS[0]
+    corpus = tmp_path / "update.jsonl"
+    rows = [
+        {"id": first["id"], "title": title, "abstract": text, "version": "v2"},  # a new version: new text
+        {"id": second["id"], "title": second["title"], "abstract": second["abstract"], "status": "withdrawn"},
+        {"id": third["id"], "title": third["title"], "abstract": third["abstract"]},  # the same again
+        {"id": "fresh", "title": NEW_PAPERS[1][0], "abstract": NEW_PAPERS[1][1]},
+    ]
+    corpus.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    report = add_papers([corpus], folder)
+    assert (report.added, report.replaced, report.marked, report.skipped, report.count) == (1, 1, 1, 1, 39)
+    generations.verify(folder)
+    updated = PaperIndex.load(folder)
+    assert updated.ids()[:38] == sample.ids() and updated.ids()[38] == "fresh"  # ids and rows kept
+    assert updated.search(text, k=1).to_pandas()["id"][0] == first["id"]  # found by its new words
+    assert updated.search(text, k=1, mode="keyword").to_pandas()["id"][0] == first["id"]
+    replaced = updated.paper(first["id"])
+    assert (replaced["abstract"], replaced["version"]) == (text, "v2") and replaced["added"] == first["added"]
+    assert updated.paper(second["id"])["status"] == "withdrawn" and updated.paper(third["id"])["status"] is None
+    assert updated.search(second["abstract"], k=1).to_pandas()["id"][0] == second["id"]  # still findable
+    unchanged = [i for i in range(38) if i != 3]
+    assert np.array_equal(updated.vectors[unchanged], sample.vectors[unchanged])
+    assert not np.allclose(updated.vectors[3], sample.vectors[3])
+    written = generations.read_generation(folder)
+    assert np.array_equal(written.faiss_index.reconstruct_n(0, 39), np.asarray(written.vectors))  # FAISS too
+    again = add_papers([corpus], folder)  # the same file again: nothing changes
+    assert (again.added, again.replaced, again.marked, again.skipped) == (0, 0, 0, 4)

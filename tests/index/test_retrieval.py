@@ -219,6 +219,35 @@ def test_added_rows_are_merged_into_the_postings_as_a_fresh_index_orders_them():
     assert (grown.matrix != whole.matrix).nnz == 0
 
 
+def test_keyword_rows_replaced_and_appended_match_a_sort_from_scratch():
+    """A paper's new text (``add`` of a new version) replaces its keyword row and postings in place."""
+    import scipy.sparse
+
+    from paperscope import locations
+    from paperscope.index.build.keyword_fit import fit_keyword_index
+    from paperscope.index.common.keyword import KeywordIndex
+    from tests.support.corpora import read_corpus
+
+    texts = read_corpus(locations.bundled_corpus())[0]["abstract"].tolist()
+    whole = fit_keyword_index(texts)
+    at = np.array([0, 7, 20, 37, 38, 39])  # four papers' texts replaced by others', two appended
+    replacement = whole.matrix[[5, 30, 1, 2, 3, 4]]
+    spliced = whole.with_rows(at, replacement)
+    rows = whole.matrix.toarray().copy()
+    rows = np.vstack([rows, np.zeros((2, rows.shape[1]), dtype=rows.dtype)])
+    rows[at] = replacement.toarray()
+    expected = KeywordIndex(scipy.sparse.csr_matrix(rows), whole.terms, whole.idf, []).by_term
+    got = spliced.by_term
+    assert np.array_equal(got.indptr, expected.indptr) and np.array_equal(got.data, expected.data)  # weight order
+
+    def postings(by_term) -> set:  # equal weights may come in another row order
+        columns = np.repeat(np.arange(by_term.shape[1]), np.diff(by_term.indptr))
+        return set(zip(columns.tolist(), by_term.indices.tolist(), by_term.data.tolist(), strict=True))
+
+    assert postings(got) == postings(expected)
+    assert np.array_equal(spliced.matrix.toarray(), rows)
+
+
 def test_hybrid_returns_k_papers_when_k_exceeds_its_candidates(sample_index):
     few = QuerySettings(mode="hybrid", candidates=5)  # 5 of 38 papers, as 200 of a large corpus
     first = sample_index.papers["id"][0]
