@@ -53,6 +53,7 @@ from paperscope.ui.map_component import topic_map
 from paperscope.ui.mapplot import MAX_STARRED, cluster_colours, map_focus
 from paperscope.ui.session import Key, View
 from paperscope.ui.topics_view import topics_panel
+from paperscope.ui.watches_view import save_popover, watches_panel
 
 PICKER_LIMIT = 5_000  # above this many papers the pickers list the papers in view: 50,000 titles cost 3.6 s a rerun
 LASSO_LISTED = 25  # titles listed of a map selection; the CSV has them all
@@ -593,9 +594,11 @@ def main() -> None:
             f"<span class='ps-meta' style='font-weight:400'>{html.escape(label)}</span></div>"
         )
         _search_inputs(index)
+        save_popover(index)
         unlike_slot = st.container()  # "…and less like these", once the results are known: above the collections
         recommended_slot = st.container()  # a collection's recommendations: above the collections' table
         shown = collections_panel(index)
+        watches_panel(index)
     chosen = st.session_state.get(Key.PAPERS) or st.session_state.get(Key.LIKE_SET) or []
     avoided = [i for i in st.session_state.get(Key.NOT_PAPERS) or [] if i not in chosen] if chosen else []
     shown = shown if not chosen and not st.session_state.get(Key.QUERY, "").strip() else None

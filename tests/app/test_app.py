@@ -379,3 +379,38 @@ def test_another_index_copied_into_the_folder_is_shown_with_its_own_collections(
     app = _app(collection="second's").run()
     assert not app.exception and app.selectbox(key="collection").value == "second's"
     assert "first's" not in app.selectbox(key="collection").options
+
+
+def test_a_search_saved_beside_the_search_box_lists_its_new_matches_in_the_panel(default_index):
+    import html
+    import sqlite3
+
+    from paperscope.index.collections.database import default_path
+
+    query, name = "federated learning with drifting clients", "fl <b>drift</b>"
+    app = _app(q=query).run()
+    _open_popover(app, "save-search")
+    app.text_input(key="save-search-name").input(name)
+    app.number_input(key="save-search-threshold").set_value(0.3)
+    app.button(key="save-search-go").click().run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    watch = default_index.collections.watches.get(name)
+    assert (watch["kind"], watch["query"], watch["threshold"]) == ("text", query, 0.3)
+    with sqlite3.connect(default_path()) as db:  # saved long ago: every paper of the index came since
+        db.execute("UPDATE watches SET created = '2000-01-01T00:00:00.000+00:00' WHERE name = ?", (name,))
+    expected = default_index.collections.matches(name, k=5).to_pandas()
+    assert len(expected) >= 2  # the sample's federated and private learning papers
+
+    app.session_state["watches"] = True  # the panel opened
+    app.run()
+    bodies = "".join(_htmls(app))
+    assert f"<b>{html.escape(name)}</b>: “{query}”, from 0.30: {len(expected)}" in bodies and "<b>drift" not in bodies
+    for title in expected["title"]:
+        assert html.escape(title, quote=False) in bodies
+    assert f"like <i>{query}</i>" in bodies and "<mark>federated</mark>" in bodies  # why, as for a recommendation
+    app.button(key=f"watch-mark-{name}").click().run()
+    assert not app.exception and default_index.collections.watches.get(name)["shown"]
+    assert "from 0.30: 0 new" in "".join(_htmls(app))
+    app.button(key=f"watch-remove-{name}").click().run()
+    assert not app.exception and name not in default_index.collections.watches.names()
+    assert "Saved searches (0)" in [e.label for e in app.expander]
