@@ -93,18 +93,22 @@ class PoliteSession(requests.Session):
     """A ``requests.Session`` for ``service`` ("arxiv", "openreview", "openalex"): every request
     through it waits its turn and its interval, and is tried again up to ``options.retries`` times
     when it failed in a way worth trying again; then :class:`ServiceFailed`. ``check`` looks at each
-    whole answer (see :func:`ends_with`); ``clock`` and ``sleep`` are injectable for tests."""
+    whole answer (see :func:`ends_with`); ``final`` says why an answer is not worth trying again
+    (OpenAlex's spent credits: :class:`ServiceFailed` at once); ``clock`` and ``sleep`` are
+    injectable for tests."""
 
     def __init__(
         self,
         service: str,
         options: FetchOptions = NO_OPTIONS,
         check: BodyCheck | None = None,
+        final: BodyCheck | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ):
         super().__init__()
         self.service, self.check, self.clock, self.sleep = service, check, clock, sleep
+        self.final = final
         self.interval = INTERVALS[service] if options.delay is None else options.delay
         self.retries = options.retries
         self.headers["User-Agent"] = user_agent(options.contact)
@@ -147,6 +151,8 @@ class PoliteSession(requests.Session):
 
     def _problem(self, response: requests.Response) -> tuple[str | None, float]:
         """Why ``response`` is worth trying again and how long to wait first; (None, 0) to keep it."""
+        if self.final is not None and (reason := self.final(response)) is not None:
+            raise ServiceFailed(f"{self.service}: {reason}")
         if response.status_code in RETRY_STATUSES:
             asked = retry_after(response)
             wait = self.interval if asked is None else min(max(asked, self.interval), MAX_RETRY_AFTER)

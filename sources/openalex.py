@@ -118,26 +118,22 @@ def since(query: SourceQuery, watermark: str) -> SourceQuery:
     return query.with_filters(filter=",".join([*kept, f"from_updated_date:{watermark[:10]}"]))
 
 
-class OpenAlexSession(PoliteSession):
-    """The polite session, but a 429 of a key whose day of credits is spent stops the fetch at
-    once (trying again before they come back at 00:00 UTC would only spend the retries)."""
-
-    def _problem(self, response: requests.Response) -> tuple[str | None, float]:
-        if response.status_code == 429 and _credits_spent(response):
-            reset = response.headers.get("X-RateLimit-Reset", "")
-            back = f", in {duration(float(reset))}" if reset.replace(".", "", 1).isdigit() else ""
-            raise ServiceFailed(
-                f"openalex: the day's credits are spent (HTTP 429: {_message(response)}); they come back at "
-                f"00:00 UTC{back}: the same command goes on then"
-            )
-        return super()._problem(response)
-
-
-def _credits_spent(response: requests.Response) -> bool:
-    """Whether a 429 says the day's credits are gone (not only too many requests a second)."""
+def credits_spent(response: requests.Response) -> str | None:
+    """What to say when ``response`` is a 429 of a key whose day of credits is spent (not only too
+    many requests a second): trying again before they come back at 00:00 UTC would only spend the
+    retries. None for any other answer."""
+    if response.status_code != 429:
+        return None
     remaining = response.headers.get("X-RateLimit-Remaining-USD") or response.headers.get("X-RateLimit-Remaining")
     words = response.text.lower()
-    return remaining in ("0", "0.0", "0.00") or any(word in words for word in ("credit", "budget", "daily"))
+    if remaining not in ("0", "0.0", "0.00") and not any(word in words for word in ("credit", "budget", "daily")):
+        return None
+    reset = response.headers.get("X-RateLimit-Reset", "")
+    back = f", in {duration(float(reset))}" if reset.replace(".", "", 1).isdigit() else ""
+    return (
+        f"the day's credits are spent (HTTP 429: {_message(response)}); they come back at 00:00 UTC{back}: "
+        "the same command goes on then"
+    )
 
 
 def _message(response: requests.Response) -> str:
@@ -152,7 +148,7 @@ def _message(response: requests.Response) -> str:
 def fetch_pages(query: SourceQuery, options: FetchOptions, writer: FetchWriter) -> None:
     """Every page of the works from ``writer``'s cursor on (``cursor=*`` first), each committed with
     the ``next_cursor`` that follows it; the works without an abstract skipped and counted."""
-    session = OpenAlexSession("openalex", options, check=whole_json)
+    session = PoliteSession("openalex", options, check=whole_json, final=credits_spent)
     params = {"filter": query.get("filter"), "search": query.get("search"), "per_page": PAGE_SIZE}
     params.update(api_key=os.environ.get("OPENALEX_API_KEY") or None, mailto=options.contact)
     cursor, skipped = writer.state.cursor.get("next_cursor", "*"), writer.state.cursor.get("skipped", 0)

@@ -52,6 +52,7 @@ from paperscope.ui.columns_view import (
 from paperscope.ui.map_component import topic_map
 from paperscope.ui.mapplot import MAX_STARRED, cluster_colours, map_focus
 from paperscope.ui.session import Key, View
+from paperscope.ui.sources_view import get_papers_form
 from paperscope.ui.topics_view import topics_panel
 from paperscope.ui.watches_view import save_popover, watches_panel
 
@@ -239,6 +240,10 @@ def _sidebar(
     explain = sidebar.toggle("Explain why similar", value=True)
     with sidebar.expander("Add a corpus"):
         _upload_form()
+    if not read_only():  # the expander above says why there is nothing to add
+        with sidebar.expander("Get papers"):
+            if built := get_papers_form(build_with_progress):
+                _switch(index_label=built, **_view())
     return label, k, filters, mode, explain
 
 
