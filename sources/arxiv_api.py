@@ -70,13 +70,30 @@ def to_record(result) -> dict:
     )
 
 
+def _client(session: PoliteSession, base_url: str):
+    """An ``arxiv.Client`` that asks ``base_url`` through ``session`` (which paces and retries, so
+    its own delay and retries are off) and gives one page at a time (its ``results`` hides them)."""
+    import arxiv
+
+    class PoliteClient(arxiv.Client):
+        query_url_format = base_url.rstrip("/") + "/api/query?{}"
+
+        def __init__(self):
+            super().__init__(page_size=PAGE, delay_seconds=0, num_retries=0)
+            self._session = session  # its own session sends its user agent and ignores Retry-After
+
+        def page(self, search: arxiv.Search, offset: int):
+            """The page of ``search`` from ``offset`` (an empty one is no error: the end)."""
+            return self._parse_feed(self._format_url(search, offset, PAGE), first_page=True)
+
+    return PoliteClient()
+
+
 def fetch_pages(query: SourceQuery, options: FetchOptions, writer: FetchWriter) -> None:
     """Every page of ``query`` from the writer's offset on, each committed with the offset after it."""
     import arxiv
 
-    client = arxiv.Client(page_size=PAGE, delay_seconds=0, num_retries=0)  # the session paces and retries
-    client._session = PoliteSession("arxiv", options, check=ends_with("</feed>"))
-    client.query_url_format = (query.base_url or API_URL).rstrip("/") + "/api/query?{}"
+    client = _client(PoliteSession("arxiv", options, check=ends_with("</feed>")), query.base_url or API_URL)
     ids = ids_of(query)
     search = arxiv.Search(
         query=query.get("query") or "", id_list=ids, sort_by=arxiv.SortCriterion.SubmittedDate,
@@ -85,7 +102,7 @@ def fetch_pages(query: SourceQuery, options: FetchOptions, writer: FetchWriter) 
     offset = int(writer.state.cursor.get("offset", 0))
     while True:
         try:
-            feed = client._parse_feed(client._format_url(search, offset, PAGE), first_page=True)
+            feed = client.page(search, offset)
         except arxiv.HTTPError as exc:
             if exc.status == 400:
                 raise UserError(f"arxiv: the API refused the query (HTTP 400): {shown(query.describe())}") from exc
