@@ -107,7 +107,8 @@ class FetchProgress:
 
     def line(self) -> str:
         """ "arxiv: page 3, 6,000 records, 42 s, about 2 min left"."""
-        text = f"{self.source}: page {self.pages}, {self.records:,} records, {duration(self.seconds)}"
+        records = f"{self.records:,} record{'' if self.records == 1 else 's'}"
+        text = f"{self.source}: page {self.pages}, {records}, {duration(self.seconds)}"
         if self.total and 0 < self.records < self.total:
             text += f", about {duration(self.seconds / self.records * (self.total - self.records))} left"
         return text
