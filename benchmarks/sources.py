@@ -5,13 +5,16 @@ fetch costs this machine beside the services' own pace (arXiv: a page of 2,000 r
 
 Pages are made in memory as the local services of the tests make them (tests/support/*_service.py):
 arXiv OAI-PMH pages of 2,000 arXivRaw records (lxml parse + ``arxiv_oai.to_record``), arXiv API feeds
-of 2,000 Atom entries (the arxiv client's parser + ``arxiv_api.to_record``); then the resumable writer
+of 2,000 Atom entries (the arxiv client's parser + ``arxiv_api.to_record``), OpenReview pages of 1,000
+notes (JSON, openreview-py's ``Note`` + ``openreview.to_record``), OpenAlex pages of 100 works (JSON +
+``openalex.to_record``, the abstract rebuilt from its inverted index); then the resumable writer
 (``FetchWriter.commit``: JSON lines, fsync, the state replaced) on pages of 2,000 of those lines. Best
 of 3 runs, wall time; prints a Markdown table with the load average, writes JSON.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import tempfile
@@ -21,9 +24,11 @@ from pathlib import Path
 
 from benchmarks.common import parser, report
 from paperscope.settings import SourceQuery
-from paperscope.sources import arxiv_api, arxiv_oai
+from paperscope.sources import arxiv_api, arxiv_oai, openalex, openreview
 from paperscope.sources.state import FetchWriter
 from tests.support.arxiv_service import atom_entry, atom_feed, oai_page, raw_record
+from tests.support.openalex_service import work
+from tests.support.openreview_service import note
 
 PAGE = 2000
 RUNS = 3
@@ -55,11 +60,34 @@ def arxiv_api_feeds(records: int) -> Callable[[], list[dict]]:
     return lambda: [arxiv_api.to_record(result) for feed in feeds for result in _feed.parse(feed).results]
 
 
-# Each source's parser: (row name, maker of the timed work given the record count). OpenReview's and
-# OpenAlex's rows go here.
+def openreview_pages(records: int) -> Callable[[], list[dict]]:
+    """Parsing OpenReview /notes pages of 1,000 notes as the client does (JSON, ``Note.from_json``) into lines."""
+    from openreview.api import Note
+
+    pages = [
+        json.dumps({"notes": [note(start + n) for n in range(openreview.PAGE_SIZE)]}).encode()
+        for start in range(0, records, openreview.PAGE_SIZE)
+    ]
+    return lambda: [
+        openreview.to_record(vars(Note.from_json(item))) for page in pages for item in json.loads(page)["notes"]
+    ]
+
+
+def openalex_pages(records: int) -> Callable[[], list[dict]]:
+    """Parsing OpenAlex /works pages of 100 works (JSON, abstracts rebuilt from the inverted index) into lines."""
+    pages = [
+        json.dumps({"results": [work(start + n) for n in range(openalex.PAGE_SIZE)]}).encode()
+        for start in range(0, records, openalex.PAGE_SIZE)
+    ]
+    return lambda: [openalex.to_record(item) for page in pages for item in json.loads(page)["results"]]
+
+
+# Each source's parser: (row name, maker of the timed work given the record count).
 PARSERS: list[tuple[str, Callable[[int], Callable[[], list[dict]]]]] = [
     ("arXiv OAI-PMH, arXivRaw (lxml + to_record)", arxiv_oai_pages),
     ("arXiv API, Atom (arxiv client + to_record)", arxiv_api_feeds),
+    ("OpenReview, notes JSON (openreview-py Note + to_record)", openreview_pages),
+    ("OpenAlex, works JSON (abstract rebuilt + to_record)", openalex_pages),
 ]
 
 

@@ -3,6 +3,7 @@ at a time, through ``paperscope.embed.readers.admission.admitted_papers``)."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pandas as pd
@@ -31,6 +32,7 @@ def read_corpus(
     return frame, admission.report
 
 
+@functools.cache
 def sample_abstracts() -> list[str]:
     """The bundled NeurIPS 2025 sample's abstracts (38), the texts the local services' papers carry."""
     from paperscope import locations
