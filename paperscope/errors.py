@@ -55,3 +55,8 @@ class ServiceFailed(Exception):
     """A service a fetch asks (arXiv, OpenReview, OpenAlex) failed in a way that is not the user's:
     down after every retry, or out of credits. Its message is one line naming the service and what
     happened; the CLI prints it and exits 1, the fetch's state kept for going on later."""
+
+
+class Busy(Exception):
+    """Another run holds what this one needs (an update of the same index): not the user's mistake
+    and nothing done; the CLI prints the one line and exits 1, so that cron tells it apart."""

@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 
 from paperscope.embed.text import counted
-from paperscope.errors import ServiceFailed, UserError
+from paperscope.errors import Busy, ServiceFailed, UserError
 from paperscope.limits import (
     AUTO_FAST_PAPERS,
     DUPLICATE_THRESHOLD,
@@ -908,7 +908,7 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"paperscope: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
-    except ServiceFailed as exc:
+    except (ServiceFailed, Busy) as exc:
         print(f"paperscope: {exc}", file=sys.stderr)
         return 1
     except Terminated:

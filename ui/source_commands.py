@@ -8,10 +8,12 @@ import os
 from pathlib import Path
 
 from paperscope.errors import UserError
+from paperscope.limits import MAX_RESULTS
 from paperscope.progress import duration
 from paperscope.settings import FetchOptions, SourceQuery
 from paperscope.ui import arguments
-from paperscope.ui.arguments import Fraction, OutputFile, Text, needs
+from paperscope.ui.arguments import Fraction, OutputFile, Text, Whole, needs
+from paperscope.ui.library_commands import DIGEST_PAPERS, digest_markdown
 
 logger = logging.getLogger("paperscope")
 CONTACT_VARIABLE = "PAPERSCOPE_CONTACT"
@@ -106,4 +108,51 @@ def cmd_fetch(args) -> None:
     )
 
 
-COMMANDS = (("fetch", "a corpus file from arXiv, OpenReview or OpenAlex (resumable)", fetch_options, None),)
+def update_options(update) -> None:
+    """``update``'s options."""
+    update.add_argument("--index", metavar="DIR", type=arguments.index_folder, required=True,
+                        help="the index to bring up to date (built from fetched files)")  # fmt: skip
+    update.add_argument(
+        "--contact", metavar="EMAIL", type=Text(200), default=os.environ.get(CONTACT_VARIABLE),
+        help=f"an e-mail address the services may write to, sent in the user agent (default ${CONTACT_VARIABLE})",
+    )  # fmt: skip
+    update.add_argument(
+        "--delay", metavar="S", type=Fraction(0, 600),
+        help="seconds between two requests (default: what each service asks: arXiv 3, OpenReview 1, OpenAlex 0.1)",
+    )  # fmt: skip
+    update.add_argument("--quiet", action="store_true", help="print the summary line only, not the digest")
+    update.add_argument(
+        "-k", type=Whole(1, MAX_RESULTS), default=DIGEST_PAPERS,
+        help=f"new papers shown per collection and saved search in the digest (default {DIGEST_PAPERS})",
+    )  # fmt: skip
+    update.add_argument("-v", "--verbose", action="store_true", help="progress on stderr even when it is no terminal")
+
+
+def cmd_update(args) -> None:
+    """Fetch what each source of the index has new since the last update, add it, print one line
+    and the digest of what arrived. Progress goes to stderr only on a terminal (or with -v), so that
+    a cron mail holds the summary line (and the digest, without --quiet)."""
+    import datetime
+    import sys
+
+    from paperscope.index.build.update import update
+    from paperscope.index.paper_index import PaperIndex
+
+    started = datetime.datetime.now(datetime.UTC)
+    if not (args.verbose or sys.stderr.isatty()):
+        logger.setLevel(logging.ERROR)  # cron: one line on stdout, and one on stderr on failure
+    report = update(
+        args.index, FetchOptions(contact=args.contact, delay=args.delay), lambda progress: logger.info(progress.line())
+    )
+    print(report.line())
+    if not args.quiet:
+        entries = PaperIndex.load(args.index).collections.digest(k=args.k, since=started)
+        if entries:
+            print(digest_markdown([dict(entry) for entry in entries]))
+
+
+COMMANDS = (
+    ("fetch", "a corpus file from arXiv, OpenReview or OpenAlex (resumable)", fetch_options, None),
+    ("update", "fetch what is new for an index built from fetched files, and add it (cron-safe)", update_options,
+     cmd_update),
+)  # fmt: skip

@@ -215,12 +215,12 @@ class Manifest:
         """This manifest for a generation grown by ``add`` to ``count`` papers (``added`` from
         ``sources``, ``replaced`` texts of papers it held, ``marked`` papers withdrawn or deleted),
         ``placed`` of them placed on the map by their neighbours, following ``origins`` (None: the
-        same); files not yet known."""
+        same; given by an update, whose fetched files are gone once added: they are not kept among
+        the corpus's sources, which a rebuild reads); files not yet known."""
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         entry = {"at": now, "sources": list(sources), "papers": added, "replaced": replaced, "marked": marked}
-        corpus = dataclasses.replace(
-            self.corpus, sources=(*self.corpus.sources, *sources), added=(*self.corpus.added, entry)
-        )
+        kept = self.corpus.sources if origins is not None else (*self.corpus.sources, *sources)
+        corpus = dataclasses.replace(self.corpus, sources=kept, added=(*self.corpus.added, entry))
         layout = {**self.map.layout, "placed": placed, "placed_share": placed / count}
         return dataclasses.replace(
             self,

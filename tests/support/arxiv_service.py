@@ -65,16 +65,19 @@ def deleted_record(number: int, day: int = 7) -> str:
 <datestamp>2025-01-{day:02d}</datestamp><setSpec>cs:cs:LG</setSpec></header></record>"""
 
 
-def oai_page(records: list[str], token: str, old_style: tuple[int, int] | None = None) -> str:
+def oai_page(
+    records: list[str], token: str, old_style: tuple[int, int] | None = None, response_date: str = RESPONSE_DATE
+) -> str:
     """A ListRecords page: ``token`` the next page's (empty on the last); ``old_style`` (cursor,
-    completeListSize) as the old server and the OAI-PMH spec put them, else ``expires`` as the new."""
+    completeListSize) as the old server and the OAI-PMH spec put them, else ``expires`` as the new;
+    answered at ``response_date``."""
     if old_style:
         attributes = f'cursor="{old_style[0]}" completeListSize="{old_style[1]}"'
     else:
         attributes = 'expires="2025-01-21T00:00:00Z"'
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<responseDate>{RESPONSE_DATE}</responseDate>
+<responseDate>{response_date}</responseDate>
 <request verb="ListRecords" metadataPrefix="arXivRaw">https://oaipmh.arxiv.org/oai</request>
 <ListRecords>{"".join(records)}<resumptionToken {attributes}>{token}</resumptionToken></ListRecords>
 </OAI-PMH>
@@ -124,15 +127,17 @@ def atom_feed(entries: list[str], total: int, start: int) -> str:
 class ArxivService:
     """arXiv on ``server``: ``pages`` of OAI-PMH records (page ``n``'s token is ``page-n``; a request
     with ``from`` begins at the first page holding a datestamp on or after it), ``entries`` of the
-    API by number. ``faults``: "busy" (the first request a 503 with Retry-After: 1), "cut" (the
-    second page's first answer cut mid-record, its length as sent), "expired" (page 2's token
-    refused once as expired), "empty" (every OAI request: noRecordsMatch). ``requests`` and
-    ``times``: each request and when it came (time.monotonic), for a test to look at."""
+    API by number; ``response_date``: the OAI-PMH answers' (the day it is). ``faults``: "busy" (the
+    first request a 503 with Retry-After: 1), "cut" (the second page's first answer cut mid-record,
+    its length as sent), "expired" (page 2's token refused once as expired), "empty" (every OAI
+    request: noRecordsMatch). ``requests`` and ``times``: each request and when it came
+    (time.monotonic), for a test to look at."""
 
     server: HTTPServer
     pages: list[list[str]] = field(default_factory=list)
     entries: dict[str, str] = field(default_factory=dict)
     old_style: bool = False
+    response_date: str = RESPONSE_DATE
     api_page: int = 100  # the API's page at most (arXiv's own: 2,000)
     faults: set[str] = field(default_factory=set)
     requests: list[Request] = field(default_factory=list)
@@ -185,6 +190,7 @@ class ArxivService:
             self.pages[number],
             "" if last else f"page-{number + 1}",
             (before, sum(map(len, self.pages))) if self.old_style else None,
+            self.response_date,
         )
         if number == 1 and self._once("cut"):
             return text[: text.index("<abstract>") + 40]

@@ -16,9 +16,16 @@ from tests.conftest import PAPERSCOPE
 WAIT = 60.0  # seconds a held fetch may take to reach the request held (its pages before come at --delay)
 
 
-def kill_at(service, arguments: list[str], picked: Callable[[Request], bool], env: dict | None = None) -> None:
+def kill_at(
+    service,
+    arguments: list[str],
+    picked: Callable[[Request], bool],
+    env: dict | None = None,
+    meanwhile: Callable[[], None] | None = None,
+) -> None:
     """Run ``paperscope ARGUMENTS``; when ``service`` (a local service with a ``before`` hook) gets a
-    request ``picked`` says yes to, hold it there and kill the process. The hook is removed after."""
+    request ``picked`` says yes to, hold it there, call ``meanwhile`` (what a test does while the
+    command is held: run another), and kill the process. The hook is removed after."""
     reached, release = threading.Event(), threading.Event()
 
     def hold(request: Request) -> None:
@@ -32,6 +39,8 @@ def kill_at(service, arguments: list[str], picked: Callable[[Request], bool], en
     )
     try:
         assert reached.wait(WAIT), f"the fetch never asked the request to hold: {process.communicate()[1][-2000:]!r}"
+        if meanwhile is not None:
+            meanwhile()
         process.kill()
         process.wait(WAIT)
     finally:
