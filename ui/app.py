@@ -49,6 +49,7 @@ from paperscope.ui.columns_view import (
     filters_mask,
     paper_colours,
 )
+from paperscope.ui.loading import marked_title
 from paperscope.ui.map_component import topic_map
 from paperscope.ui.mapplot import MAX_STARRED, cluster_colours, map_focus
 from paperscope.ui.session import Key, View
@@ -175,8 +176,9 @@ def _result_header(row, colour: str, values: str = "") -> str:
     width = max(0.0, min(value, 1.0)) * 90
     link = paper_link([getattr(row, "url", None)])
     opened = f' · <a href="{html.escape(link)}" target="_blank" rel="noopener noreferrer">open ↗</a>' if link else ""
+    title = marked_title(row.title, getattr(row, "status", None))
     return (
-        f"<div class='ps-result'><span class='ps-title'>{row.rank}. {html.escape(str(row.title))}</span><br>"
+        f"<div class='ps-result'><span class='ps-title'>{row.rank}. {html.escape(title)}</span><br>"
         f"<span class='ps-bar' style='width:{width:.0f}px'></span> <b>{value:.3f}</b> "
         f"<span class='ps-meta'><span class='ps-dot' style='background:{colour}'></span>"
         f"{html.escape(_topic_path(row))} · <span title='{html.escape(str(row.id), quote=True)}'>"

@@ -49,9 +49,17 @@ def print_results(results, as_json: bool, show: Sequence[str] = ()) -> None:
             raise UserError(f"no column '{shown(name)}' to show; the columns are: {', '.join(records[0])}")
     for row in records:
         values = "".join(f"  [{name}: {_shown_value(row[name])}]" for name in show)
-        print(f"{row['rank']:>3}  {row['score']:6.3f}  {row['id']:<14}  {row['title']}{values}")
+        title = marked_title(row["title"], row.get("status"))
+        print(f"{row['rank']:>3}  {row['score']:6.3f}  {row['id']:<14}  {title}{values}")
         if row.get("because"):
             print(f"{'':13}{reason_text(row['because'])}")
+
+
+def marked_title(title, status) -> str:
+    """A result's title as it is shown: a paper its source withdrew, deleted or retracted (its
+    ``status``, kept by ``add`` and ``update``; None or "active" for others) with the status first:
+    "[withdrawn] Title"."""
+    return f"[{status}] {title}" if isinstance(status, str) and status != "active" else str(title)
 
 
 REASON_TITLE_CHARS = 70  # a member's title in a reason, cut to this many characters
