@@ -43,7 +43,7 @@ from paperscope.settings import LEVELS, AccessSettings, Level, Mode
 from paperscope.ui.access import TOKEN_FILE_VARIABLE, Guard, Token, is_loopback, read_tokens
 from paperscope.ui.logs import log_to_stderr
 from paperscope.ui.note_header import NOTE_HEADER, with_note
-from paperscope.ui.service_library import add_library_routes
+from paperscope.ui.service_library import WATCH_PATHS, add_library_routes
 
 MAX_K = MAX_RESULTS  # results per request, as every lookup (PaperIndex, the command line)
 MAX_IDS = 1_000  # paper ids in one POST /similar
@@ -343,13 +343,15 @@ def _ranked(served: Served, find, filters: Filters | None) -> Response:
 def _allowed(app: FastAPI, path: str) -> str:
     """The methods some route of ``app`` answers at ``path`` (a 405's Allow header: RFC 9110). The
     papers of a collection are only the papers route's, a paper dismissed from its recommendations
-    only the dismissed routes' (see ``service_library``)."""
+    only the dismissed routes', a saved search's matches and shown paths only theirs (see ``service_library``)."""
     methods: set[str] = set()
     for route in app.router.routes:
         if isinstance(route, APIRoute) and route.path_regex.match(path):
             suffix = "/" + path.rsplit("/", 1)[-1]
             if path.startswith("/collections/") and suffix in ("/papers", "/shown") and not route.path.endswith(suffix):
                 continue
+            if path.startswith("/watches/") and suffix in WATCH_PATHS and not route.path.endswith(suffix):
+                continue  # a saved search's matches or shown path: only its route
             if path.startswith("/collections/") and ("/dismissed/" in path) != ("/dismissed/" in route.path):
                 continue  # a paper dismissed from a collection's recommendations: only its routes
             methods |= route.methods or set()

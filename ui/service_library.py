@@ -21,6 +21,7 @@ MAX_MEMBERS = 10_000  # ids in one request
 PAPERS = "/papers"  # the path of a collection's papers, after its name
 SHOWN = "/shown"  # the path that marks its new papers shown
 DISMISSED = "/dismissed/"  # the path of a paper dismissed from its recommendations, before the paper's id
+WATCH_PATHS = ("/matches", "/shown")  # the paths of a saved search's matches and of marking them shown, after its name
 # What collections.check_name accepts: no control character, at least one other than spaces
 NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
 Name = Annotated[
@@ -78,16 +79,17 @@ class WatchRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     query: str = Field(
-        min_length=1, max_length=MAX_QUERY_CHARS, pattern=r"\S", examples=["federated learning with drifting clients"],
+        min_length=1, max_length=MAX_QUERY_CHARS, pattern=NAME_PATTERN,
+        examples=["federated learning with drifting clients"],
         description="free text, or ids of papers of the index separated by spaces (a search by those papers when "
-        "every word is one)",
+        "every word is one); one line, no control characters",
     )  # fmt: skip
     name: str | None = Field(
         None, min_length=1, max_length=MAX_NAME_CHARS, pattern=NAME_PATTERN,
         description="its name (default: the query's first words)",
     )  # fmt: skip
     threshold: float = Field(
-        WATCH_THRESHOLD, gt=-1, le=1,
+        WATCH_THRESHOLD, gt=-1, le=1, strict=True,
         description="the cosine with the query a match has at least (the default: above it most matches share "
         "the query's area, measured)",
     )  # fmt: skip
@@ -262,17 +264,28 @@ def _add_watch_routes(app, live, answer, errors: dict, results: dict) -> None:
     matches marked shown. ``/watches/NAME/matches`` is always NAME's matches (GET only) and
     ``/watches/NAME/shown`` always marks NAME's (POST only), as a collection's paths are."""
 
+    def not_allowed(request: Request):
+        raise HTTPException(405, f"{request.method} is not one of the methods of {request.url.path}")
+
     @app.get("/watches", summary="The index's saved searches", responses=errors)
     def list_watches():
         return answer(live.current, lambda index: records(index.collections.watches.listing()))
 
-    @app.post("/watches", summary="Save a search", responses=errors, operation_id="addWatch")
+    matches_link = {"matches": {"operationId": "watchMatches", "parameters": {"name": "$response.body#/name"}}}
+
+    @app.post(
+        "/watches", summary="Save a search", operation_id="addWatch",
+        responses={**errors, 200: {"description": "the saved search", "links": matches_link}},
+    )  # fmt: skip
     def add_watch(body: WatchRequest):
         """A name the index has already is a 409; a query of paper ids naming one it lacks, a 404."""
         return answer(live.current, lambda index: index.collections.watches.add(body.query, body.name, body.threshold))
 
     @app.delete("/watches/{name:path}", summary="Forget a saved search", responses=errors)
-    def delete_watch(name: Name):
+    def delete_watch(name: Name, request: Request):
+        if name.endswith(WATCH_PATHS):
+            return not_allowed(request)
+
         def delete(index):
             index.collections.watches.remove(name)
             return {"deleted": name.strip()}

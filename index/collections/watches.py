@@ -10,6 +10,7 @@ are; what matches is the front's (:meth:`paperscope.index.collections_group.Coll
 from __future__ import annotations
 
 import difflib
+import unicodedata
 
 import pandas as pd
 
@@ -67,6 +68,8 @@ class Watches:
             raise UserError(
                 f"a saved search's query has at most {MAX_QUERY_CHARS:,} characters, this one {len(query):,}"
             )
+        if any(unicodedata.category(char) in ("Cc", "Cs") for char in query):
+            raise UserError(f"the query {query[:40]!r} holds control characters; give it on one line")
         threshold = WATCH_THRESHOLD if threshold is None else float(threshold)
         if not -1 < threshold <= 1:
             raise UserError(f"a saved search's threshold is a cosine in (-1, 1], got {threshold:g}")
