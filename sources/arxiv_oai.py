@@ -155,10 +155,10 @@ def _scythe(endpoint: str, session: PoliteSession) -> Scythe:
     return PoliteScythe(endpoint)
 
 
-def _first_request(query: SourceQuery, start: str | None) -> dict[str, str]:
-    """The ListRecords request that begins ``query`` (from ``start`` when given: going on after a
-    dead token)."""
-    asked = {"from": start or query.get("since"), "until": query.get("until")}
+def _first_request(query: SourceQuery, cursor: dict) -> dict[str, str]:
+    """The ListRecords request that begins ``query``; after a dead token (``cursor`` without one),
+    from the last day it reached."""
+    asked = {"from": cursor.get("reached") or query.get("since"), "until": query.get("until")}
     return {
         "verb": "ListRecords",
         "metadataPrefix": "arXivRaw",
@@ -173,16 +173,18 @@ def fetch_pages(query: SourceQuery, options: FetchOptions, writer: FetchWriter) 
     from oaipmh_scythe.exceptions import BadResumptionToken, NoRecordsMatch, OAIPMHException
 
     session = PoliteSession("arxiv", options, check=ends_with("</OAI-PMH>"))
-    cursor = dict(writer.state.cursor)
+    cursor, restarted_at = dict(writer.state.cursor), None
     with _scythe(query.base_url or OAI_URL, session) as scythe:
         while True:
             token = cursor.get("token")
-            asked = {"verb": "ListRecords", "resumptionToken": token} if token else _first_request(query, None)
+            asked = {"verb": "ListRecords", "resumptionToken": token} if token else _first_request(query, cursor)
             try:
                 page = scythe.harvest(asked)
-            except BadResumptionToken:  # expired at midnight UTC: ask again from the last day reached
-                cursor = {"reached": cursor.get("reached")}
-                page = scythe.harvest(_first_request(query, cursor["reached"]))
+            except BadResumptionToken as exc:  # expired at midnight UTC: ask again from the last day reached
+                if restarted_at is not None and restarted_at == cursor.get("reached"):  # and no further since
+                    raise ServiceFailed(f"arxiv: the OAI-PMH service refused its own token: {shown(exc)}") from exc
+                cursor = {"reached": (restarted_at := cursor.get("reached"))}
+                continue
             except NoRecordsMatch:
                 writer.commit([], {}, watermark=now_iso(), complete=True)
                 return

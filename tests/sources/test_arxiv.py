@@ -159,6 +159,18 @@ def test_old_style_pages_give_a_total_and_an_expired_token_starts_again_from_the
 
 
 @pytest.mark.slow
+def test_tokens_refused_again_and_again_end_in_one_line_not_a_loop(httpserver, tmp_path):
+    service = ArxivService(httpserver, PAGES, faults={"dead"})
+    done = fetch(service, tmp_path / "out.jsonl", here=True)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1].startswith(
+        "paperscope: arxiv: the OAI-PMH service refused its own token: "
+    )
+    froms = [request.args.get("from") for request in service.requests]
+    assert froms == ["2025-01-01", None, "2025-01-06", None]  # once again from the last day reached, then stop
+    assert [paper["id"] for paper in lines(tmp_path / "out.jsonl")] == IDS[:3]  # what was fetched is kept
+
+
+@pytest.mark.slow
 def test_no_records_match_is_an_empty_file(httpserver, tmp_path):
     service = ArxivService(httpserver, PAGES, faults={"empty"})
     out = tmp_path / "none.jsonl"

@@ -129,7 +129,7 @@ class ArxivService:
     with ``from`` begins at the first page holding a datestamp on or after it), ``entries`` of the
     API by number; ``response_date``: the OAI-PMH answers' (the day it is). ``faults``: "busy" (the
     first request a 503 with Retry-After: 1), "cut" (the second page's first answer cut mid-record,
-    its length as sent), "expired" (page 2's token refused once as expired), "empty" (every OAI
+    its length as sent), "expired" (page 2's token refused once as expired), "dead" (every token refused), "empty" (every OAI
     request: noRecordsMatch). ``requests`` and ``times``: each request and when it came
     (time.monotonic), for a test to look at."""
 
@@ -177,7 +177,7 @@ class ArxivService:
         if "empty" in self.faults:
             return oai_error("noRecordsMatch", "No records match the query")
         token = request.args.get("resumptionToken")
-        if token == "page-2" and self._once("expired"):
+        if token and ("dead" in self.faults or (token == "page-2" and self._once("expired"))):
             return oai_error("badResumptionToken", "The resumption token has expired")
         if token:
             number = int(token.removeprefix("page-"))
