@@ -7,6 +7,7 @@ used: a lookup loads no collections code.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from typing import Literal, NotRequired, TypedDict
 
 import numpy as np
@@ -115,7 +116,12 @@ class CollectionsGroup(Collections):
         within = None if start is None else self._index.where(added_since=start)
         ranker, threshold = self._state.ranker, watch["threshold"]
         if watch["kind"] == "ids":
-            positive = self._index.rows(watch["query"].split())
+            present = self.parts.papers.known(watch["query"].split())  # a paper gone from the index: the others
+            if not present:
+                note = f"none of the papers of the saved search '{watch['name']}' is in the index any more"
+                return Results(Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)}, note=note),
+                               self._state.papers)  # fmt: skip
+            positive = self._index.rows(present)
             vector = np.asarray(self._index.vectors[positive], np.float32).mean(axis=0)
             found = above(ranker, vector / max(float(np.linalg.norm(vector)), 1e-12), threshold, k, within=within,
                           positive=positive)  # fmt: skip
@@ -142,9 +148,10 @@ class CollectionsGroup(Collections):
         come into the index since ``since`` (a time), or when None since each was last marked
         shown. A list of {kind ("collection" or "watch"), name, since, papers (:class:`Results`)},
         a watch's with its query and threshold. Nothing is marked shown."""
+        asked = since.isoformat() if isinstance(since, (datetime.date, datetime.datetime)) else str(since)
         entries = [
             Digest(
-                kind="collection", name=name, since=str(since) if since is not None else self.shown(name),
+                kind="collection", name=name, since=asked if since is not None else self.shown(name),
                 papers=self.recommend(name, k=k, new=since is None, since=since),
             )
             for name in self.names()
@@ -153,7 +160,7 @@ class CollectionsGroup(Collections):
             entries.append(
                 Digest(
                     kind="watch", name=watch["name"], query=watch["query"], threshold=watch["threshold"],
-                    since=str(since) if since is not None else watch["shown"] or watch["created"],
+                    since=asked if since is not None else watch["shown"] or watch["created"],
                     papers=self.matches(watch["name"], k=k, new=since is None, since=since),
                 )
             )  # fmt: skip
