@@ -129,8 +129,8 @@ class ArxivService:
     with ``from`` begins at the first page holding a datestamp on or after it), ``entries`` of the
     API by number; ``response_date``: the OAI-PMH answers' (the day it is). ``faults``: "busy" (the
     first request a 503 with Retry-After: 1), "cut" (the second page's first answer cut mid-record,
-    its length as sent), "expired" (page 2's token refused once as expired), "dead" (every token refused), "empty" (every OAI
-    request: noRecordsMatch). ``requests`` and ``times``: each request and when it came
+    its length as sent), "expired" (page 2's token refused once as expired), "dead" (every token
+    refused), "empty" (every OAI request: noRecordsMatch). ``requests`` and ``times``: each request and when it came
     (time.monotonic), for a test to look at."""
 
     server: HTTPServer
