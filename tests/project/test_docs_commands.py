@@ -72,6 +72,7 @@ LOGGED = (
     "build", "add", "verify", "remap", "maps use", "maps delete", "topics rename", "topics merge", "topics split",
     "topics move", "collection create", "collection add", "collection remove", "collection dismiss",
     "collection undismiss", "collection delete", "collection mark-shown", "collection embed", "collection restore",
+    "watch add", "watch show", "watch mark-shown", "watch remove",  # watch show: none new is a note on stderr
 )  # fmt: skip
 # The programs a line may run here; one with any other (an installer, a set-up script) must be marked.
 PROGRAMS = ("paperscope", "curl", "printf", "echo", "cat", "head")
