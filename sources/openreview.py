@@ -27,10 +27,11 @@ TIERS = ("oral", "spotlight", "poster")  # the words content.venue ends with at 
 
 
 def site_for(base_url: str | None) -> str:
-    """The site the papers' pages and PDFs are on: openreview.net, or a mirror's own host."""
-    if not base_url:
+    """The site the papers' pages and PDFs are on: openreview.net (for its own API too), or a mirror's
+    own host."""
+    parts = urlsplit(base_url or SITE)
+    if parts.hostname == "openreview.net" or (parts.hostname or "").endswith(".openreview.net"):
         return SITE
-    parts = urlsplit(base_url)
     return f"{parts.scheme}://{parts.netloc}"
 
 

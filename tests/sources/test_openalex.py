@@ -4,6 +4,7 @@ both JSON sources fetched, to show the readers take every column."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -147,3 +148,18 @@ def test_the_real_openalex_answers_a_filter(tmp_path):
         sources.fetch(query, out, FetchOptions(contact="paperscope-tests@example.org"), stop_after_the_first_page)
     papers = lines(out)
     assert 50 <= len(papers) <= 100 and all(paper["abstract"] and paper["year"] == 2024 for paper in papers)
+
+
+@pytest.mark.network
+def test_the_real_openalex_takes_the_updates_filter(tmp_path):
+    """from_updated_date was a paid filter once: an update needs the API to take it with a free key."""
+    query = SourceQuery("openalex", (("filter", "primary_location.source.id:S4306420609"),))
+    later = sources.since(query, (dt.date.today() - dt.timedelta(days=7)).isoformat())
+
+    def stop_after_the_first_page(progress):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sources.fetch(later, tmp_path / "new.jsonl", FetchOptions(contact="paperscope-tests@example.org"),
+                      stop_after_the_first_page)  # fmt: skip
+    assert all(paper["updated"] >= later.get("filter").rsplit(":", 1)[1] for paper in lines(tmp_path / "new.jsonl"))

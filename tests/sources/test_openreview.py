@@ -40,6 +40,7 @@ def test_a_note_becomes_a_papers_line_with_every_field():
     assert (record["published"], record["updated"], record["year"]) == ("2025-09-19", "2025-09-19", 2025)
     assert (record["source"], record["status"]) == ("openreview", "active")
     assert all(value not in (None, "", []) for value in record.values())
+    assert openreview.to_record(note(2), openreview.site_for(openreview.API))["url"].startswith(openreview.SITE)
 
 
 def test_the_decision_reply_wins_and_a_withdrawn_note_says_so():
