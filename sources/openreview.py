@@ -11,6 +11,7 @@ as status "withdrawn": a paper withdrawn after it was accepted moves there.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -18,6 +19,8 @@ from paperscope.errors import ServiceFailed, UserError, shown
 from paperscope.settings import FetchOptions, SourceQuery
 from paperscope.sources.http import PoliteSession, whole_json
 from paperscope.sources.state import FetchWriter
+
+logger = logging.getLogger(__name__)
 
 API = "https://api2.openreview.net"
 SITE = "https://openreview.net"
@@ -149,7 +152,9 @@ def fetch_pages(query: SourceQuery, options: FetchOptions, writer: FetchWriter) 
         after = cursor.get("after") if cursor["venueid"] == venueid else None
         while True:
             notes, count = _page(client, venueid, after)
-            notes = [note for note in notes if after is None or note["id"] > after]  # the API's after is exclusive
+            if count == 0 and venueid == venue:
+                logger.warning("openreview: no papers under %s: is that the venue id as OpenReview spells it?", venue)
+            notes = [note for note in notes if after is None or note["id"] > after]  # a page repeating the last kept
             if not notes:
                 break
             after = notes[-1]["id"]

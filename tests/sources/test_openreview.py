@@ -98,6 +98,13 @@ def test_a_venue_is_fetched_whole_through_its_faults(httpserver, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_venue_without_papers_says_so(httpserver, tmp_path):
+    done = fetch(OpenReviewService(httpserver, {}, faults=False), tmp_path / "none.jsonl")
+    assert done.returncode == 0 and f"openreview: no papers under {VENUE}: is that the venue id" in done.stderr
+    assert (tmp_path / "none.jsonl").read_text() == ""
+
+
+@pytest.mark.slow
 def test_a_killed_fetch_goes_on_from_the_last_page_it_kept(httpserver, tmp_path):
     service = OpenReviewService(httpserver, {VENUE: ACCEPTED}, faults=False)
     out = tmp_path / "neurips.jsonl"
