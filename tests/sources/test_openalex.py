@@ -100,6 +100,15 @@ def test_spent_credits_stop_the_fetch_at_once_its_state_kept(httpserver, tmp_pat
 
 
 @pytest.mark.slow
+def test_a_filter_openalex_refuses_is_the_users_mistake_in_one_line(httpserver, tmp_path):
+    message = "Unknown filter field: author_name. Did you mean: authorships.author.id?"
+    httpserver.expect_request("/works").respond_with_json({"error": "Invalid filter", "message": message}, 400)
+    base = httpserver.url_for("").rstrip("/")
+    done = paperscope("fetch", "openalex", "--filter", "author_name:x", "--base-url", base, "-o", tmp_path / "w.jsonl")
+    assert done.returncode == 2 and done.stderr == f"paperscope: error: openalex: the filter was refused: {message}\n"
+
+
+@pytest.mark.slow
 def test_a_killed_fetch_goes_on_from_the_cursor_it_kept(httpserver, tmp_path):
     service = OpenAlexService(httpserver, works(), faults=False)
     out = tmp_path / "works.jsonl"
