@@ -444,8 +444,9 @@ class SourceQuery:
     from it, so that ``paperscope update`` can ask the same again for what is new.
 
     ``filters`` per source: arxiv ``category`` (e.g. "cs.LG"), ``since`` and ``until`` (YYYY-MM-DD),
-    or ``query`` / ``ids`` (the arXiv API); openreview ``venue`` (e.g. "NeurIPS.cc/2025/Conference");
-    openalex ``filter`` ("KEY:VALUE[,…]", as OpenAlex takes it) and ``search``."""
+    or ``query`` / ``ids`` (the arXiv API); openreview ``venue`` (e.g. "NeurIPS.cc/2025/Conference")
+    and, for an update, ``changed_after`` (a watermark: only notes changed after it, and the venue's
+    withdrawn ones); openalex ``filter`` ("KEY:VALUE[,…]", as OpenAlex takes it) and ``search``."""
 
     source: SourceName
     filters: tuple[tuple[str, str], ...] = ()
