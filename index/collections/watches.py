@@ -49,14 +49,14 @@ class Watches:
         """The query's kind and its stored form: "ids" (one space between) when every word is a
         paper id of the index, else "text"; a query of which some words are paper ids and others
         are not is an error naming the unknown ones (a typo in an id list)."""
-        words = query.split()
+        words = list(dict.fromkeys(query.split()))  # an id given twice counts once
         papers = self._owner.parts.papers
         known = papers.known(words)
         if words and len(known) == len(words):
-            return "ids", " ".join(dict.fromkeys(words))
+            return "ids", " ".join(words)
         if known:
             papers.rows(words)  # a UserError naming the first unknown id and close ones
-        return "text", " ".join(words)
+        return "text", " ".join(query.split())
 
     def add(self, query: str, name: str | None = None, threshold: float | None = None) -> dict:
         """Save the search ``query`` (free text, or paper ids of the index separated by spaces) as

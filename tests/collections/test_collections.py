@@ -107,7 +107,7 @@ def test_the_feed_ranks_only_papers_added_since_it_was_marked_shown_and_reading_
     digest = paperscope("digest", "--index", folder, "--json", home=home)
     entries = json.loads(digest.stdout)
     assert [entry["name"] for entry in entries] == ["feed"] and entries[0]["papers"] == []
-    assert digest.stderr == f"no new papers for any collection ('feed': {nothing.note})\n"  # why, in one line
+    assert digest.stderr == f"no new papers for any collection or saved search ('feed': {nothing.note})\n"  # why
     paperscope("collection", "create", "empty", "--index", folder, here=True, check=True)
     exported = paperscope("collection", "export", "empty", "-o", tmp_path / "empty.bib", "--index", folder, here=True)
     assert exported.returncode == 0 and exported.stderr == (

@@ -55,9 +55,8 @@ def test_saved_searches_match_above_their_threshold_and_list_new_matches_in_the_
         saved = run("watch", "add", spfl, "--name", name, "--threshold", threshold, folder=folder)
         assert saved.returncode == 0 and "(papers, " in saved.stderr, saved.stderr
     listed = json.loads(run("watch", "list", "--json", folder=folder).stdout)
-    assert [(w["name"], w["kind"], w["query"]) for w in listed] == [
-        ("fed-paper", "ids", spfl), ("fed-paper-wide", "ids", spfl), (TEXT, "text", TEXT)
-    ]  # fmt: skip (by name)
+    by_name = [("fed-paper", "ids", spfl), ("fed-paper-wide", "ids", spfl), (TEXT, "text", TEXT)]
+    assert [(w["name"], w["kind"], w["query"]) for w in listed] == by_name
 
     # every match: exactly the papers at or above the threshold (the query's papers left out)
     query = index.embed_query(TEXT)
@@ -147,3 +146,10 @@ def test_a_file_of_an_older_schema_gains_saved_searches_and_keeps_its_collection
         assert db.execute("SELECT name, kind, query FROM watches").fetchall() == [("fl", "text", TEXT)]
     listed = run("collection", "list", "--json", folder=folder)
     assert [row["name"] for row in json.loads(listed.stdout)] == ["feed", "reading list"]
+
+
+def test_an_id_given_twice_is_one_paper(folder):
+    first = PaperIndex.load(folder).papers["id"][0]
+    assert run("watch", "add", first, first, "--name", "twice", folder=folder).returncode == 0
+    listed = json.loads(run("watch", "list", "--json", folder=folder).stdout)
+    assert [(w["name"], w["kind"], w["query"]) for w in listed] == [("twice", "ids", first)]
