@@ -29,6 +29,7 @@ import pandas as pd
 
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.columns import OPTIONAL_FIELDS
+from paperscope.embed.text import counted
 from paperscope.errors import Contradiction, UnknownCollection, UserError
 from paperscope.index.collections import database
 from paperscope.index.collections.database import MEMBER_FIELDS, Database
@@ -59,6 +60,7 @@ EXPORTED = ["id", "title", "year", "authors", "venue", "doi", "arxiv_id", "url",
 MEMBER_COLUMNS = ["key", "citation_key", "id", "title", "matched_by", "in_index", "year", "authors", "venue", "doi",
                   "arxiv_id", "url"]  # fmt: skip
 BACKUP_FORMAT, BACKUP_VERSION = "paperscope-collections", 1
+WATCH_FIELDS = ("name", "query", "kind", "threshold", "created", "shown")  # a saved search as a backup keeps it
 # (database, folder, identity) checked in this process → the folder whose collections it shares (a copy's)
 _ATTACHED: dict[tuple[str, str, str], str | None] = {}
 
@@ -671,12 +673,13 @@ class Collections:
     def backup(self) -> dict:
         """Every collection of the data folder (of every index), as one JSON value: names, times,
         members with their entries and vectors (base64 float32), the papers dismissed from its
-        recommendations. :meth:`restore` reads it back."""
+        recommendations; and every saved search ("watches"). :meth:`restore` reads it back."""
         with self.database.connect() as db:
             paths = {row["identity"]: row["path"] for row in db.execute("SELECT identity, path FROM indexes")}
             collections = [dict(row) for row in db.execute("SELECT * FROM collections ORDER BY index_key, name")]
             members = [dict(row) for row in db.execute("SELECT * FROM members ORDER BY added, rowid")]
             dismissed = [dict(row) for row in db.execute("SELECT * FROM dismissed ORDER BY dismissed, rowid")]
+            watches = [dict(row) for row in db.execute("SELECT * FROM watches ORDER BY index_key, name")]
         of: dict[int, list] = {}
         away: dict[int, list] = {}
         for row in dismissed:
@@ -692,6 +695,11 @@ class Collections:
                  "created": row["created"], "shown": row["shown"], "members": of.get(row["id"], []),
                  "dismissed": away.get(row["id"], [])}
                 for row in collections
+            ],
+            "watches": [
+                {"index": row["index_key"], "index_path": paths.get(row["index_key"]),
+                 **{field: row[field] for field in WATCH_FIELDS}}
+                for row in watches
             ],
         }  # fmt: skip
 
@@ -711,6 +719,7 @@ class Collections:
         if into_this_index and self.shared_with:  # a copy: its own identity, and the original's collections
             shared = self.index_key
             collections = [c for c in collections if isinstance(c, dict) and str(c.get("index")) == shared]
+            backup = {**backup, "watches": [w for w in backup.get("watches") or [] if w.get("index") == shared]}
             self._own_identity()
         restored, size = (
             [],
@@ -749,4 +758,27 @@ class Collections:
                     [(cursor.lastrowid, *row) for row in away],
                 )
                 restored.append(name)
+            self._restore_watches(db, backup.get("watches") or [], source, into_this_index)
         return restored
+
+    def _restore_watches(self, db, watches: list, source: str, into_this_index: bool) -> None:
+        """The saved searches of a :meth:`backup`, in ``restore``'s transaction (``db``): each to
+        the index it was kept for, or all to this one; a name the index has already is an error."""
+        for number, watch in enumerate(watches, start=1):
+            try:
+                key = self.index_key if into_this_index else str(watch["index"])
+                if watch["kind"] not in ("text", "ids") or not str(watch["query"]).strip():
+                    raise ValueError(f"kind {watch['kind']!r}, query {watch['query']!r}")
+                row = (key, check_name(watch["name"]), str(watch["query"]), watch["kind"], float(watch["threshold"]),
+                       str(watch["created"]), watch.get("shown"))  # fmt: skip
+            except (KeyError, TypeError, ValueError) as exc:
+                raise UserError(
+                    f"{source}: saved search {number} is incomplete ({type(exc).__name__}: {exc})"
+                ) from None
+            if db.execute("SELECT 1 FROM watches WHERE index_key = ? AND name = ?", row[:2]).fetchone():
+                raise UserError(f"{source}: the saved search '{row[1]}' exists already here; remove it first")
+            db.execute(
+                f"INSERT INTO watches (index_key, {', '.join(WATCH_FIELDS)}) VALUES (?{', ?' * len(WATCH_FIELDS)})", row
+            )
+        if watches:
+            logger.info("restored %s", counted(len(watches), "saved search", "saved searches"))

@@ -100,6 +100,7 @@ def test_every_collection_is_backed_up_to_one_file_and_restored_on_another_machi
     collections = CollectionsGroup(PaperIndex.load(index_copy))
     collections.create("mine", ids=["p1"], files=[FILES / "library_exports" / "zotero.bib"])
     collections.create("other", ids=["p9"])
+    collections.watches.add("p3 p4", name="like these", threshold=0.6)
     backup = tmp_path / "backup.json"
     written = paperscope("collection", "backup", "-o", backup, "--index", index_copy, home=home)
     assert written.returncode == 0 and "2 collections written" in written.stderr
@@ -109,6 +110,11 @@ def test_every_collection_is_backed_up_to_one_file_and_restored_on_another_machi
     (rebuilt / "IDENTITY").write_text("another-machine\n")
     restored = paperscope("collection", "restore", backup, "--into-index", "--index", rebuilt, home=there)
     assert restored.returncode == 0 and "restored 2 collections: mine, other" in restored.stderr, restored.stderr
+    assert "restored 1 saved search" in restored.stderr
+    watches = json.loads(paperscope("watch", "list", "--json", "--index", rebuilt, home=there).stdout)
+    assert [(w["name"], w["kind"], w["query"], w["threshold"]) for w in watches] == [
+        ("like these", "ids", "p3 p4", 0.6)
+    ]
     shown = json.loads(paperscope("collection", "show", "mine", "--json", "--index", rebuilt, home=there).stdout)
     assert shown["matched_by"] == collections.show("mine")["matched_by"]
     exported = paperscope("collection", "export", "mine", "-o", tmp_path / "mine.bib", "--index", rebuilt, home=there)
