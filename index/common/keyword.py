@@ -89,13 +89,23 @@ def _posting_keys(by_term: scipy.sparse.csc_matrix) -> np.ndarray:
     return keys
 
 
-def _spliced(old, changed: np.ndarray, new, at: np.ndarray, shape: tuple[int, int]) -> Compressed:
-    """The postings ``old`` less those of the ``changed`` rows, with ``new`` (postings of rows
-    numbered 0… standing for the rows ``at``) merged in, each after its term's at least as heavy."""
-    stays = ~changed[old.indices]
-    columns = np.repeat(np.arange(old.shape[1]), np.diff(old.indptr))
-    old_indptr = np.concatenate([[0], np.cumsum(np.bincount(columns[stays], minlength=old.shape[1]))])
-    old_data, old_indices = np.asarray(old.data)[stays], np.asarray(old.indices)[stays]
+def _spliced(old, replaced: np.ndarray, matrix, new, at: np.ndarray, shape: tuple[int, int]) -> Compressed:
+    """The postings ``old`` less those of the ``replaced`` rows (whose entries ``matrix``, by row,
+    holds), with ``new`` (postings of rows numbered 0… standing for the rows ``at``) merged in, each
+    after its term's at least as heavy. Only the replaced rows' own entries are looked for: a few
+    among millions of postings."""
+    old_data, old_indices, old_indptr = np.asarray(old.data), np.asarray(old.indices), np.asarray(old.indptr)
+    if len(replaced):
+        terms = np.concatenate([matrix.indices[matrix.indptr[row] : matrix.indptr[row + 1]] for row in replaced])
+        gone = np.zeros(shape[0], dtype=bool)
+        gone[replaced] = True
+        columns = np.unique(terms)
+        bounds = zip(old_indptr[columns], old_indptr[columns + 1], strict=True)
+        drop = np.concatenate([np.zeros(0, np.int64)] + [start + np.flatnonzero(gone[old_indices[start:end]])
+                                                         for start, end in bounds])  # fmt: skip
+        removed = np.bincount(terms, minlength=old.shape[1])
+        old_data, old_indices = np.delete(old_data, drop), np.delete(old_indices, drop)
+        old_indptr = old_indptr - np.concatenate([[0], np.cumsum(removed)])
     remaining = Compressed(old_data, old_indices, old_indptr, old.shape)
     at_new = np.searchsorted(_posting_keys(remaining), _posting_keys(new), side="right") + np.arange(new.nnz)
     is_new = np.zeros(len(old_data) + new.nnz, dtype=bool)
@@ -164,20 +174,21 @@ class KeywordIndex:
 
         old, at = self.matrix, np.asarray(at, dtype=np.int64)
         count = max(old.shape[0], int(at[-1]) + 1 if len(at) else 0)
-        changed = np.zeros(count, dtype=bool)
-        changed[at] = True
+        replaced = at[at < old.shape[0]]
         lengths = np.zeros(count, dtype=np.int64)
         lengths[: old.shape[0]] = np.diff(old.indptr)
-        kept = ~np.repeat(changed[: old.shape[0]], lengths[: old.shape[0]])  # the old entries that stay
         lengths[at] = np.diff(rows.indptr)
         indptr = np.concatenate([[0], np.cumsum(lengths)])
-        from_new = np.repeat(changed, lengths)
-        data, indices = np.empty(indptr[-1], np.float32), np.empty(indptr[-1], old.indices.dtype)
-        data[~from_new], indices[~from_new] = old.data[kept], old.indices[kept]
-        data[from_new], indices[from_new] = rows.data, rows.indices
+        pieces, begin = [], 0  # slices of the old rows between the replaced ones, and the new rows
+        for number, row in enumerate(replaced):
+            pieces += [(old, old.indptr[begin], old.indptr[row]), (rows, rows.indptr[number], rows.indptr[number + 1])]
+            begin = row + 1
+        pieces += [(old, old.indptr[begin], old.indptr[-1]), (rows, rows.indptr[len(replaced)], rows.indptr[-1])]
+        data = np.concatenate([part.data[start:end] for part, start, end in pieces]).astype(np.float32, copy=False)
+        indices = np.concatenate([part.indices[start:end] for part, start, end in pieces]).astype(old.indices.dtype)
         matrix = scipy.sparse.csr_matrix((data, indices, indptr), (count, old.shape[1]))
         grown = KeywordIndex(matrix, self.terms, self.idf, sorted(self.stop_words))
-        grown.postings = _spliced(self.by_term, changed, _by_term(rows), at, grown.rows.shape)
+        grown.postings = _spliced(self.by_term, replaced, old, _by_term(rows), at, grown.rows.shape)
         return grown
 
     def rows_with_term(self, term: str) -> np.ndarray | None:

@@ -32,14 +32,15 @@ def place_by_neighbours(
     first, ``TRUST_K`` of them): the similarity^4-weighted mean position of the ``PLACE_K``
     nearest, the label with the most similarity^4 among them, and the share of the nearest that
     are also nearest on the map."""
-    import faiss
+    from scipy.spatial import (
+        cKDTree,
+    )  # exact, as a flat search, but not over every paper: 700,000 on the map 4.7 s -> 0.5
 
-    on_map = faiss.IndexFlatL2(2)
-    on_map.add(np.ascontiguousarray(coords, dtype=np.float32))
     nearest = neighbours[:, :PLACE_K]
     where = place_on_map(similarities[:, :PLACE_K], nearest, coords).astype(np.float32)
     weights = np.maximum(similarities[:, :PLACE_K], 1e-6) ** 4
     classes = np.unique(labels[nearest])
     votes = np.stack([(weights * (labels[nearest] == c)).sum(axis=1) for c in classes], axis=1)
-    _, near_on_map = on_map.search(where, neighbours.shape[1])
+    _, near_on_map = cKDTree(np.asarray(coords, dtype=np.float64)).query(where, k=neighbours.shape[1])
+    near_on_map = np.asarray(near_on_map).reshape(len(where), neighbours.shape[1])
     return where, classes[votes.argmax(axis=1)], neighbour_share(neighbours, near_on_map)
