@@ -10,6 +10,7 @@ are; what matches is the front's (:meth:`paperscope.index.collections_group.Coll
 from __future__ import annotations
 
 import difflib
+import re
 import unicodedata
 
 import pandas as pd
@@ -20,6 +21,9 @@ from paperscope.index.collections.collections import check_name
 from paperscope.limits import MAX_QUERY_CHARS, WATCH_THRESHOLD
 from paperscope.locations import index_option
 
+# Words that are paper ids wherever they appear, never text: arXiv ids (new and old style, with a version or
+# not), OpenAlex work ids, DOIs. A query of only such words is a list of ids even when the index lacks some.
+ID_LIKE = re.compile(r"\d{4}\.\d{4,5}(v\d+)?|[a-z][a-z.-]*/\d{7}(v\d+)?|W\d{4,}|10\.\d{4,9}/\S+", re.IGNORECASE)
 NAME_CHARS = 40  # a name made from the query: its first words, up to this many characters
 LISTED = ["name", "kind", "query", "threshold", "created", "shown"]
 
@@ -48,13 +52,14 @@ class Watches:
     def _kind(self, query: str) -> tuple[str, str]:
         """The query's kind and its stored form: "ids" (one space between) when every word is a
         paper id of the index, else "text"; a query of which some words are paper ids and others
-        are not is an error naming the unknown ones (a typo in an id list)."""
+        are not, or of words that can only be ids (``ID_LIKE``) the index lacks, is an error naming
+        the first unknown one (a typo in an id list, or another index's ids)."""
         words = list(dict.fromkeys(query.split()))  # an id given twice counts once
         papers = self._owner.parts.papers
         known = papers.known(words)
         if words and len(known) == len(words):
             return "ids", " ".join(words)
-        if known:
+        if known or all(ID_LIKE.fullmatch(word) for word in words):
             papers.rows(words)  # a UserError naming the first unknown id and close ones
         return "text", " ".join(query.split())
 

@@ -115,6 +115,7 @@ def test_saved_searches_match_above_their_threshold_and_list_new_matches_in_the_
     [
         (["watch", "add", TEXT], f"a saved search named '{TEXT}' exists already"),
         (["watch", "add", "{first}", "nosuchpaper1"], "no paper with id 'nosuchpaper1'"),
+        (["watch", "add", "2501.00001v2", "10.1145/3580305"], "no paper with id '2501.00001v2'"),  # ids of no paper
         (["watch", "add", "text", "--threshold", "1.5"], "argument --threshold: must be in (-1, 1], got 1.5"),
         (["watch", "show", "nothing like it"], "no saved search named 'nothing like it'"),
         (["watch", "mark-shown"], "name the saved searches to mark shown, or give --all"),
