@@ -30,7 +30,8 @@ REPLACED, WITHDRAWN = 23, 2
 STAGES = {
     "read the generation": ("read_generation",),
     "read the records, sort them": ("_arrivals",),
-    "embed": ("_embed",),
+    "embed": ("encode_with_cache",),  # the model's loading is not in it: a fixed cost
+    "nearest papers (one HNSW search)": ("_nearest",),
     "place on the map": ("_place",),
     "grow: papers, vectors, FAISS, keyword rows, smoothed": ("_grown",),
     "write the generation (files)": ("write_generation",),
