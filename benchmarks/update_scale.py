@@ -34,8 +34,7 @@ STAGES = {
     "nearest papers (one HNSW search)": ("_nearest",),
     "place on the map": ("_place",),
     "grow: papers, vectors, FAISS, keyword rows, smoothed": ("_grown",),
-    "write the generation (files)": ("write_generation",),
-    "of which checksums": ("file_digest",),
+    "write the generation (files, their checksums in threads)": ("write_generation",),
     "carry the remap caches": ("carry_caches",),
 }
 
