@@ -301,7 +301,8 @@ def _with_new_columns(table: pa.Table, new: pd.DataFrame) -> tuple[pa.Table, pa.
     column of whole numbers in one and fractions in the other becomes float64."""
     core_names = [name for name in table.column_names if name in RESERVED]
     extras = new["extra"].tolist() if "extra" in new else [{} for _ in range(len(new))]
-    own_new = {name: values_array([extra.get(name) for extra in extras]) for extra in extras for name in extra}
+    names = dict.fromkeys(name for extra in extras for name in extra)  # each once: not once a paper
+    own_new = {name: values_array([extra.get(name) for extra in extras]) for name in names}
     for name in new.columns:  # an optional field (venue, doi…) the index lacked
         if name in RESERVED and name not in core_names and new[name].notna().any():
             values = pa.array(new[name], from_pandas=True)
