@@ -108,6 +108,12 @@ def test_an_update_adds_the_new_papers_replaces_a_new_version_marks_the_withdraw
     assert again.stdout.startswith(f"{folder}: 0 new, 0 new versions, 0 withdrawn or deleted")
     assert " since 2025-01-21, in " in again.stdout and day_two.requests[-1].args["from"] == "2025-01-20"
     assert len(PaperIndex.load(folder)) == 19
+    day_two.faults.add("empty")  # a day with nothing new: noRecordsMatch, an empty fetch
+    quiet = update(folder, day_two, "--quiet", here=True, check=True)
+    assert quiet.stdout.startswith(f"{folder}: 0 new, 0 new versions, 0 withdrawn or deleted")
+    after = PaperIndex.load(folder)
+    assert sorted(after.ids()) == IDS and after.manifest.origins[0].watermark >= DAY_2_DATE  # never back
+    generations.verify(folder)
 
 
 def test_an_update_killed_in_its_fetch_or_at_its_commit_ends_as_one_never_stopped(day_one, day_two, tmp_path):
