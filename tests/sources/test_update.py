@@ -12,8 +12,10 @@ import sys
 
 import pytest
 
-from paperscope import PaperIndex
+from paperscope import PaperIndex, sources
 from paperscope.index.store import generations
+from paperscope.sources import FetchState
+from paperscope.sources.state import state_path
 from tests.conftest import SUPPORT, copy_index, paperscope
 from tests.support.arxiv_service import RESPONSE_DATE, WITHDRAWAL, ArxivService, deleted_record, raw_record
 from tests.support.corpora import sample_abstracts
@@ -114,6 +116,14 @@ def test_an_update_adds_the_new_papers_replaces_a_new_version_marks_the_withdraw
     after = PaperIndex.load(folder)
     assert sorted(after.ids()) == IDS and after.manifest.origins[0].watermark >= DAY_2_DATE  # never back
     generations.verify(folder)
+    # killed after its add was made current, before its file was removed: the file is not added again
+    stale = folder / "updates" / "0-arxiv.jsonl"
+    stale.write_text(json.dumps({"id": "2501.00099", "title": "Stale", "abstract": NEW_TEXT + " Again."}) + "\n")
+    query = sources.since(after.manifest.origins[0].query, RESPONSE_DATE)  # the first update's
+    state = FetchState(query, committed_bytes=stale.stat().st_size, pages=1, records=1, complete=True)
+    state_path(stale).write_text(json.dumps(state.to_json()))
+    update(folder, day_two, "--quiet", here=True, check=True)
+    assert sorted(PaperIndex.load(folder).ids()) == IDS and not stale.exists()
 
 
 def test_an_update_killed_in_its_fetch_or_at_its_commit_ends_as_one_never_stopped(day_one, day_two, tmp_path):
