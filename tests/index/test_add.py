@@ -141,9 +141,26 @@ def test_new_papers_that_fit_no_topic_are_counted_and_drawn_as_such(sample_index
     assert added.paper("kin")["cluster"] == kin["cluster"]
 
 
-def test_a_new_version_replaces_the_text_in_place_and_a_withdrawal_marks_the_paper(sample_index_dir, tmp_path):
+def with_faiss(folder: Path, factory: str) -> None:
+    """The index at ``folder`` with a FAISS index of ``factory`` over its vectors (as a build of
+    that many papers with ``--faiss FACTORY`` makes), written as its next generation."""
+    import dataclasses
+
+    from paperscope.index.build.ann import build_ann
+
+    old = generations.read_generation(folder, mapped=False)
+    manifest = dataclasses.replace(old.manifest, search=dataclasses.replace(old.manifest.search, faiss=factory))
+    ann = build_ann(np.asarray(old.vectors), factory)
+    parts = (old.papers, old.clusters.to_pandas(), old.keyword, old.smoothed)
+    generations.write_generation(folder, generations.Generation(manifest, old.vectors, ann, *parts))
+
+
+@pytest.mark.parametrize("factory", ["Flat", "HNSW32,Flat"])  # HNSW: its storage's rows overwritten
+def test_a_new_version_replaces_the_text_in_place_and_a_withdrawal_marks_the_paper(sample_index_dir, tmp_path, factory):
     folder = tmp_path / "index"
     copy_index(sample_index_dir, folder)
+    if factory != "Flat":
+        with_faiss(folder, factory)
     sample = PaperIndex.load(folder)
     papers = sample.papers
     first, second, third = (papers.iloc[i] for i in (3, 10, 20))
