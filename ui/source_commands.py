@@ -138,17 +138,19 @@ def cmd_update(args) -> None:
     from paperscope.index.build.update import update
     from paperscope.index.paper_index import PaperIndex
 
-    started = datetime.datetime.now(datetime.UTC)
+    started, level = datetime.datetime.now(datetime.UTC), logger.level
     if not (args.verbose or sys.stderr.isatty()):
         logger.setLevel(logging.ERROR)  # cron: one line on stdout, and one on stderr on failure
-    report = update(
-        args.index, FetchOptions(contact=args.contact, delay=args.delay), lambda progress: logger.info(progress.line())
-    )
-    print(report.line())
-    if not args.quiet:
-        entries = PaperIndex.load(args.index).collections.digest(k=args.k, since=started)
-        if entries:
-            print(digest_markdown([dict(entry) for entry in entries]))
+    try:
+        options = FetchOptions(contact=args.contact, delay=args.delay)
+        report = update(args.index, options, lambda progress: logger.info(progress.line()))
+        print(report.line())
+        if not args.quiet:
+            entries = PaperIndex.load(args.index).collections.digest(k=args.k, since=started)
+            if entries:
+                print(digest_markdown([dict(entry) for entry in entries]))
+    finally:
+        logger.setLevel(level)  # as it was, for whatever runs next in this process
 
 
 COMMANDS = (
