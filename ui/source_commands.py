@@ -24,6 +24,18 @@ FILTERS = {  # each subcommand's options that make its query (SourceQuery.filter
 }
 
 
+def _politeness_options(sub) -> None:
+    """How politely a command asks the services (``fetch`` and ``update`` alike): a contact, the delay."""
+    sub.add_argument(
+        "--contact", metavar="EMAIL", type=Text(200), default=os.environ.get(CONTACT_VARIABLE),
+        help=f"an e-mail address the services may write to, sent in the user agent (default ${CONTACT_VARIABLE})",
+    )  # fmt: skip
+    sub.add_argument(
+        "--delay", metavar="S", type=Fraction(0, 600),
+        help="seconds between two requests (default: what each service asks: arXiv 3, OpenReview 1, OpenAlex 0.1)",
+    )  # fmt: skip
+
+
 def _common_options(sub, endpoint: str) -> None:
     """The options every ``fetch`` takes: the file, where from, how politely, begin again."""
     sub.add_argument(
@@ -34,14 +46,7 @@ def _common_options(sub, endpoint: str) -> None:
     sub.add_argument(
         "--base-url", metavar="URL", type=arguments.url, help=f"the service's address (default {endpoint})"
     )
-    sub.add_argument(
-        "--contact", metavar="EMAIL", type=Text(200), default=os.environ.get(CONTACT_VARIABLE),
-        help=f"an e-mail address the service may write to, sent in the user agent (default ${CONTACT_VARIABLE})",
-    )  # fmt: skip
-    sub.add_argument(
-        "--delay", metavar="S", type=Fraction(0, 600),
-        help="seconds between two requests (default: what the service asks: arXiv 3, OpenReview 1, OpenAlex 0.1)",
-    )  # fmt: skip
+    _politeness_options(sub)
     sub.add_argument("--restart", action="store_true", help="begin FILE again, whatever it holds")
     sub.set_defaults(run=cmd_fetch)
 
@@ -112,14 +117,7 @@ def update_options(update) -> None:
     """``update``'s options."""
     update.add_argument("--index", metavar="DIR", type=arguments.index_folder, required=True,
                         help="the index to bring up to date (built from fetched files)")  # fmt: skip
-    update.add_argument(
-        "--contact", metavar="EMAIL", type=Text(200), default=os.environ.get(CONTACT_VARIABLE),
-        help=f"an e-mail address the services may write to, sent in the user agent (default ${CONTACT_VARIABLE})",
-    )  # fmt: skip
-    update.add_argument(
-        "--delay", metavar="S", type=Fraction(0, 600),
-        help="seconds between two requests (default: what each service asks: arXiv 3, OpenReview 1, OpenAlex 0.1)",
-    )  # fmt: skip
+    _politeness_options(update)
     update.add_argument("--quiet", action="store_true", help="print the summary line only, not the digest")
     update.add_argument(
         "-k", type=Whole(1, MAX_RESULTS), default=DIGEST_PAPERS,

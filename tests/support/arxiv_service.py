@@ -10,15 +10,13 @@ the Atom feed). The faults a fetch must survive are switched on one by one (``fa
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
-from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from tests.support.corpora import sample_abstracts
+from tests.support.recorded import RecordedService
 
 RESPONSE_DATE = "2025-01-20T04:05:06Z"
 WITHDRAWAL = "This paper has been withdrawn by the authors due to an error in the proof of Theorem 2"
@@ -124,35 +122,26 @@ def atom_feed(entries: list[str], total: int, start: int) -> str:
 
 
 @dataclass
-class ArxivService:
+class ArxivService(RecordedService):
     """arXiv on ``server``: ``pages`` of OAI-PMH records (page ``n``'s token is ``page-n``; a request
     with ``from`` begins at the first page holding a datestamp on or after it), ``entries`` of the
     API by number; ``response_date``: the OAI-PMH answers' (the day it is). ``faults``: "busy" (the
     first request a 503 with Retry-After: 1), "cut" (the second page's first answer cut mid-record,
     its length as sent), "expired" (page 2's token refused once as expired), "dead" (every token
-    refused), "empty" (every OAI request: noRecordsMatch). ``requests`` and ``times``: each request and when it came
-    (time.monotonic), for a test to look at."""
+    refused), "empty" (every OAI request: noRecordsMatch). Its ``url`` is the API's root; OAI-PMH is at
+    ``url + "/oai"``."""
 
-    server: HTTPServer
     pages: list[list[str]] = field(default_factory=list)
     entries: dict[str, str] = field(default_factory=dict)
     old_style: bool = False
     response_date: str = RESPONSE_DATE
     api_page: int = 100  # the API's page at most (arXiv's own: 2,000)
     faults: set[str] = field(default_factory=set)
-    requests: list[Request] = field(default_factory=list)
-    times: list[float] = field(default_factory=list)
-    before: Callable[[Request], None] | None = None  # called first with each request (a test holds one there)
     _done: set[str] = field(default_factory=set)
 
     def __post_init__(self):
         self.server.expect_request("/oai").respond_with_handler(self.answer)
         self.server.expect_request("/api/query").respond_with_handler(self.answer)
-
-    @property
-    def url(self) -> str:
-        """The root (``--base-url`` of the API); OAI-PMH is at ``url + "/oai"``."""
-        return self.server.url_for("").rstrip("/")
 
     def _once(self, fault: str) -> bool:
         """Whether ``fault`` is on and has not struck yet (it strikes now)."""
@@ -163,10 +152,7 @@ class ArxivService:
 
     def answer(self, request: Request) -> Response:
         """One request's answer, as arXiv (and its faults) give it."""
-        self.requests.append(request)
-        self.times.append(time.monotonic())
-        if self.before is not None:
-            self.before(request)
+        self.record(request)
         if self._once("busy"):
             return Response("Retry after 1 second", 503, {"Retry-After": "1"}, content_type="text/plain")
         if request.path == "/api/query":

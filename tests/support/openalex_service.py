@@ -9,14 +9,12 @@ key whose day of credits is spent (from the second page on).
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from tests.support.corpora import sample_abstracts
+from tests.support.recorded import RecordedService
 
 SOURCE = {"id": "https://openalex.org/S4306420609", "display_name": "Neural Information Processing Systems"}
 
@@ -73,35 +71,23 @@ def works(count: int = 8) -> list[dict]:
 
 
 @dataclass
-class OpenAlexService:
+class OpenAlexService(RecordedService):
     """``/works`` on ``server``: ``works`` served ``page_size`` a page by cursor. ``faults``: the 429
     first, the cut page and the repeated work; ``credits_gone``: every page after the first is the
     429 of spent credits. ``requests``: each request, in order, for a test to look at."""
 
-    server: HTTPServer
     works: list[dict]
     page_size: int = 3
     faults: bool = True
     credits_gone: bool = False
-    requests: list[Request] = field(default_factory=list)
-    times: list[float] = field(default_factory=list)  # when each request came (time.monotonic)
-    before: Callable[[Request], None] | None = None  # called first with each request (a test holds one there)
     _cut: bool = False
 
     def __post_init__(self):
         self.server.expect_request("/works", method="GET").respond_with_handler(self.answer)
 
-    @property
-    def url(self) -> str:
-        """The base URL to fetch from (``--base-url``)."""
-        return self.server.url_for("").rstrip("/")
-
     def answer(self, request: Request) -> Response:
         """One request's answer, as the API (and its faults) give it."""
-        self.requests.append(request)
-        self.times.append(time.monotonic())
-        if self.before is not None:
-            self.before(request)
+        self.record(request)
         if self.faults and len(self.requests) == 1:
             return Response('{"error": "Too many requests"}', 429, {"Retry-After": "1"}, "application/json")
         cursor = request.args.get("cursor", "*")

@@ -8,14 +8,12 @@ last note of the page before (a record repeated across pages), and pages smaller
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from tests.support.corpora import sample_abstracts
+from tests.support.recorded import RecordedService
 
 VENUE = "NeurIPS.cc/2025/Conference"
 WITHDRAWN = VENUE + "/Withdrawn_Submission"
@@ -60,34 +58,22 @@ def note(number: int, venueid: str = VENUE, modified: int = 0) -> dict:
 
 
 @dataclass
-class OpenReviewService:
+class OpenReviewService(RecordedService):
     """``/notes`` of a venue on ``server``: ``notes`` by venue id, served in id order, ``page_size`` a
     page at most. ``faults``: the 503 first, the cut page and the repeated note. ``requests``: each
     request, in order, for a test to look at."""
 
-    server: HTTPServer
     notes: dict[str, list[dict]]
     page_size: int = 3
     faults: bool = True
-    requests: list[Request] = field(default_factory=list)
-    times: list[float] = field(default_factory=list)  # when each request came (time.monotonic)
-    before: Callable[[Request], None] | None = None  # called first with each request (a test holds one there)
     _cut: bool = False
 
     def __post_init__(self):
         self.server.expect_request("/notes", method="GET").respond_with_handler(self.answer)
 
-    @property
-    def url(self) -> str:
-        """The base URL to fetch from (``--base-url``)."""
-        return self.server.url_for("").rstrip("/")
-
     def answer(self, request: Request) -> Response:
         """One request's answer, as the API (and its faults) give it."""
-        self.requests.append(request)
-        self.times.append(time.monotonic())
-        if self.before is not None:
-            self.before(request)
+        self.record(request)
         if self.faults and len(self.requests) == 1:
             return Response('{"name": "Error", "message": "busy"}', 503, {"Retry-After": "1"}, "application/json")
         notes = sorted(self.notes.get(request.args.get("content.venueid", ""), []), key=lambda note: note["id"])
