@@ -271,6 +271,14 @@ def cmd_watch_mark_shown(args) -> None:
     logger.info("marked shown: %s", ", ".join(f"'{name}'" for name in names) or "no saved searches")
 
 
+def _mark_shown_parser(actions, what: str, next_: str, kind: str, kinds: str):
+    """The ``mark-shown`` action of collections and saved searches alike: NAME… or --all."""
+    mark = actions.add_parser("mark-shown", help=f"count the {what} as shown: the next {next_} start from now")
+    mark.add_argument("names", metavar="NAME", type=NAME, nargs="*", help=f"the {kinds} (or --all)")
+    mark.add_argument("--all", action="store_true", help=f"every {kind} of the index")
+    return mark
+
+
 def watch_options(watch) -> None:
     """The ``watch`` command's own commands."""
     actions = watch.add_subparsers(dest="action", required=True, parser_class=type(watch))
@@ -296,11 +304,9 @@ def watch_options(watch) -> None:
     )
     remove = actions.add_parser("remove", help="forget a saved search")
     remove.add_argument("name", metavar="NAME", type=NAME)
-    mark = actions.add_parser(
-        "mark-shown", help="count the new matches of saved searches as shown: the next show and digest start from now"
+    mark = _mark_shown_parser(
+        actions, "new matches of saved searches", "show and digest", "saved search", "saved searches"
     )
-    mark.add_argument("names", metavar="NAME", type=NAME, nargs="*", help="the saved searches (or --all)")
-    mark.add_argument("--all", action="store_true", help="every saved search of the index")
     for sub, run in ((add, cmd_watch_add), (listing, cmd_watch_list), (show, cmd_watch_show),
                      (remove, cmd_watch_remove), (mark, cmd_watch_mark_shown)):  # fmt: skip
         with_index(sub)
@@ -379,11 +385,7 @@ def collection_options(collection) -> None:
     export = _export_parser(actions)
     delete = actions.add_parser("delete", help="delete a collection")
     delete.add_argument("name", metavar="NAME", type=NAME)
-    mark = actions.add_parser(
-        "mark-shown", help="count the new papers of collections as shown: the next --new and digest start from now"
-    )
-    mark.add_argument("names", metavar="NAME", type=NAME, nargs="*", help="the collections (or --all)")
-    mark.add_argument("--all", action="store_true", help="every collection of the index")
+    mark = _mark_shown_parser(actions, "new papers of collections", "--new and digest", "collection", "collections")
     embed = actions.add_parser(
         "embed", help="embed entries outside the corpus not embedded yet (an import interrupted or deferred)"
     )

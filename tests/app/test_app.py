@@ -14,15 +14,6 @@ from tests.conftest import APP, copy_index
 LONG_ID = "3f2a9c1d" + "0" * 28 + "9c1d"  # ICLR-style: 40 hexadecimal characters
 
 
-@pytest.fixture(scope="module")
-def default_index(sample_index_dir):
-    """The bundled sample's index at the default location the app opens (a copy of the session's)."""
-    folder = locations.default_index_dir()
-    shutil.rmtree(folder, ignore_errors=True)
-    copy_index(sample_index_dir, folder)
-    return PaperIndex.load(folder)
-
-
 def _app(**query_params) -> AppTest:
     app = AppTest.from_file(APP, default_timeout=120)
     for key, value in query_params.items():

@@ -2,25 +2,14 @@
 (``PAPERSCOPE_OPENREVIEW_URL``), built as an upload is, and opened; a filter OpenAlex cannot take
 said in one line."""
 
-import shutil
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from paperscope import PaperIndex, locations
 from paperscope.settings import SourceQuery
 from paperscope.ui.sources_view import index_name
-from tests.conftest import APP, copy_index
+from tests.conftest import APP
 from tests.support.openreview_service import VENUE, OpenReviewService, note
-
-
-@pytest.fixture(scope="module")
-def default_index(sample_index_dir):
-    """The bundled sample's index at the default location the app opens (a copy of the session's)."""
-    folder = locations.default_index_dir()
-    shutil.rmtree(folder, ignore_errors=True)
-    copy_index(sample_index_dir, folder)
-    return PaperIndex.load(folder)
 
 
 @pytest.mark.slow
