@@ -3,7 +3,8 @@
 One request at a time per session, at least the service's interval between two requests to one
 host (arXiv asks for 3 s, OpenReview's limits suit 1 s, OpenAlex allows 10 a second), a failure
 worth trying again (429, 500, 502, 503, 504, a dropped connection, a page cut short) tried again
-after what ``Retry-After`` asks (seconds or an HTTP date, capped) or the interval, and a user agent
+after what ``Retry-After`` asks (seconds or an HTTP date, capped) or, when the service says nothing,
+after the interval doubled at each try (arXiv: 3, 6, 12, 24, 48 s), and a user agent
 that names paperscope and, given one, the contact a service can write to.
 """
 
@@ -129,16 +130,19 @@ class PoliteSession(requests.Session):
                 try:
                     response = super().request(method, url, *args, **kwargs)
                 except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
-                    problem, wait = f"no answer ({type(exc).__name__})", self.interval
+                    problem, wait = f"no answer ({type(exc).__name__})", None
                 else:
                     problem, wait = self._problem(response)
                     if problem is None:
                         return response
+                if wait is None:  # the service said nothing of when: back off, twice as long each time
+                    wait = min(self.interval * 2**attempt, MAX_RETRY_AFTER)
                 self.ready_at[host] = self.clock() + wait
                 if attempt < self.retries:
                     logger.warning(
                         "%s: %s; waiting %s before try %d of %d",
-                        self.service, problem, duration(wait), attempt + 2, self.retries + 1,
+                        self.service, problem, duration(wait) if wait >= 1 else f"{wait:.2g} s", attempt + 2,
+                        self.retries + 1,
                     )  # fmt: skip
         raise ServiceFailed(f"{self.service}: {problem} after {self.retries + 1} tries; the same command goes on later")
 
@@ -149,15 +153,16 @@ class PoliteSession(requests.Session):
             self.sleep(ready - now)
         self.ready_at[host] = max(self.ready_at.get(host, 0.0), self.clock() + self.interval)
 
-    def _problem(self, response: requests.Response) -> tuple[str | None, float]:
-        """Why ``response`` is worth trying again and how long to wait first; (None, 0) to keep it."""
+    def _problem(self, response: requests.Response) -> tuple[str | None, float | None]:
+        """Why ``response`` is worth trying again and how long to wait first (None: the service did
+        not say, back off); (None, 0) to keep it."""
         if self.final is not None and (reason := self.final(response)) is not None:
             raise ServiceFailed(f"{self.service}: {reason}")
         if response.status_code in RETRY_STATUSES:
             asked = retry_after(response)
-            wait = self.interval if asked is None else min(max(asked, self.interval), MAX_RETRY_AFTER)
+            wait = None if asked is None else min(max(asked, self.interval), MAX_RETRY_AFTER)
             said = "" if asked is None else f", Retry-After {response.headers['Retry-After']}"
             return f"HTTP {response.status_code}{said}", wait
         if self.check is not None and (problem := self.check(response)) is not None:
-            return problem, self.interval
+            return problem, None
         return None, 0.0

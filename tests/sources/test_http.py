@@ -84,3 +84,15 @@ def test_a_service_down_after_every_retry_is_one_line_exit_1_and_the_fetch_goes_
     assert paperscope(*argv, here=True).returncode == 0 and sources.read_state(out).complete
     with pytest.raises(ServiceFailed, match=r"^openalex: no answer"):
         PoliteSession("openalex", FetchOptions(delay=0, retries=1)).get("http://127.0.0.1:9/")
+
+
+def test_a_service_that_says_nothing_of_when_is_asked_again_later_each_time(httpserver):
+    """A 503 without Retry-After, a dropped answer: the interval doubled at each try (3, 6, 12 s for
+    arXiv), not a retry every 3 s hammering a service that is down."""
+    for _ in range(3):
+        httpserver.expect_ordered_request("/down").respond_with_data("busy", status=503)
+    httpserver.expect_ordered_request("/down").respond_with_data("ok")
+    clock = Clock()
+    session = PoliteSession("arxiv", FetchOptions(), clock=clock, sleep=clock.sleep)
+    assert session.get(httpserver.url_for("/down")).text == "ok"
+    assert clock.slept == [3.0, 6.0, 12.0]
