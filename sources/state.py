@@ -27,6 +27,12 @@ logger = logging.getLogger(__name__)
 
 STATE_FORMAT = 1
 STATE_SUFFIX = ".fetch.json"
+# A record repeated across pages (a cursor's overlap, a page asked again after a restart from the last
+# day reached) comes within a few pages of the first: the ids of this many last pages are kept (in the
+# state, for a fetch that goes on) and a repeat among them is written once. Memory stays that of a few
+# pages however long the harvest (arXiv's cs.*: 700,000 records); a repeat from further back is kept
+# once by the readers (duplicate ids: the first).
+RECENT_PAGES = 3
 
 
 def state_path(out: Path) -> Path:
@@ -53,6 +59,7 @@ class FetchState:
     complete: bool = False
     deleted: int = 0
     withdrawn: int = 0
+    recent_ids: list[list[str]] = field(default_factory=list)  # the ids of the last RECENT_PAGES pages
     started_at: str = field(default_factory=now_iso)
     updated_at: str = field(default_factory=now_iso)
 
@@ -139,18 +146,9 @@ class FetchWriter:
         self.out.parent.mkdir(parents=True, exist_ok=True)
         with open(self.out, "ab") as file:
             file.truncate(self.state.committed_bytes)  # a page written after the last commit is dropped
-        self.seen = self._committed_ids()
         if self.resumed:
-            logger.info(
-                "%s: going on after page %d (%s records kept)", query.source, self.state.pages, f"{len(self.seen):,}"
-            )
-
-    def _committed_ids(self) -> set[str]:
-        """The ids of the records already in the file (a page repeated after going on is not doubled)."""
-        if not self.state.committed_bytes:
-            return set()
-        with open(self.out, encoding="utf-8") as lines:
-            return {json.loads(line)["id"] for line in lines if line.strip()}
+            kept = self.state
+            logger.info("%s: going on after page %d (%s records kept)", query.source, kept.pages, f"{kept.records:,}")
 
     def commit(
         self,
@@ -160,15 +158,18 @@ class FetchWriter:
         total: int | None = None,
         complete: bool = False,
     ) -> None:
-        """Keep one page: its ``records`` not seen before in this fetch appended (one JSON line
-        each) and made durable, then the state saying the next page is at ``cursor``; the newest
-        date the source reported (``watermark``) and the count it announced (``total``)."""
+        """Keep one page: its ``records`` not among the last pages' (``RECENT_PAGES``) appended
+        (one JSON line each) and made durable, then the state saying the next page is at
+        ``cursor``; the newest date the source reported (``watermark``) and the count it announced
+        (``total``)."""
+        state = self.state
+        seen = {paper_id for page in state.recent_ids for paper_id in page}
         fresh = []
         for record in records:
-            if record["id"] not in self.seen:
-                self.seen.add(record["id"])
+            if record["id"] not in seen:
+                seen.add(record["id"])
                 fresh.append(record)
-        state = self.state
+        state.recent_ids = [*state.recent_ids, [record["id"] for record in fresh]][-RECENT_PAGES:]
         with open(self.out, "ab") as file:
             file.write("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in fresh).encode())
             file.flush()

@@ -47,3 +47,20 @@ def test_a_file_no_fetch_wrote_and_another_querys_file_are_refused_unless_restar
     state_path(fetched).write_text("{not json")
     with pytest.raises(UserError, match="not a fetch state paperscope can read"):
         read_state(fetched)
+
+
+def test_a_long_harvest_keeps_the_ids_of_its_last_pages_only(tmp_path):
+    """Memory a few pages' worth however long the harvest: a repeat from the last pages is written
+    once, also after going on in a new process (the ids travel in the state), and the state stays
+    the size of a few pages."""
+    out = tmp_path / "long.jsonl"
+    writer = FetchWriter(QUERY, out)
+    for page in range(20):  # each page repeats the previous page's last record, as a cursor's overlap does
+        ids = [f"{page * 100 + n}" for n in range(-1 if page else 0, 100)]
+        writer.commit([{"id": paper_id} for paper_id in ids], {"token": f"t{page}"})
+    again = FetchWriter(QUERY, out)  # killed here; the same command goes on
+    again.commit([{"id": "1999"}, {"id": "2000"}], {"token": ""}, complete=True)
+    written = [json.loads(line)["id"] for line in out.read_text().splitlines()]
+    assert written == [str(n) for n in range(2001)]  # every record once, in order
+    assert [len(page) for page in again.state.recent_ids] == [100, 100, 1]  # the last RECENT_PAGES pages only
+    assert state_path(out).stat().st_size < 10_000
