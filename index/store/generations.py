@@ -140,24 +140,34 @@ def write_generation(folder: Path, generation: Generation, on_stage=None) -> Pat
 
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
     target = folder / f"gen-{stamp}-{uuid.uuid4().hex[:6]}"
-    with atomic_path(target) as temporary:
+    # Each file is hashed (hashlib lets go of the GIL) as soon as it is written, while the next is written.
+    with atomic_path(target) as temporary, ThreadPoolExecutor(os.cpu_count()) as pool:
         temporary.mkdir()
+        digests: dict[str, Any] = {}
+
+        def hash_written() -> None:
+            for path in temporary.iterdir():
+                if path.name not in digests:
+                    digests[path.name] = pool.submit(file_digest, path)
+
         np.save(
             temporary / VECTORS_FILE, np.ascontiguousarray(generation.vectors, dtype=np.float32), allow_pickle=False
         )
+        hash_written()
         faiss.write_index(generation.faiss_index, str(temporary / FAISS_FILE))
+        hash_written()
         _write_papers(temporary / PAPERS_FILE, generation.papers)
         generation.clusters.to_parquet(temporary / CLUSTERS_FILE, index=False)
+        hash_written()
         write_keyword(generation.keyword, temporary)
+        hash_written()
         if generation.smoothed is not None:
             np.save(
                 temporary / SMOOTHED_FILE, np.ascontiguousarray(generation.smoothed, np.float32), allow_pickle=False
             )
-        written = sorted(p.name for p in temporary.iterdir())
-        with ThreadPoolExecutor(os.cpu_count()) as pool:  # hashlib lets go of the GIL: a file a core
-            digests = pool.map(file_digest, [temporary / name for name in written])
-        files = {name: {"bytes": (temporary / name).stat().st_size, "sha256": digest}
-                 for name, digest in zip(written, digests, strict=True)}  # fmt: skip
+        hash_written()
+        files = {name: {"bytes": (temporary / name).stat().st_size, "sha256": digests[name].result()}
+                 for name in sorted(digests)}  # fmt: skip
         manifest = dataclasses.replace(generation.manifest, files=files).to_json()
         (temporary / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, default=str))
         if on_stage is not None:
