@@ -176,10 +176,10 @@ def _changes(table: pa.Table, held: dict[int, dict], new: pd.DataFrame) -> _Arri
     a status in MARKS that the paper lacks marks it; a changed title, abstract or version replaces
     its text; anything else is the same paper again (counted as skipped)."""
     rows = sorted(held)
-    taken = table.take(pa.array(rows, pa.int64()))
 
-    def before(name: str) -> list:
-        return taken.column(name).to_pylist() if name in taken.column_names else [None] * len(rows)
+    def before(name: str) -> list:  # a value at a time: a take of the mapped table copied it whole (700,000: 1.2 s)
+        column = table.column(name) if name in table.column_names else None
+        return [column[row].as_py() for row in rows] if column is not None else [None] * len(rows)
 
     replaced, replaced_rows, marks, same = [], [], {}, 0
     for row, paper, title, abstract, status, version in zip(
