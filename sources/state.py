@@ -163,11 +163,11 @@ class FetchWriter:
         ``cursor``; the newest date the source reported (``watermark``) and the count it announced
         (``total``)."""
         state = self.state
-        seen = {paper_id for page in state.recent_ids for paper_id in page}
+        recent = {paper_id for page in state.recent_ids for paper_id in page}
         fresh = []
         for record in records:
-            if record["id"] not in seen:
-                seen.add(record["id"])
+            if record["id"] not in recent:
+                recent.add(record["id"])
                 fresh.append(record)
         state.recent_ids = [*state.recent_ids, [record["id"] for record in fresh]][-RECENT_PAGES:]
         with open(self.out, "ab") as file:
