@@ -42,13 +42,13 @@ class UpdateReport:
     seconds: float
 
     def line(self) -> str:
-        """The one line cron mails: "DIR: 1,512 new, 23 new versions, 2 withdrawn or deleted from
+        """The one line cron mails: "DIR: 1,512 new, 23 new versions, 2 withdrawn, deleted or retracted from
         arxiv category=cs.LG since 2026-12-03, in 54 s"."""
         added = self.added
         sources = "; ".join(f"{o.query.describe()} since {(o.watermark or 'the start')[:10]}" for o in self.before)
         return (
             f"{self.folder}: {added.added:,} new, {added.replaced:,} new versions, "
-            f"{added.marked:,} withdrawn or deleted from {sources}, in {self.seconds:.0f} s"
+            f"{added.marked:,} withdrawn, deleted or retracted from {sources}, in {self.seconds:.0f} s"
         )
 
 

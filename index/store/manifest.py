@@ -213,7 +213,7 @@ class Manifest:
         origins: tuple[Origin, ...] | None = None,
     ) -> Manifest:
         """This manifest for a generation grown by ``add`` to ``count`` papers (``added`` from
-        ``sources``, ``replaced`` texts of papers it held, ``marked`` papers withdrawn or deleted),
+        ``sources``, ``replaced`` texts of papers it held, ``marked`` papers withdrawn, deleted or retracted),
         ``placed`` of them placed on the map by their neighbours, following ``origins`` (None: the
         same; given by an update, whose fetched files are gone once added: they are not kept among
         the corpus's sources, which a rebuild reads); files not yet known."""

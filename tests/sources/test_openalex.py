@@ -16,7 +16,7 @@ from tests.conftest import paperscope
 from tests.support.corpora import read_corpus, sample_abstracts
 from tests.support.held_fetch import kill_at
 from tests.support.openalex_service import OpenAlexService, work, works
-from tests.support.openreview_service import VENUE, OpenReviewService, note
+from tests.support.openreview_service import VENUE, WITHDRAWN, OpenReviewService, note
 
 FILTER = "primary_location.source.id:S4306420609,publication_year:2025"
 WITH_ABSTRACT = [item["id"].rsplit("/", 1)[1] for item in works() if item["abstract_inverted_index"]]
@@ -143,6 +143,32 @@ def test_both_sources_files_build_one_index_with_their_columns(httpserver, tmp_p
     assert (papers["year"] == 2025).all() and papers["authors"].str.len().gt(0).all()
     assert papers["categories"].str.len().gt(0).all()
     assert papers["url"].str.startswith(("http://localhost", "https://example.org/paper/")).all()
+    _both_sources_update(folder, reviews, alex)
+
+
+def _both_sources_update(folder, reviews: OpenReviewService, alex: OpenAlexService) -> None:
+    """The index built from both files follows both: an update adds each source's new papers, marks
+    a note moved to the venue's withdrawn submissions and a work retracted since, and its digest
+    lists a saved search's new match."""
+    reviews.notes[VENUE] = [note(n) for n in range(40, 52) if n != 45] + [note(52, modified=9), note(53, modified=9)]
+    reviews.notes[WITHDRAWN] = [note(45, venueid=WITHDRAWN, modified=9)]
+    retracted = {**work(60, retracted=True), "updated_date": "2025-11-30T00:00:00"}
+    alex.works = [retracted, *(work(n) for n in range(61, 74))]
+    watched = " ".join(sample_abstracts()[52 % 38].split()[:40])  # note 52's own words
+    paperscope("watch", "add", watched, "--name", "watched", "--index", folder, here=True, check=True)
+    done = paperscope("update", "--index", folder, "--delay", "0.01", here=True, check=True)
+    first, *digest = done.stdout.splitlines()
+    assert first.startswith(f"{folder}: 4 new, 0 new versions, 2 withdrawn, deleted or retracted from ")
+    index = PaperIndex.load(folder)
+    statuses = index.papers.set_index("id")["status"]
+    assert {"note0052X", "note0053X", "W4400000072", "W4400000073"} <= set(statuses.index) and len(index) == 28
+    assert (statuses["note0045X"], statuses["W4400000060"]) == ("withdrawn", "retracted")
+    assert (statuses.drop(["note0045X", "W4400000060"]) == "active").all()
+    assert {origin.query.source for origin in index.manifest.origins} == {"openreview", "openalex"}
+    alex_asked = [request.args["filter"] for request in alex.requests if request.path == "/works"][-1]
+    assert alex_asked.endswith(",from_updated_date:2025-11-16")  # from the newest change the build's fetch saw
+    watch = digest[digest.index("## Saved search: watched") :]
+    assert "note0052X" in "\n".join(watch)
 
 
 @pytest.mark.network

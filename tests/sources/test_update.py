@@ -95,7 +95,8 @@ def test_an_update_adds_the_new_papers_replaces_a_new_version_marks_the_withdraw
     paperscope("collection", "create", "reading", *ids, "--index", folder, here=True, check=True)
     done = update(folder, day_two, here=True, check=True)
     first, *digest = done.stdout.splitlines()
-    assert first.startswith(f"{folder}: 3 new, 1 new versions, 2 withdrawn or deleted from arxiv category=cs.LG ")
+    marked = "2 withdrawn, deleted or retracted"
+    assert first.startswith(f"{folder}: 3 new, 1 new versions, {marked} from arxiv category=cs.LG ")
     assert " since 2025-01-20, in " in first and done.stderr == ""  # no terminal: no progress (a cron mail)
     requested = [request.args for request in day_two.requests]
     assert requested[0]["from"] == "2025-01-19" and "until" not in requested[0]  # a day's overlap, no end
@@ -107,12 +108,12 @@ def test_an_update_adds_the_new_papers_replaces_a_new_version_marks_the_withdraw
     found = paperscope("similar", "2501.00004", "-k", "18", "--index", folder, here=True, check=True).stdout
     assert "2501.00005      [withdrawn] Paper 5: " in found and "2501.00007      [deleted] Paper 7: " in found
     again = update(folder, day_two, "--quiet", here=True, check=True)  # the same day again: nothing new
-    assert again.stdout.startswith(f"{folder}: 0 new, 0 new versions, 0 withdrawn or deleted")
+    assert again.stdout.startswith(f"{folder}: 0 new, 0 new versions, 0 withdrawn, deleted or retracted")
     assert " since 2025-01-21, in " in again.stdout and day_two.requests[-1].args["from"] == "2025-01-20"
     assert len(PaperIndex.load(folder)) == 19
     day_two.faults.add("empty")  # a day with nothing new: noRecordsMatch, an empty fetch
     quiet = update(folder, day_two, "--quiet", here=True, check=True)
-    assert quiet.stdout.startswith(f"{folder}: 0 new, 0 new versions, 0 withdrawn or deleted")
+    assert quiet.stdout.startswith(f"{folder}: 0 new, 0 new versions, 0 withdrawn, deleted or retracted")
     after = PaperIndex.load(folder)
     assert sorted(after.ids()) == IDS and after.manifest.origins[0].watermark >= DAY_2_DATE  # never back
     generations.verify(folder)

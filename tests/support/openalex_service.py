@@ -85,6 +85,12 @@ class OpenAlexService(RecordedService):
     def __post_init__(self):
         self.server.expect_request("/works", method="GET").respond_with_handler(self.answer)
 
+    def chosen(self, filters: str) -> list[dict]:
+        """The works a filter keeps: this service reads ``from_updated_date:DAY`` (works changed on or
+        after it, as an update asks) and takes every other filter as matching every work."""
+        days = [part.split(":", 1)[1] for part in filters.split(",") if part.startswith("from_updated_date:")]
+        return [work for work in self.works if not days or work["updated_date"][:10] >= days[0]]
+
     def answer(self, request: Request) -> Response:
         """One request's answer, as the API (and its faults) give it."""
         self.record(request)
@@ -98,10 +104,11 @@ class OpenAlexService(RecordedService):
             return Response(body, 429, headers, "application/json")
         if self.faults and start:
             start -= 1  # the page starts again with the last work of the page before: a repeated work
-        results = self.works[start : start + self.page_size]
+        chosen = self.chosen(request.args.get("filter", ""))
+        results = chosen[start : start + self.page_size]
         end = start + self.page_size
-        following = f"page-{end}" if end < len(self.works) else None
-        meta = {"count": len(self.works), "db_response_time_ms": 12, "page": None, "per_page": 100}
+        following = f"page-{end}" if end < len(chosen) else None
+        meta = {"count": len(chosen), "db_response_time_ms": 12, "page": None, "per_page": 100}
         text = json.dumps({"meta": {**meta, "next_cursor": following}, "results": results, "group_by": []})
         if self.faults and start and not self._cut:
             self._cut = True
