@@ -22,10 +22,18 @@ from paperscope.ui.loading import load, print_json, print_results, reason_text, 
 
 logger = logging.getLogger("paperscope")
 DIGEST_PAPERS = 5
-NO_COLLECTIONS = (
-    "no collections or saved searches yet; create one with: paperscope collection create NAME [--from FILE] "
-    "[ID …], or save a search with: paperscope watch add QUERY"
-)
+
+
+def no_collections(index) -> str:
+    """What to say of an index with no collection and no saved search: the two ways to make one,
+    each a command that runs as printed (``--index`` given when not the default)."""
+    option = locations.index_option(index)
+    return (
+        f"no collections or saved searches yet; create one with: paperscope collection create NAME "
+        f"[--from FILE] [ID …]{option}; or save a search with: paperscope watch add TEXT --name NAME{option}"
+    )
+
+
 NAME = Text(MAX_NAME_CHARS)  # a collection's name
 
 
@@ -95,7 +103,7 @@ def cmd_collection_list(args) -> None:
         print_json(records(listing))
         return
     if listing.empty:
-        logger.info("%s%s", NO_COLLECTIONS, locations.index_option(args.index))
+        logger.info("%s", no_collections(args.index))
     for row in listing.itertuples():
         extra = "".join(
             f", {count} {label}" for count, label in ((row.outside, "outside the corpus"), (row.missing, "missing"))
@@ -220,7 +228,7 @@ def cmd_digest(args) -> None:
     digest = load(args).collections.digest(k=args.k, since=args.since)
     if not any(len(entry["papers"]) for entry in digest):  # why, on stderr (the Markdown says it too)
         whys = "; ".join(f"'{entry['name']}': {entry['papers'].note}" for entry in digest)
-        none = NO_COLLECTIONS + locations.index_option(args.index)
+        none = no_collections(args.index)
         logger.info("%s", f"no new papers for any collection or saved search ({whys})" if digest else none)
     if args.json:
         print_json(digest_json(digest))
@@ -244,9 +252,8 @@ def cmd_watch_list(args) -> None:
         print_json(records(listing))
         return
     if listing.empty:
-        logger.info(
-            "no saved searches yet; save one with: paperscope watch add QUERY%s", locations.index_option(args.index)
-        )
+        save = "paperscope watch add TEXT --name NAME"
+        logger.info("no saved searches yet; save one with: %s%s", save, locations.index_option(args.index))
     for row in listing.itertuples():
         print(f"{row.name}  ({'papers' if row.kind == 'ids' else 'text'}, from {row.threshold:.2f}): {row.query}")
 

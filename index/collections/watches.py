@@ -105,7 +105,7 @@ class Watches:
             hint = (
                 f"; did you mean {', '.join(close)}?" if close
                 else f"; this index has {', '.join(names[:10])}" if names
-                else f"; save one with: paperscope watch add QUERY{index_option(self._owner.parts.folder)}"
+                else f"; save one with: paperscope watch add TEXT --name NAME{index_option(self._owner.parts.folder)}"
             )  # fmt: skip
             raise NotFound(f"no saved search named '{name}' for {self._owner.parts.folder}{hint}")
         return found
