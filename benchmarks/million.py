@@ -29,6 +29,7 @@ import numpy as np
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
+from benchmarks.scale import EVALDATA
 
 CATEGORIES = ["cs.LG", "cs.CL", "cs.CV", "cs.AI", "stat.ML", "cs.RO", "cs.IR", "math.OC"]
 QUERIES = [
@@ -268,7 +269,7 @@ def main() -> None:
     parser.add_argument("--base", required=True, help="index of real abstracts to replicate")
     parser.add_argument(
         "--base-corpus",
-        default=str(Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "ijcai2021_2024_area.jsonl"),
+        default=str(EVALDATA),
     )
     parser.add_argument("--work", required=True)
     parser.add_argument("--papers", type=int, default=1_000_000)

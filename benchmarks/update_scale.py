@@ -24,6 +24,7 @@ from pathlib import Path
 
 from benchmarks.common import parser as common_parser
 from benchmarks.common import report
+from benchmarks.scale import EVALDATA
 
 REPLACED, WITHDRAWN = 23, 2
 # The stages of an add, by the functions that run them (cumulative seconds, from the profile).
@@ -113,7 +114,7 @@ def main() -> None:
     parser.add_argument("--base", required=True, help="a built index to replicate (e.g. the bundled sample's)")
     parser.add_argument(
         "--corpus",
-        default=str(Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "ijcai2021_2024_area.jsonl"),
+        default=str(EVALDATA),
         help="JSON lines whose sentences make the new papers' texts",
     )
     parser.add_argument("--work", required=True)
