@@ -65,8 +65,9 @@ def update(
     origins = generations.read_manifest(folder).origins
     if not origins:
         raise UserError(
-            f"{folder}: this index follows no source (it was built from files no fetch wrote); build one "
-            f"that does: paperscope fetch arxiv --category cs.LG -o F.jsonl && paperscope build F.jsonl -o {folder}"
+            f"{folder}: this index follows no source (it was built from files no fetch wrote); build one that "
+            "does in a new folder (this one stays as it is): paperscope fetch arxiv --category cs.LG -o F.jsonl "
+            "&& paperscope build F.jsonl -o DIR"
         )
     try:
         lock = FileLock(folder / UPDATE_LOCK, blocking=False).acquire()

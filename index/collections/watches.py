@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import shlex
 import unicodedata
 
 import pandas as pd
@@ -86,7 +87,8 @@ class Watches:
             ).fetchone():
                 raise Contradiction(
                     f"a saved search named '{name}' exists already for {self._owner.parts.folder}; give another "
-                    "--name, or remove it first: paperscope watch remove NAME"
+                    f"--name, or remove it first: paperscope watch remove {shlex.quote(name)}"
+                    f"{index_option(self._owner.parts.folder)}"
                 )
             db.execute(
                 "INSERT INTO watches (index_key, name, query, kind, threshold, created) VALUES (?, ?, ?, ?, ?, ?)",

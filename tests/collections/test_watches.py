@@ -6,6 +6,7 @@ beside the collections' with a recommendation's reasons; a file of an older sche
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sqlite3
 
@@ -154,3 +155,12 @@ def test_an_id_given_twice_is_one_paper(folder):
     assert run("watch", "add", first, first, "--name", "twice", folder=folder).returncode == 0
     listed = json.loads(run("watch", "list", "--json", folder=folder).stdout)
     assert [(w["name"], w["kind"], w["query"]) for w in listed] == [("twice", "ids", first)]
+
+
+def test_a_taken_names_hint_runs_as_printed(folder):
+    assert run("watch", "add", TEXT, folder=folder).returncode == 0
+    taken = run("watch", "add", TEXT, folder=folder)
+    hint = taken.stderr.split("remove it first: paperscope ", 1)[1].strip()
+    followed = paperscope(*shlex.split(hint), here=True)  # as printed: its name quoted, its --index given
+    assert followed.returncode == 0 and f"removed the saved search '{TEXT}'" in followed.stderr
+    assert run("watch", "add", TEXT, folder=folder).returncode == 0

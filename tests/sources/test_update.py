@@ -172,3 +172,4 @@ def test_an_index_built_from_plain_files_says_how_to_make_one_that_follows(sampl
     done = paperscope("update", "--index", sample_index_dir, here=True)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
     assert "follows no source" in done.stderr and "paperscope fetch arxiv --category" in done.stderr
+    assert f"-o {sample_index_dir}" not in done.stderr  # never a build over the index the user has
