@@ -101,7 +101,8 @@ def cmd_fetch(args) -> None:
     report = sources.fetch(query, out, FetchOptions(contact=args.contact, delay=args.delay, restart=args.restart))
     if report.complete_before:
         print(
-            f"{out} is complete: {report.records:,} papers of {query.describe()} (paperscope update gets what is new)"
+            f"{out} is complete: {report.records:,} papers of {query.describe()} "
+            "(an index built from it gets what is new with: paperscope update --index DIR)"
         )
         return
     marked = ", ".join(
