@@ -50,6 +50,7 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
 
     from paperscope.index.build import ann
     from paperscope.index.common.keyword import KeywordIndex
+    from paperscope.index.common.smoothed import SmoothedVectors
     from paperscope.index.store import generations
     from paperscope.index.store.manifest import PresetInfo
     from paperscope.settings import PRESETS
@@ -60,13 +61,15 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
     rows = np.arange(count) % size
     shape = (count, base.vectors.shape[1])
     vectors = np.lib.format.open_memmap(target.parent / "vectors.tmp.npy", "w+", np.float32, shape)
-    smoothed = np.lib.format.open_memmap(target.parent / "smoothed.tmp.npy", "w+", np.float32, shape)
     for start in range(0, count, 100_000):
         part = rows[start : start + 100_000]
-        noise = rng.normal(0, 0.02, (len(part), shape[1])).astype(np.float32)
-        for copy, source in ((vectors, base.vectors), (smoothed, base.smoothed)):
-            block = np.asarray(source)[part] + noise
-            copy[start : start + len(part)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+        block = np.asarray(base.vectors)[part] + rng.normal(0, 0.02, (len(part), shape[1])).astype(np.float32)
+        vectors[start : start + len(part)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    smoothed = None
+    if isinstance(base.smoothed, SmoothedVectors):  # each copy's neighbours: its base paper's, in its own copy
+        near = np.asarray(base.smoothed.neighbours)[rows] + (np.arange(count) - rows)[:, None]
+        near = np.where(near < count, near, near % size).astype(np.int32)
+        smoothed = SmoothedVectors(vectors, near, base.smoothed.weight)
     table = base.papers.take(pa.array(rows))
     columns = {
         "id": pa.array([f"2501.{i:07d}" for i in range(count)]),
@@ -115,8 +118,7 @@ def make_index(base_dir: Path, count: int, target: Path) -> None:
             manifest, vectors, faiss_index, [table], scaled(base.clusters.to_pandas()), keyword, smoothed
         ),
     )
-    for name in ("vectors.tmp.npy", "smoothed.tmp.npy"):
-        (target.parent / name).unlink()
+    (target.parent / "vectors.tmp.npy").unlink()
 
 
 PROBE = """

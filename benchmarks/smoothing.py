@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.smoothing --index DIR [--corpus IJCAI.jsonl]
 
 DIR is an index of the corpus. For each (k, weight), every paper's smoothed vector is computed
-(``paperscope.index.smoothing.smooth``, as a build does) and ``similar`` is evaluated leave-one-out
+(``smoothing_neighbours`` and ``SmoothedVectors``, as a build and a load do) and ``similar`` is evaluated leave-one-out
 against the corpus labels (P@1, P@10, macro P@10), in the default hybrid ranking and, for
 reference, dense on the raw vectors. Prints a Markdown table and writes JSON.
 """
@@ -18,7 +18,8 @@ from benchmarks.common import parser as common_parser
 from benchmarks.common import report
 from benchmarks.scale import EVALDATA
 from paperscope.index.analysis.evaluation import evaluate, labels_by_id
-from paperscope.index.build.smoothing import smooth
+from paperscope.index.build.smoothing import smoothing_neighbours
+from paperscope.index.common.smoothed import SmoothedVectors
 
 GRID = [(1, 0.5), (2, 0.5), (3, 0.25), (3, 0.5), (3, 1.0), (5, 0.5), (5, 1.0), (10, 0.5), (10, 1.0)]
 
@@ -44,7 +45,7 @@ def main() -> None:
     results = {"dense, raw vectors": evaluate(with_smoothed(None), "dense")}
     results["hybrid, raw vectors"] = evaluate(with_smoothed(None), "hybrid")
     for k, weight in GRID:
-        smoothed = smooth(vectors, vectors, stored.faiss_index, k, weight, np.arange(len(vectors)))
+        smoothed = SmoothedVectors(vectors, smoothing_neighbours(vectors, stored.faiss_index, k), weight)
         results[f"hybrid, smoothed k={k} weight={weight}"] = evaluate(with_smoothed(smoothed), "hybrid")
     index = with_smoothed(None)
     report(

@@ -37,8 +37,9 @@ from paperscope.embed.readers.admission import Admission, abstract_key, paper_ro
 from paperscope.embed.text import counted, embedding_texts
 from paperscope.errors import UserError, write_error
 from paperscope.index.build.shards import with_columns
-from paperscope.index.build.smoothing import smooth
+from paperscope.index.common.smoothed import SmoothedVectors, smoothed
 from paperscope.index.search.encoding import QueryEncoder
+from paperscope.index.search.nearest import without_own
 from paperscope.index.search.placement import TRUST_K, place_by_neighbours
 from paperscope.index.store import generations, maps
 from paperscope.index.store.manifest import Origin
@@ -263,7 +264,7 @@ def _nearest(old: generations.Generation, vectors: np.ndarray) -> tuple[np.ndarr
     """The nearest papers of the index to each of ``vectors`` and their similarities, best first:
     as many as the map's placement and the smoothing ask, in one search for both."""
     smoothing = old.manifest.settings.smoothing
-    count = min(max(TRUST_K, smoothing.k if smoothing else 0), old.papers.num_rows)
+    count = min(max(TRUST_K, smoothing.k + 1 if smoothing else 0), old.papers.num_rows)  # + a new version's old self
     return old.faiss_index.search(np.ascontiguousarray(vectors, dtype=np.float32), count)
 
 
@@ -352,13 +353,8 @@ def _grown(
     if arrivals.marks:
         papers = _marked(papers, arrivals.marks)
     at = np.concatenate([rows, count + np.arange(len(arrivals.new))])
-    smoothed = None
-    settings = old.manifest.settings
-    if old.smoothed is not None and settings.smoothing is not None:  # the new texts' from their neighbours
-        new_smoothed = smooth(vectors, old.vectors, old.faiss_index, settings.smoothing, neighbours=neighbours)
-        smoothed = np.concatenate([np.asarray(old.smoothed), new_smoothed[len(rows) :]])
-        smoothed[rows] = new_smoothed[: len(rows)]
     faiss_index, all_vectors = _with_vectors(old, rows, vectors.astype(np.float32, copy=False))
+    smoothed = _smoothed(old, rows, at, all_vectors, neighbours)
     keyword = old.keyword.with_rows(at, old.keyword.transform(texts)) if len(at) else old.keyword
     fine, coarse = _column(papers, "cluster"), _column(papers, "coarse_cluster")
     clusters = old.clusters.to_pandas()
@@ -374,6 +370,25 @@ def _grown(
         replaced=len(rows), marked=len(arrivals.marks), origins=origins,
     )  # fmt: skip
     return generations.Generation(manifest, all_vectors, faiss_index, papers, clusters, keyword, smoothed)
+
+
+def _smoothed(old: generations.Generation, rows: np.ndarray, at: np.ndarray, vectors: np.ndarray, neighbours):
+    """The next generation's smoothed vectors: the changed papers' (at rows ``at``, the replaced
+    ``rows`` first) made from their ``neighbours`` in the index (:func:`_nearest`'s, a new
+    version's old self left out), the others' kept; over the next generation's ``vectors``."""
+    smoothing = old.manifest.settings.smoothing
+    if old.smoothed is None or smoothing is None:
+        return None
+    own = np.concatenate([rows, np.full(len(at) - len(rows), -1)])
+    near = without_own(neighbours, neighbours, own, min(smoothing.k, neighbours.shape[1]))[1]
+    if isinstance(old.smoothed, SmoothedVectors):
+        kept = np.asarray(old.smoothed.neighbours)
+        grown = np.concatenate([kept, np.zeros((len(at) - len(rows), kept.shape[1]), kept.dtype)])
+        grown[at] = near[:, : kept.shape[1]]
+        return SmoothedVectors(vectors, grown, smoothing.weight)
+    grown = np.concatenate([np.asarray(old.smoothed), np.zeros((len(at) - len(rows), vectors.shape[1]), np.float32)])
+    grown[at] = smoothed(vectors[at], vectors[near], smoothing.weight)  # an index that kept the vectors themselves
+    return grown
 
 
 def _spliced_papers(table: pa.Table, changed: pa.Table, rows: np.ndarray) -> pa.Table:
@@ -407,31 +422,21 @@ def _with_vectors(old: generations.Generation, rows: np.ndarray, vectors: np.nda
     replaced by the first of ``vectors`` and the rest after. A flat index or an HNSW graph's flat
     storage has the rows overwritten in place and the rest added (HNSW keeps the links the old
     texts had: a new version's text is close to the old one's, and the next full build links anew),
-    and the vectors are that storage, not a copy (700,000 papers: 1.1 GB not copied again);
+    and the vectors are that storage, not a copy (700,000 papers: 1.1 GB not copied again): the old
+    generation's vectors, a view of the same storage, are not to be read after;
     any other kind of index is built again from the vectors (or added to, when no row is replaced)."""
-    import faiss
-
     from paperscope.index.build.ann import build_ann
 
     faiss_index = old.faiss_index
-    index = faiss.downcast_index(faiss_index)
-    storage = faiss.downcast_index(index.storage) if hasattr(index, "storage") else index
-    if not isinstance(storage, faiss.IndexFlat):
+    stored = generations.flat_vectors(faiss_index, writeable=True)
+    if stored is None:
         all_vectors = np.concatenate([np.asarray(old.vectors), vectors[len(rows) :]])
         all_vectors[rows] = vectors[: len(rows)]
         if len(rows):
             return build_ann(all_vectors, old.manifest.search.faiss), all_vectors
         faiss_index.add(np.ascontiguousarray(vectors))
         return faiss_index, all_vectors
-    if len(rows):
-        _stored(storage)[rows] = vectors[: len(rows)]
+    stored[rows] = vectors[: len(rows)]
+    del stored  # adding may move the storage
     faiss_index.add(np.ascontiguousarray(vectors[len(rows) :]))
-    return faiss_index, _stored(storage)  # valid while the index lives and is not added to: the generation's
-
-
-def _stored(storage) -> np.ndarray:
-    """The vectors a flat FAISS index holds, as an array over its own memory."""
-    import faiss
-
-    xb = storage.get_xb()  # faiss's generated stubs lack IndexFlat's
-    return faiss.rev_swig_ptr(xb, storage.ntotal * storage.d).reshape(storage.ntotal, storage.d)
+    return faiss_index, generations.flat_vectors(faiss_index)

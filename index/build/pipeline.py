@@ -31,11 +31,12 @@ from paperscope.embed.columns import OPTIONAL_FIELDS
 from paperscope.embed.model import model_folder
 from paperscope.embed.text import TEXT_RECIPE, counted
 from paperscope.errors import UserError, write_error
-from paperscope.files import TEMPORARY_PREFIX, reserved_array
+from paperscope.files import TEMPORARY_PREFIX
 from paperscope.index.build import ann, shards
 from paperscope.index.build.keyword_fit import fit_keyword_index
 from paperscope.index.build.local_engine import LocalEngine
-from paperscope.index.build.smoothing import smooth
+from paperscope.index.build.smoothing import smoothing_neighbours
+from paperscope.index.common.smoothed import SmoothedVectors
 from paperscope.index.store import generations, maps
 from paperscope.index.store.manifest import (
     CorpusInfo,
@@ -305,8 +306,8 @@ def _search_side(vectors, papers: shards.ShardSet, settings: BuildSettings, work
     smoothed = None
     if settings.smoothing:
         with stages.stage("smoothing"):
-            smoothed = reserved_array(work / "smoothed.npy", vectors.shape)
-            smooth(vectors, vectors, faiss_index, settings.smoothing, own_rows=np.arange(len(vectors)), out=smoothed)
+            neighbours = smoothing_neighbours(vectors, faiss_index, settings.smoothing.k)
+            smoothed = SmoothedVectors(vectors, neighbours, settings.smoothing.weight)
     return (
         keyword,
         faiss_index,

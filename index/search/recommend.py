@@ -26,6 +26,7 @@ import scipy.sparse
 
 from paperscope.errors import UserError
 from paperscope.index.common.kmeans import kmeans
+from paperscope.index.common.smoothed import smoothed
 from paperscope.index.search.ranking import Ranking, Reason
 from paperscope.settings import QuerySettings
 
@@ -131,8 +132,7 @@ def _as_documents(ranker, vectors: np.ndarray) -> np.ndarray:
     if ranker.smoothed is None or not smoothing or not len(vectors):
         return vectors
     near = ranker.faiss_search(vectors, min(smoothing.k, len(ranker)))[1]
-    mixed = vectors + smoothing.weight * np.asarray(ranker.vectors)[near].mean(axis=1)
-    return (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
+    return smoothed(vectors, np.asarray(ranker.vectors)[near], smoothing.weight)
 
 
 def _classifier(ranker, positive, positive_vectors, negative, negative_vectors):

@@ -5,14 +5,17 @@ Layout of an index folder ``DIR``::
     DIR/CURRENT                   name of the generation readers use (replaced atomically)
     DIR/gen-<time>-<hex>/         one complete build
         manifest.json             format version, model, counts, recipe, versions, file checksums
-        vectors.npy               float32 (n, d), L2-normalised, row i = paper i (memory-mapped)
-        faiss.index               FAISS inner-product index over the same rows (its vectors memory-mapped)
+        faiss.index               FAISS inner-product index over the papers' vectors (float32 (n, d),
+                                  L2-normalised, row i = paper i): its flat storage, memory-mapped, is
+                                  the vectors (a kind without one, IVF or PQ, has vectors.npy beside it)
         papers.arrow              metadata, one row per paper, same order as the vectors
                                   (Arrow IPC file, uncompressed: memory-mapped, nothing decoded at load)
         clusters.parquet          topic clusters and their names
         keyword.{csr,csc}.*.npy   sparse TF-IDF paper x term matrix, by paper and by term (memory-mapped)
         keyword_terms.json        its terms and their IDF
-        smoothed.npy              neighbour-smoothed vectors, same rows (only when the build smoothed; memory-mapped)
+        smoothing_neighbours.npy  int32 (n, k): each paper's nearest other rows, from which its
+                                  neighbour-smoothed vector is made (only when the build smoothed; an
+                                  index written before kept the vectors themselves, smoothed.npy)
     DIR/.build.lock               held by the build writing into DIR
     DIR/curations.json            corrections to the topics (:mod:`.curations`): never touched by a build
     DIR/IDENTITY                  the index's identity (a random id, written by its first build): what
@@ -50,6 +53,7 @@ from paperscope import locations
 from paperscope.errors import UserError
 from paperscope.files import TEMPORARY_PREFIX, atomic_path, file_digest, mapped_array
 from paperscope.index.common.keyword import KeywordIndex
+from paperscope.index.common.smoothed import SmoothedVectors
 from paperscope.index.store.keyword_files import read_keyword, write_keyword
 from paperscope.index.store.manifest import Manifest
 
@@ -60,7 +64,7 @@ VECTORS_FILE, FAISS_FILE, PAPERS_FILE, CLUSTERS_FILE, MANIFEST_FILE = (
     "clusters.parquet",
     "manifest.json",
 )
-SMOOTHED_FILE = "smoothed.npy"
+SMOOTHED_FILE, NEIGHBOURS_FILE = "smoothed.npy", "smoothing_neighbours.npy"  # the first: written before
 POINTER_FILE, LOCK_FILE, IDENTITY_FILE = "CURRENT", ".build.lock", "IDENTITY"
 
 
@@ -96,7 +100,9 @@ class Generation:
     papers: Any  # read: a memory-mapped pyarrow Table; written: a DataFrame, a Table or an iterable of Tables
     clusters: Any  # both levels' topics; read: a pyarrow Table (a lookup loads no pandas); written: a DataFrame
     keyword: KeywordIndex
-    smoothed: np.ndarray | None = None  # neighbour-smoothed vectors (paperscope.index.build.smoothing), if built
+    # neighbour-smoothed vectors (paperscope.index.build.smoothing), if built: made from each paper's
+    # neighbours (an array: those of an index written before they were)
+    smoothed: SmoothedVectors | np.ndarray | None = None
     name: str | None = None  # read: the generation folder's name
 
 
@@ -133,6 +139,29 @@ def _map_papers(path: Path):
     return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
+class _Holding:
+    """An array's memory that belongs to a FAISS index: the array keeps the index alive."""
+
+    def __init__(self, faiss_index, address: int, shape: tuple[int, int], writeable: bool):
+        self.faiss_index = faiss_index
+        self.__array_interface__ = {"shape": shape, "typestr": "<f4", "data": (address, not writeable), "version": 3}
+
+
+def flat_vectors(faiss_index, writeable: bool = False) -> np.ndarray | None:
+    """The vectors a FAISS index stores flat (a Flat index, or an HNSW graph's flat storage), as an
+    (n, d) float32 array over the index's own memory, which it keeps alive; None for a kind that
+    stores them otherwise (IVF, PQ, scalar quantizers). ``writeable``: only for an index read whole."""
+    import faiss
+
+    index = faiss.downcast_index(faiss_index)
+    storage = faiss.downcast_index(index.storage) if hasattr(index, "storage") else index
+    if not isinstance(storage, faiss.IndexFlat) or storage.ntotal == 0:
+        return None
+    xb = storage.get_xb()  # faiss's generated stubs lack IndexFlat's
+    address = faiss.rev_swig_ptr(xb, 1).__array_interface__["data"][0]
+    return np.asarray(_Holding(faiss_index, address, (storage.ntotal, storage.d), writeable))
+
+
 def write_generation(folder: Path, generation: Generation, on_stage=None) -> Path:
     """Write one complete index generation into ``folder`` and make it current (call under build_lock);
     ``on_stage("commit")`` is called between the two, once the generation's files are complete."""
@@ -150,10 +179,9 @@ def write_generation(folder: Path, generation: Generation, on_stage=None) -> Pat
                 if path.name not in digests:
                     digests[path.name] = pool.submit(file_digest, path)
 
-        np.save(
-            temporary / VECTORS_FILE, np.ascontiguousarray(generation.vectors, dtype=np.float32), allow_pickle=False
-        )
-        hash_written()
+        if flat_vectors(generation.faiss_index) is None:  # else the FAISS index's storage is the vectors
+            np.save(temporary / VECTORS_FILE, np.ascontiguousarray(generation.vectors, np.float32), allow_pickle=False)
+            hash_written()
         faiss.write_index(generation.faiss_index, str(temporary / FAISS_FILE))
         hash_written()
         _write_papers(temporary / PAPERS_FILE, generation.papers)
@@ -161,7 +189,10 @@ def write_generation(folder: Path, generation: Generation, on_stage=None) -> Pat
         hash_written()
         write_keyword(generation.keyword, temporary)
         hash_written()
-        if generation.smoothed is not None:
+        if isinstance(generation.smoothed, SmoothedVectors):
+            neighbours = np.ascontiguousarray(generation.smoothed.neighbours, np.int32)
+            np.save(temporary / NEIGHBOURS_FILE, neighbours, allow_pickle=False)
+        elif generation.smoothed is not None:  # an index written before neighbours were kept, added to
             np.save(
                 temporary / SMOOTHED_FILE, np.ascontiguousarray(generation.smoothed, np.float32), allow_pickle=False
             )
@@ -412,14 +443,20 @@ def read_generation(folder: str | Path, mapped: bool = True) -> Generation:
 
     source, manifest, hint = _source(Path(folder))
     try:
-        vectors = mapped_array(source / VECTORS_FILE)
         faiss_index = faiss.read_index(str(source / FAISS_FILE), faiss.IO_FLAG_MMAP_IFC if mapped else 0)
+        if VECTORS_FILE in manifest.files:
+            vectors = mapped_array(source / VECTORS_FILE)
+        elif (vectors := flat_vectors(faiss_index, writeable=not mapped)) is None:
+            raise ValueError(f"{VECTORS_FILE} missing and the FAISS index holds no flat vectors")
         papers = _map_papers(source / PAPERS_FILE)
         clusters = _read_table(source / CLUSTERS_FILE)
         keyword = read_keyword(source)
-        smoothed = None
+        smoothed: SmoothedVectors | np.ndarray | None = None
         if SMOOTHED_FILE in manifest.files:
             smoothed = mapped_array(source / SMOOTHED_FILE)
+        elif NEIGHBOURS_FILE in manifest.files and manifest.settings.smoothing is not None:
+            neighbours = mapped_array(source / NEIGHBOURS_FILE)
+            smoothed = SmoothedVectors(vectors, neighbours, manifest.settings.smoothing.weight)
     except (OSError, ValueError, RuntimeError, KeyError) as exc:  # faiss raises RuntimeError
         raise UserError(
             f"{source}: unreadable ({str(exc).splitlines()[0][:120]}); rebuild the index ({hint})"
@@ -436,4 +473,11 @@ def read_generation(folder: str | Path, mapped: bool = True) -> Generation:
             f"{source}: vectors {vectors.shape}, FAISS {faiss_index.ntotal} rows and "
             f"{papers.num_rows} papers disagree with the manifest {expected_shape}; rebuild the index ({hint})"
         )
+    if isinstance(smoothed, SmoothedVectors) and not _within(smoothed.neighbours, manifest.count):
+        raise UserError(f"{source / NEIGHBOURS_FILE}: names papers the index lacks; rebuild the index ({hint})")
     return Generation(manifest, vectors, faiss_index, papers, clusters, keyword, smoothed, name=source.name)
+
+
+def _within(neighbours: np.ndarray, count: int) -> bool:
+    """Whether ``neighbours`` has a row for each of ``count`` papers, each naming rows below ``count``."""
+    return len(neighbours) == count and (neighbours.size == 0 or int(neighbours.max()) < count)

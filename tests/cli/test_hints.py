@@ -111,10 +111,10 @@ def _commands(message: str) -> list[str]:
 
 
 def _flip_a_byte(folder: Path) -> None:
-    vectors = folder / generations.current_generation_name(folder) / generations.VECTORS_FILE
-    data = bytearray(vectors.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    vectors.write_bytes(bytes(data))
+    path = folder / generations.current_generation_name(folder) / generations.FAISS_FILE
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside the vectors
+    path.write_bytes(bytes(data))
 
 
 def _corrupt_manifest(folder: Path) -> None:

@@ -1,9 +1,11 @@
 """The index folder: build, load, lookups, cache, atomic writes, integrity checks."""
 
+import gc
 import json
 import os
 import shutil
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,10 +30,11 @@ def test_folder_holds_vectors_faiss_metadata_and_manifest(sample_index_dir, samp
     assert manifest.model.name == "sentence-transformers/all-MiniLM-L6-v2"
     assert len(manifest.model.fingerprint) == 16
     assert manifest.long_text == LongTextInfo(strategy="mean", long_texts=17, max_tokens=254)
-    assert set(manifest.files) >= {"vectors.npy", "faiss.index", "papers.arrow"}
+    assert set(manifest.files) >= {"faiss.index", "papers.arrow", "smoothing_neighbours.npy"}
+    assert "vectors.npy" not in manifest.files  # a flat FAISS index's storage is the vectors
     assert set(manifest.versions) >= {"faiss-cpu", "numpy", "sentence-transformers"}
-    vectors = np.load(next(sample_index_dir.glob("gen-*/vectors.npy")), mmap_mode="r", allow_pickle=False)
-    assert vectors.dtype == np.float32 and vectors.shape == (38, 384)
+    vectors = sample_index.vectors
+    assert vectors.dtype == np.float32 and vectors.shape == (38, 384) and not vectors.flags.writeable
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert sample_index.papers["id"].is_unique and len(sample_index.papers) == 38
 
@@ -182,15 +185,19 @@ def test_a_second_build_into_the_same_folder_fails_clearly(tmp_path):
         ("delete", "missing"),
         ("version", "index format 99"),
         ("no-pointer", "not a paperscope index"),
+        ("neighbours", "smoothing_neighbours.npy: names papers the index lacks"),
     ],
 )
 def test_damaged_index_is_a_clear_error(sample_index_dir, tmp_path, damage, message):
     folder, generation = _copy(sample_index_dir, tmp_path)
-    vectors = generation / "vectors.npy"
     if damage == "truncate":
-        vectors.write_bytes(vectors.read_bytes()[:-100])
+        faiss_file = generation / "faiss.index"
+        faiss_file.write_bytes(faiss_file.read_bytes()[:-100])
     elif damage == "delete":
         (generation / "papers.arrow").unlink()
+    elif damage == "neighbours":  # a row past the last paper: a search would fail on it
+        neighbours = generation / "smoothing_neighbours.npy"
+        np.save(neighbours, np.load(neighbours) + 38)
     elif damage == "version":
         manifest = json.loads((generation / "manifest.json").read_text())
         (generation / "manifest.json").write_text(json.dumps({**manifest, "format_version": 99}))
@@ -201,7 +208,7 @@ def test_damaged_index_is_a_clear_error(sample_index_dir, tmp_path, damage, mess
     assert "rebuild" in str(error.value) or "build one" in str(error.value)
 
 
-@pytest.mark.parametrize("file_name", ["vectors.npy", "papers.arrow", "keyword.csc.data.npy", "faiss.index"])
+@pytest.mark.parametrize("file_name", ["keyword.csr.data.npy", "papers.arrow", "keyword.csc.data.npy", "faiss.index"])
 def test_verify_finds_a_flipped_byte_that_loading_does_not_read(sample_index_dir, tmp_path, file_name):
     folder, generation = _copy(sample_index_dir, tmp_path)
     assert "match their checksums" in paperscope("verify", "--index", folder, here=True, check=True).stdout
@@ -225,17 +232,37 @@ def _memory_mapped(array) -> bool:
     return False
 
 
+def _mapped_from(array: np.ndarray) -> str | None:
+    """The file whose mapping into this process holds ``array``'s memory, if any."""
+    address = array.__array_interface__["data"][0]
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        span, *_, path = line.split(maxsplit=5)
+        low, high = (int(bound, 16) for bound in span.split("-"))
+        if low <= address and address + array.nbytes <= high:
+            return path.strip()
+    return None
+
+
 def test_a_loaded_index_reads_its_arrays_memory_mapped(sample_index_dir):
     sample_index = PaperIndex.load(sample_index_dir)
     sample_index.similar(sample_index.ids()[0]).to_pandas()
     sample_index.search("diffusion transformers").to_pandas()
-    assert _memory_mapped(sample_index.vectors)
+    assert _mapped_from(sample_index.vectors) == str(
+        sample_index.folder / generations.current_generation_name(sample_index.folder) / generations.FAISS_FILE
+    )  # the FAISS index's flat storage, read memory-mapped: the vectors, no copy beside it
+    assert _memory_mapped(read_generation(sample_index.folder).smoothed.neighbours)
     assert all(
         _memory_mapped(getattr(read_generation(sample_index.folder).keyword.matrix, name))
         for name in ("data", "indices", "indptr")
     )
     assert _memory_mapped(read_generation(sample_index.folder).keyword.by_term.indices)
     assert "papers" not in sample_index.__dict__  # the DataFrame is decoded only when asked for
+
+
+def test_the_vectors_outlive_the_index_they_came_from(sample_index_dir):
+    vectors = PaperIndex.load(sample_index_dir).vectors  # the FAISS index's memory; the index itself is dropped
+    gc.collect()
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
 def test_a_different_model_is_refused_for_queries(sample_index_dir, tmp_path):
@@ -372,7 +399,7 @@ def test_hybrid_ranks_on_smoothed_vectors_and_dense_on_raw_ones(sample_index_dir
     assert (
         read_generation(raw.folder).smoothed is None
         and not (tmp_path / "raw" / generations.current_generation_name(tmp_path / "raw"))
-        .joinpath(generations.SMOOTHED_FILE)
+        .joinpath(generations.NEIGHBOURS_FILE)
         .exists()
     )
     paper_id = raw.papers["id"][0]
@@ -386,3 +413,18 @@ def test_hybrid_ranks_on_smoothed_vectors_and_dense_on_raw_ones(sample_index_dir
         raw.similar(paper_id, k=37).to_pandas().set_index("id").loc[with_smoothing["id"], "cosine"],
     )
     assert not np.allclose(with_smoothing["score"], without.set_index("id").reindex(with_smoothing["id"])["score"])
+
+
+def test_a_smoothed_vector_is_its_paper_plus_half_the_mean_of_its_three_nearest_others(sample_index_dir):
+    generation = read_generation(sample_index_dir)  # the index keeps the neighbours; the vectors are made
+    vectors = np.asarray(generation.vectors)
+    cosines = vectors @ vectors.T
+    np.fill_diagonal(cosines, -np.inf)
+    nearest = np.argsort(-cosines, axis=1, kind="stable")[:, :3]
+    expected = vectors + 0.5 * vectors[nearest].mean(axis=1)
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    smoothed = generation.smoothed
+    np.testing.assert_allclose(np.asarray(smoothed), expected, atol=1e-6)
+    np.testing.assert_allclose(smoothed[[5, 2]], expected[[5, 2]], atol=1e-6)
+    np.testing.assert_allclose(smoothed[7], expected[7], atol=1e-6)
+    np.testing.assert_allclose(smoothed[np.arange(38) % 2 == 0], expected[::2], atol=1e-6)

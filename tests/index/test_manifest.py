@@ -9,6 +9,7 @@ import dataclasses
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from paperscope import PaperIndex, UserError
@@ -50,6 +51,10 @@ def test_an_index_of_every_earlier_release_loads_answers_and_grows(release, tmp_
     grown = PaperIndex.load(folder).manifest
     assert grown.count == 14 and grown.corpus.sources[-1] == "later.jsonl" and grown.corpus.added[-1]["papers"] == 2
     assert grown.model == manifest.model and grown.search == manifest.search
+    smoothed = generations.read_generation(folder).smoothed  # that release kept the smoothed vectors themselves
+    assert (smoothed is None) == (release == "50675d1")
+    if smoothed is not None:
+        assert smoothed.shape == (14, 384) and np.allclose(np.linalg.norm(smoothed, axis=1), 1, atol=1e-5)
 
 
 def test_the_manifest_round_trips_through_json(sample_index_dir):

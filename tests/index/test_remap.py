@@ -53,7 +53,7 @@ def test_remap_cuts_n_topics_without_touching_vectors_faiss_or_layout(index_dir)
     after = index.map.table()
     assert np.array_equal(before[["x", "y", "map_trust"]], after[["x", "y", "map_trust"]])  # the same layout
     assert after["cluster"].tolist() == before["cluster"].tolist()  # the build's fine clusters kept
-    assert _generation_digests(index_dir) == digests  # vectors.npy, faiss.index, papers.arrow: the same bytes
+    assert _generation_digests(index_dir) == digests  # faiss.index, papers.arrow, neighbours: the same bytes
     generations.verify(index_dir)
     listed = index.map.maps()
     assert listed["name"].tolist() == ["build", f"topics-{wanted}"]

@@ -269,7 +269,7 @@ def test_a_generation_that_does_not_load_is_logged_and_the_old_one_served(sample
     with open(log, "w") as stream, paperscope_server("serve", folder, ("--workers", "1"), stderr=stream) as (url, _):
         broken = folder / "gen-broken"
         shutil.copytree(folder / before, broken)
-        (broken / generations.VECTORS_FILE).write_bytes(b"\x93NUMPY")  # truncated: its size disagrees with the manifest
+        (broken / generations.FAISS_FILE).write_bytes(b"IHNf")  # truncated: its size disagrees with the manifest
         (folder / generations.POINTER_FILE).write_text("gen-broken\n")
         while "still serving" not in log.read_text():  # the watcher has tried it
             status, health, _ = call(url, "GET", "/healthz")
