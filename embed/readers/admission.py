@@ -36,14 +36,14 @@ class ReadReport:
         if self.known:
             paper = "paper" if self.known == 1 else "papers"
             out.append(f"{self.known:,} {paper} already in the index (the same id or abstract)")
-        for label, items in [
-            ("records skipped", self.skipped),
-            ("duplicate ids kept once", self.duplicate_ids),
-            ("duplicate abstracts kept once", self.duplicate_abstracts),
+        for what, label, items in [
+            ("record", "skipped", self.skipped),
+            ("duplicate id", "kept once", self.duplicate_ids),
+            ("duplicate abstract", "kept once", self.duplicate_abstracts),
         ]:
             if items:
                 shown = "; ".join(items[:5]) + (f"; … {len(items) - 5} more" if len(items) > 5 else "")
-                out.append(f"{len(items)} {label}: {shown}")
+                out.append(f"{len(items)} {what}{'' if len(items) == 1 else 's'} {label}: {shown}")
         return out
 
 
@@ -75,6 +75,7 @@ def paper_row(record: dict) -> dict:
 
 
 KNOWN = "the index"  # the "source" of a paper an index holds already
+GONE = ("withdrawn", "deleted", "retracted")  # statuses a source gives a paper taken back (sources/)
 
 
 class Admission:
@@ -103,11 +104,13 @@ class Admission:
         name = next(name for name, number in self._files.items() if number == packed >> 40)
         return f"{name}:{packed & (1 << 40) - 1}"
 
-    def admit(self, source: str, paper_id: str, text_key: str, chars: int) -> bool:
-        """Whether the record at ``source`` (id, ``abstract_key`` and length of its abstract) is kept."""
+    def admit(self, source: str, paper_id: str, text_key: str, chars: int, status: str | None = None) -> bool:
+        """Whether the record at ``source`` (id, ``abstract_key`` and length of its abstract, its
+        ``status`` column where it has one) is kept."""
         key = bytes.fromhex(text_key)
-        if not chars:
-            self.report.skipped.append(f"{source}: empty abstract")
+        if not chars:  # a source's deleted or withdrawn record has no abstract: said as what it is
+            reason = f"{status}, no abstract" if status in GONE else "empty abstract"
+            self.report.skipped.append(f"{source}: {reason}")
         elif chars > MAX_ABSTRACT_CHARS:
             self.report.skipped.append(f"{source}: abstract of {chars:,} characters (limit {MAX_ABSTRACT_CHARS:,})")
         elif self._text_sources.get(key, "") is KNOWN or self._id_sources.get(paper_id, "") is KNOWN:
@@ -156,7 +159,8 @@ def admitted_papers(
     for path in paths:
         for record in iter_records(path, overrides, announce, on_bytes=on_bytes, reading=admission.reading):
             row = paper_row(record)
-            if admission.admit(row["source"], row["id"], abstract_key(row["abstract"]), len(row["abstract"])):
+            key, chars, status = abstract_key(row["abstract"]), len(row["abstract"]), row["extra"].get("status")
+            if admission.admit(row["source"], row["id"], key, chars, status):
                 yield row
 
 

@@ -33,7 +33,7 @@ from paperscope import locations
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.columns import RESERVED, CorpusColumns, kind_of, values_array
 from paperscope.embed.readers import Reading, iter_records
-from paperscope.embed.readers.admission import Admission, abstract_key, paper_row
+from paperscope.embed.readers.admission import GONE, Admission, abstract_key, paper_row
 from paperscope.embed.text import counted, embedding_texts
 from paperscope.errors import UserError, write_error
 from paperscope.index.build.shards import with_columns
@@ -55,7 +55,7 @@ logger = logging.getLogger(__name__)
 # Above this share of papers placed rather than laid out, new topics may have formed that no
 # existing cluster holds: suggest a full rebuild.
 REBUILD_SHARE = 0.2
-MARKS = ("withdrawn", "deleted", "retracted")  # a record with one of these statuses marks its paper
+MARKS = GONE  # a record with one of these statuses marks its paper
 MAX_PARTS = 1000  # record batches of the papers' table above which an add writes it as one again
 
 
@@ -137,7 +137,10 @@ def _arrivals(old: generations.Generation, inputs, fields: Fields) -> _Arrivals:
     for paper, row in zip(papers, _rows_of(table, [paper["id"] for paper in papers]).tolist(), strict=True):
         if row >= 0:
             held[row] = paper
-        elif admission.admit(paper["source"], paper["id"], abstract_key(paper["abstract"]), len(paper["abstract"])):
+        elif admission.admit(
+            paper["source"], paper["id"], abstract_key(paper["abstract"]), len(paper["abstract"]),
+            paper["extra"].get("status"),
+        ):  # fmt: skip
             new.append(paper)
     again = _abstracts_held(table, new)
     arrivals = _changes(table, held, pd.DataFrame([paper for paper, seen in zip(new, again, strict=True) if not seen]))

@@ -55,6 +55,7 @@ def _read_file(batch: pd.DataFrame, fields: dict | None, where: tuple = ()) -> p
                         "record": record_number,
                         "text_key": abstract_key(row["abstract"]),
                         "chars": len(row["abstract"]),
+                        "status": row["extra"].get("status") or "",  # a string in every block, for Arrow
                         "error": None,
                     }
                 )
@@ -68,10 +69,11 @@ def _read_file(batch: pd.DataFrame, fields: dict | None, where: tuple = ()) -> p
                     "id": "",
                     "text_key": "",
                     "chars": 0,
+                    "status": "",
                     "error": str(exc),
                 }
             )
-    columns = [*paper_row({"source": ""}), "file", "record", "text_key", "chars", "error"]
+    columns = [*paper_row({"source": ""}), "file", "record", "text_key", "chars", "status", "error"]
     return pd.DataFrame(rows, columns=columns)  # the columns even when --where leaves out every record
 
 
@@ -222,7 +224,7 @@ def _read(inputs, fields: dict | None, where: tuple = ()):
     )
     records = records.materialize()
     keys = pd.concat(
-        records.select_columns(["file", "record", "source", "id", "text_key", "chars", "error"]).iter_batches(
+        records.select_columns(["file", "record", "source", "id", "text_key", "chars", "status", "error"]).iter_batches(
             batch_format="pandas", batch_size=None
         )
     ).sort_values(["file", "record"])
@@ -238,7 +240,7 @@ def _admit(keys: pd.DataFrame, inputs) -> tuple[Admission, np.ndarray]:
     admitted = np.array(
         [
             admission.admit(*row)
-            for row in zip(keys["source"], keys["id"], keys["text_key"], keys["chars"], strict=True)
+            for row in zip(keys["source"], keys["id"], keys["text_key"], keys["chars"], keys["status"], strict=True)
         ],
         dtype=bool,
     )

@@ -138,8 +138,10 @@ def test_a_category_is_fetched_whole_through_its_faults(httpserver, tmp_path):
     state = sources.read_state(out)
     assert state is not None and state.complete and (state.pages, state.records) == (3, 8)
     assert state.watermark == RESPONSE_DATE and state.committed_bytes == out.stat().st_size
-    frame, _ = read_corpus([out])  # the file builds as it is: the deleted line has no text to embed
+    frame, report = read_corpus([out])  # the file builds as it is: the deleted line has no text to embed
     assert set(frame["id"]) == set(IDS) - {"2501.00006"} and (frame["year"] == 2025).all()
+    deleted_line = IDS.index("2501.00006") + 1
+    assert report.lines() == [f"1 record skipped: {out.name}:{deleted_line}: deleted, no abstract"]  # not "empty"
     again = fetch(service, out)
     assert again.returncode == 0 and "is complete" in again.stdout and len(service.requests) == 5
 
