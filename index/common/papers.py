@@ -7,6 +7,7 @@ record batch by record batch, so nothing reads every abstract.
 from __future__ import annotations
 
 import difflib
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +23,8 @@ if TYPE_CHECKING:  # frame() alone makes a DataFrame: a lookup loads no pandas
     import pandas as pd
 
 CLOSE_IDS_UP_TO = 100_000  # papers; above this an unknown id is not compared with every id
+# An arXiv id with its version (new and old style): the paper of the id without it, when the index has no such id
+VERSIONED = re.compile(r"(\d{4}\.\d{4,5}|[a-z][a-z.-]*/\d{7})v\d+", re.IGNORECASE)
 
 
 def arrow_numbers(values: np.ndarray) -> pa.Array:
@@ -51,15 +54,23 @@ class PaperTable:
         """Row numbers of ``paper_ids``; an unknown id raises :class:`UnknownPaper` suggesting close
         ids or titles."""
         paper_ids = [str(paper_id).strip() for paper_id in paper_ids]
-        found = np.array([self._row_of.get(paper_id, -1) for paper_id in paper_ids], dtype=np.int64)
+        found = np.array([self._row(paper_id) for paper_id in paper_ids], dtype=np.int64)
         if (found < 0).any():
             raise self.unknown(paper_ids[int(np.flatnonzero(found < 0)[0])])
         return found
 
+    def _row(self, paper_id: str) -> int:
+        """The row of ``paper_id``, or of the arXiv id it is with a version (``2501.00001v2``) when
+        the table holds no such id but the id without it (as a fetch writes them); else -1."""
+        row = self._row_of.get(paper_id, -1)
+        if row < 0 and (versioned := VERSIONED.fullmatch(paper_id)):
+            return self._row_of.get(versioned.group(1), -1)
+        return row
+
     def known(self, paper_ids: list[str]) -> list[str]:
-        """Those of ``paper_ids`` that are papers of the table, in their order."""
+        """Those of ``paper_ids`` that are papers of the table (arXiv ids with a version too), in their order."""
         paper_ids = [str(paper_id).strip() for paper_id in paper_ids]
-        return [paper_id for paper_id in paper_ids if paper_id in self._row_of]
+        return [paper_id for paper_id in paper_ids if self._row(paper_id) >= 0]
 
     def unknown(self, paper_id: str) -> UnknownPaper:
         """The error for an unknown id, with close ids and titles containing it as suggestions."""

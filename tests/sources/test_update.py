@@ -107,6 +107,8 @@ def test_an_update_adds_the_new_papers_replaces_a_new_version_marks_the_withdraw
     assert "2501.00003" not in " ".join(digest)  # a new version is not a new paper
     found = paperscope("similar", "2501.00004", "-k", "18", "--index", folder, here=True, check=True).stdout
     assert "2501.00005      [withdrawn] Paper 5: " in found and "2501.00007      [deleted] Paper 7: " in found
+    versioned = paperscope("similar", "2501.00004v2", "-k", "18", "--index", folder, here=True, check=True)
+    assert versioned.stdout == found  # an id as arxiv.org shows it, with its version: the paper of the id
     again = update(folder, day_two, "--quiet", here=True, check=True)  # the same day again: nothing new
     assert again.stdout.startswith(f"{folder}: 0 new, 0 new versions, 0 withdrawn, deleted or retracted")
     assert " since 2025-01-21, in " in again.stdout and day_two.requests[-1].args["from"] == "2025-01-20"
