@@ -442,4 +442,6 @@ def _with_vectors(old: generations.Generation, rows: np.ndarray, vectors: np.nda
     stored[rows] = vectors[: len(rows)]
     del stored  # adding may move the storage
     faiss_index.add(np.ascontiguousarray(vectors[len(rows) :]))
-    return faiss_index, generations.flat_vectors(faiss_index)
+    grown = generations.flat_vectors(faiss_index)
+    assert grown is not None  # a flat storage stays one
+    return faiss_index, grown

@@ -52,3 +52,6 @@ class SmoothedVectors:
         """All of them, made a block of rows at a time."""
         whole = np.concatenate([self[start : start + 20_000] for start in range(0, len(self), 20_000)])
         return whole if dtype is None else whole.astype(dtype)
+
+
+RowVectors = np.ndarray | SmoothedVectors  # vectors of papers, given by row: stored or made when asked for

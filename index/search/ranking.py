@@ -21,6 +21,7 @@ from typing import Any, NotRequired, TypedDict
 import numpy as np
 
 from paperscope.errors import UserError
+from paperscope.index.common.smoothed import RowVectors
 from paperscope.settings import Mode, QuerySettings
 
 FIRST_BONUS = 0.25  # added to the score of a paper using the query's acronym (in the score shown: it ranks by it)
@@ -75,7 +76,7 @@ class Query:
         return self.vector
 
 
-def rocchio(vectors: np.ndarray, positive: list[int], negative: list[int], weight: float) -> np.ndarray:
+def rocchio(vectors: RowVectors, positive: list[int], negative: list[int], weight: float) -> np.ndarray:
     """The mean of the ``positive`` rows minus ``weight`` x the mean of the ``negative`` ones, normalised."""
     vector = vectors[positive].mean(axis=0)
     if negative:
@@ -88,7 +89,7 @@ class Ranker:
     keyword index, and the search section of its manifest (a
     :class:`~paperscope.index.store.manifest.SearchInfo`: default modes and weights, HNSW depth)."""
 
-    def __init__(self, vectors: np.ndarray, smoothed: np.ndarray | None, faiss_index, keyword, search):
+    def __init__(self, vectors: np.ndarray, smoothed: RowVectors | None, faiss_index, keyword, search):
         self.vectors = vectors
         self.smoothed = smoothed
         self.faiss_index = faiss_index
@@ -101,7 +102,7 @@ class Ranker:
             faiss.downcast_index(faiss_index).hnsw.efSearch = search.ef_search  # type: ignore[attr-defined]
 
     @property
-    def documents(self) -> np.ndarray:
+    def documents(self) -> RowVectors:
         """What the papers are ranked as: the smoothed vectors when the index has them, else the raw ones."""
         return self.vectors if self.smoothed is None else self.smoothed
 

@@ -53,7 +53,7 @@ from paperscope import locations
 from paperscope.errors import UserError
 from paperscope.files import TEMPORARY_PREFIX, atomic_path, file_digest, mapped_array
 from paperscope.index.common.keyword import KeywordIndex
-from paperscope.index.common.smoothed import SmoothedVectors
+from paperscope.index.common.smoothed import RowVectors, SmoothedVectors
 from paperscope.index.store.keyword_files import read_keyword, write_keyword
 from paperscope.index.store.manifest import Manifest
 
@@ -102,7 +102,7 @@ class Generation:
     keyword: KeywordIndex
     # neighbour-smoothed vectors (paperscope.index.build.smoothing), if built: made from each paper's
     # neighbours (an array: those of an index written before they were)
-    smoothed: SmoothedVectors | np.ndarray | None = None
+    smoothed: RowVectors | None = None
     name: str | None = None  # read: the generation folder's name
 
 
@@ -451,7 +451,7 @@ def read_generation(folder: str | Path, mapped: bool = True) -> Generation:
         papers = _map_papers(source / PAPERS_FILE)
         clusters = _read_table(source / CLUSTERS_FILE)
         keyword = read_keyword(source)
-        smoothed: SmoothedVectors | np.ndarray | None = None
+        smoothed: RowVectors | None = None
         if SMOOTHED_FILE in manifest.files:
             smoothed = mapped_array(source / SMOOTHED_FILE)
         elif NEIGHBOURS_FILE in manifest.files and manifest.settings.smoothing is not None:
