@@ -19,6 +19,9 @@ from paperscope.sources.state import FetchWriter
 
 API_URL = "https://export.arxiv.org"
 PAGE = 100
+# An empty page before the total is reached: asked again this many times in all (arXiv's API serves
+# one now and then, lukasschwab/arxiv.py#43, #83), then the fetch stops, to go on from it later.
+EMPTY_TRIES = 3
 MAX_IDS = 2000  # arXiv's most per request
 ID = re.compile(r"(\d{4}\.\d{4,5}|[a-z-]+(\.[A-Z]{2})?/\d{7})(v\d+)?")
 VERSIONED = re.compile(r"(.+?)(v\d+)")
@@ -89,6 +92,18 @@ def _client(session: PoliteSession, base_url: str):
     return PoliteClient()
 
 
+def _page(client, search, offset: int, query: SourceQuery):
+    """The client's page of ``search`` from ``offset``; the API's refusal of the query a UserError."""
+    import arxiv
+
+    try:
+        return client.page(search, offset)
+    except arxiv.HTTPError as exc:
+        if exc.status == 400:
+            raise UserError(f"arxiv: the API refused the query (HTTP 400): {shown(query.describe())}") from exc
+        raise ServiceFailed(f"arxiv: the API answered HTTP {exc.status}") from exc
+
+
 def fetch_pages(query: SourceQuery, options: FetchOptions, writer: FetchWriter) -> None:
     """Every page of ``query`` from the writer's offset on, each committed with the offset after it."""
     import arxiv
@@ -101,15 +116,18 @@ def fetch_pages(query: SourceQuery, options: FetchOptions, writer: FetchWriter) 
     )  # fmt: skip
     offset = int(writer.state.cursor.get("offset", 0))
     while True:
-        try:
-            feed = client.page(search, offset)
-        except arxiv.HTTPError as exc:
-            if exc.status == 400:
-                raise UserError(f"arxiv: the API refused the query (HTTP 400): {shown(query.describe())}") from exc
-            raise ServiceFailed(f"arxiv: the API answered HTTP {exc.status}") from exc
+        for _ in range(EMPTY_TRIES):
+            feed = _page(client, search, offset, query)
+            if feed.results or ids or offset >= feed.header.total_results:
+                break
+        else:
+            raise ServiceFailed(
+                f"arxiv: an empty page at {offset:,} of {feed.header.total_results:,} results, "
+                f"{EMPTY_TRIES} times; the same command goes on from there later"
+            )
         records = [to_record(result) for result in feed.results]
         offset += len(records)
-        # totalResults can promise more than arXiv serves: an empty page ends it too
+        # an ids query's totalResults can promise more than arXiv serves: an empty page ends it
         done = not records or offset >= feed.header.total_results
         writer.commit(
             records,

@@ -265,6 +265,28 @@ def test_a_search_by_the_api_pages_by_offset_and_goes_on(httpserver, tmp_path):
     assert service.requests[-1].args["id_list"] == "2501.00003,2501.00001"
 
 
+@pytest.mark.slow
+def test_an_empty_page_before_the_total_is_asked_again_and_never_ends_the_fetch(httpserver, tmp_path):
+    entries = {f"2501.{n:05d}": atom_entry(n) for n in range(1, 6)}
+    service = ArxivService(httpserver, entries=entries, api_page=2, faults={"hole"})
+    out = tmp_path / "search.jsonl"
+    argv = ["fetch", "arxiv", "--query", "cat:cs.LG", "--base-url", service.url, "-o", out, "--delay", "0.01"]
+    done = paperscope(*argv, here=True)
+    assert done.returncode == 0 and [paper["id"] for paper in lines(out)] == list(entries), done.stderr
+    assert [request.args["start"] for request in service.requests] == ["0", "2", "2", "4"]  # the hole asked again
+    service.faults.add("holes")  # the same page empty every time: stopped, not taken for the end
+    held = tmp_path / "held.jsonl"
+    stopped = paperscope(*argv[:-4], "-o", held, "--delay", "0.01", here=True)
+    assert stopped.returncode == 1 and stopped.stderr.strip().splitlines()[-1] == (
+        "paperscope: arxiv: an empty page at 2 of 5 results, 3 times; the same command goes on from there later"
+    )
+    state = sources.read_state(held)
+    assert state is not None and not state.complete and state.cursor == {"offset": 2}
+    service.faults.discard("holes")
+    resumed = paperscope(*argv[:-4], "-o", held, "--delay", "0.01", here=True)
+    assert resumed.returncode == 0 and [paper["id"] for paper in lines(held)] == list(entries), resumed.stderr
+
+
 @pytest.mark.network
 def test_a_day_of_arxiv_and_five_papers_by_the_api(tmp_path):
     """The real services: a day of cs.LG by OAI-PMH, five papers by the API (PAPERSCOPE_NETWORK_TESTS=1)."""
