@@ -34,7 +34,14 @@ PHYSICS = {
     "nucl-ex", "nucl-th", "physics", "quant-ph",
 }  # fmt: skip
 CATEGORY = re.compile(r"([a-z-]+)(?:\.([A-Za-z-]+))?")
-WITHDRAWN = re.compile(r"\b(has been|is|was|been) withdrawn\b|^\W*withdrawn\b", re.IGNORECASE)
+# A withdrawal in a paper's comments (said at the start of the comments or of a sentence: "…, which has been
+# withdrawn" of another paper is not): what tells by the API, and by OAI-PMH when no version has a source type.
+WITHDRAWN = re.compile(
+    r"(?:^|[.;]\s*)\W*(?:this (?:paper|article|submission|manuscript|version|preprint|work) (?:has been|is|was) "
+    r"withdrawn|(?:paper |article |submission )?withdrawn\b|the authors? (?:have|has) withdrawn)",
+    re.IGNORECASE,
+)
+SUFFIXES = {"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"}  # "J. Smith, Jr.": a part of the name before it
 AFFILIATION = re.compile(r"\([^()]*\)")
 
 
@@ -83,14 +90,25 @@ def clean(text: str | None) -> str:
 def author_names(text: str) -> list[str]:
     """arXivRaw's "A. B (MIT), C. D and E. F" as ["A. B", "C. D", "E. F"]."""
     text = AFFILIATION.sub("", AFFILIATION.sub("", clean(text)))  # twice: "(a (b))"
-    return [name.strip() for name in re.split(r",|\band\b", text) if name.strip()]
+    names: list[str] = []
+    for name in (part.strip() for part in re.split(r",|\band\b", text)):
+        if name.lower() in SUFFIXES and names:
+            names[-1] = f"{names[-1]}, {name}"
+        elif name:
+            names.append(name)
+    return names
 
 
-def paper(arxiv_id: str, version: str, published: str | None, updated: str | None, **fields) -> dict:
+def paper(
+    arxiv_id: str, version: str, published: str | None, updated: str | None, withdrawn: bool | None = None, **fields
+) -> dict:
     """A paper's line with the columns every arXiv record has (by OAI-PMH or the API): ``fields``
     given (title, abstract, authors, categories, comments, …) with the empty ones left out, its
-    links, year and status ("withdrawn" when the comments say so)."""
+    links, year and status: "withdrawn" when ``withdrawn`` (the record says; None: it does not,
+    and the comments tell)."""
     categories = fields.get("categories") or []
+    if withdrawn is None:
+        withdrawn = bool(WITHDRAWN.search(fields.get("comments") or ""))
     record = {
         "id": arxiv_id,
         **{key: value for key, value in fields.items() if value not in (None, "", [])},
@@ -103,7 +121,7 @@ def paper(arxiv_id: str, version: str, published: str | None, updated: str | Non
         "primary_category": categories[0] if categories else None,
         "version": version,
         "source": "arxiv",
-        "status": "withdrawn" if WITHDRAWN.search(fields.get("comments") or "") else "active",
+        "status": "withdrawn" if withdrawn else "active",
     }
     return {key: value for key, value in record.items() if value is not None}
 
@@ -117,24 +135,38 @@ def to_record(element) -> dict:
         return {"id": arxiv_id, "status": "deleted", "source": "arxiv", "updated": header.findtext(f"{OAI}datestamp")}
     raw = element.find(f"{OAI}metadata/{RAW}arXivRaw")
     versions = [
-        {"version": version.get("version"), "created": version.findtext(f"{RAW}date")}
+        {
+            "version": version.get("version"),
+            "created": version.findtext(f"{RAW}date"),
+            "size": version.findtext(f"{RAW}size"),
+            "source_type": version.findtext(f"{RAW}source_type"),
+        }
         for version in raw.iterfind(f"{RAW}version")
     ]
-    text = {name: clean(raw.findtext(f"{RAW}{name}")) for name in ("comments", "journal-ref", "doi", "license")}
+    names = ("comments", "journal-ref", "doi", "license", "report-no", "msc-class", "acm-class")
+    text = {name: clean(raw.findtext(f"{RAW}{name}")) for name in names}
+    dois = text["doi"].split()
+    typed = [version["source_type"] for version in versions if version["source_type"] is not None]
     return paper(
         arxiv_id,
         versions[-1]["version"] if versions else "v1",
         day_of(versions[0]["created"]) if versions else None,
         day_of(versions[-1]["created"]) if versions else None,
+        # arXiv gives a withdrawn version the source type "I" (arXiv/oaipmh): the last one's decides
+        withdrawn="I" in (versions[-1]["source_type"] or "") if typed else None,
         title=clean(raw.findtext(f"{RAW}title")),
         abstract=clean(raw.findtext(f"{RAW}abstract")),
         authors=author_names(raw.findtext(f"{RAW}authors") or ""),
         categories=(raw.findtext(f"{RAW}categories") or "").split(),
-        doi=text["doi"],
+        doi=dois[0] if dois else None,
+        dois=dois if len(dois) > 1 else None,  # an erratum's too, space-separated in the record
         comments=text["comments"],
         journal_ref=text["journal-ref"],
+        report_no=text["report-no"],
+        msc_class=text["msc-class"],
+        acm_class=text["acm-class"],
         license=text["license"],
-        versions=versions,
+        versions=[{key: value for key, value in version.items() if value is not None} for version in versions],
     )
 
 

@@ -74,6 +74,34 @@ def test_an_arxivraw_record_becomes_a_papers_line_with_every_field():
     assert (record["source"], record["status"]) == ("arxiv", "active")
     assert all(value not in (None, "", []) for value in record.values())
     assert record_of(raw_record(5, comments=WITHDRAWAL))["status"] == "withdrawn"
+    assert record["versions"][1] == {"version": "v2", "created": "Tue, 07 Jan 2025 10:45:05 GMT", "size": "201kb",
+                                      "source_type": "D"}  # fmt: skip
+
+
+def test_a_withdrawal_is_the_last_versions_source_type_not_a_word_in_the_comments():
+    """As arXiv's OAI server writes them (arXiv/oaipmh: a withdrawn version's source type is "I")."""
+    citing = "12 pages; supersedes arXiv:2510.26642, which has been withdrawn"
+    assert record_of(raw_record(7, versions=2, comments=citing))["status"] == "active"
+    record = record_of(raw_record(8, versions=2, comments=WITHDRAWAL))
+    assert (record["status"], record["versions"][-1]["source_type"], record["version"]) == ("withdrawn", "I", "v2")
+    untyped = raw_record(9, comments="Paper withdrawn by the authors: the main lemma is false")
+    untyped = untyped.replace("<source_type>D</source_type>", "")  # no source type: the comments tell
+    assert record_of(untyped)["status"] == "withdrawn"
+    for said, status in [("The authors have withdrawn this paper due to an error", "withdrawn"),
+                         ("withdrawn", "withdrawn"), ("15 pages. This submission has been withdrawn", "withdrawn"),
+                         (citing, "active"), ("Withdrawal of the ansatz in Sec. 3; 9 pages", "active")]:  # fmt: skip
+        assert arxiv_oai.paper("2501.00001", "v1", None, None, comments=said)["status"] == status, said
+
+
+def test_an_arxivraw_records_other_fields_become_columns_and_a_suffix_stays_with_its_name():
+    extra = ("<report-no>ANL-HEP-PR-07-12</report-no><msc-class>14J32</msc-class><acm-class>I.2.7</acm-class>"
+             "<proxy>ccsd hal-00012345</proxy>")  # fmt: skip
+    xml = raw_record(4, extra=extra).replace("<doi>10.0000/paper.4</doi>", "<doi>10.1103/A.1 10.1103/A.2</doi>")
+    xml = xml.replace("Ada Author (MIT), Bo Builder and", "Ada Author (MIT), J. Smith, Jr. (CMU), Bo Builder and")
+    record = record_of(xml)
+    assert (record["report_no"], record["msc_class"], record["acm_class"]) == ("ANL-HEP-PR-07-12", "14J32", "I.2.7")
+    assert (record["doi"], record["dois"]) == ("10.1103/A.1", ["10.1103/A.1", "10.1103/A.2"])
+    assert record["authors"] == ["Ada Author", "J. Smith, Jr.", "Bo Builder", "Cy Coder"]
     assert record_of(deleted_record(6)) == {"id": "2501.00006", "status": "deleted", "source": "arxiv",
                                             "updated": "2025-01-07"}  # fmt: skip
 

@@ -32,13 +32,25 @@ def version_date(day: int) -> str:
     return f"{weekday}, {day:02d} Jan 2025 10:45:05 GMT"
 
 
-def raw_record(number: int, day: int = 6, versions: int = 1, comments: str = "12 pages, 3 figures") -> str:
+def raw_record(
+    number: int, day: int = 6, versions: int = 1, comments: str = "12 pages, 3 figures", extra: str = ""
+) -> str:
     """One ``<record>`` in the arXivRaw format: ``versions`` versions, the first on 2025-01-``day``,
-    one a day after another; its datestamp the last one's day."""
+    one a day after another; its datestamp the last one's day. With the comments of a ``WITHDRAWAL``,
+    the last version is the withdrawal arXiv makes (0kb, source type "I"); ``extra``: more fields."""
     abstract = sample_abstracts()[number % 38]
+    withdrawn = comments == WITHDRAWAL
+
+    def source(n: int) -> str:
+        last_withdrawn = withdrawn and n == versions - 1
+        return (
+            "<size>0kb</size><source_type>I</source_type>"
+            if last_withdrawn
+            else (f"<size>{200 + n}kb</size><source_type>D</source_type>")
+        )
+
     dated = "".join(
-        f'<version version="v{n + 1}"><date>{version_date(day + n)}</date><size>{200 + n}kb</size>'
-        f"<source_type>D</source_type></version>"
+        f'<version version="v{n + 1}"><date>{version_date(day + n)}</date>{source(n)}</version>'
         for n in range(versions)
     )
     return f"""<record><header><identifier>oai:arXiv.org:{arxiv_id(number)}</identifier>
@@ -52,7 +64,7 @@ def raw_record(number: int, day: int = 6, versions: int = 1, comments: str = "12
 <comments>{escape(comments)}</comments>
 <journal-ref>NeurIPS 2025</journal-ref>
 <doi>10.0000/paper.{number}</doi>
-<license>http://creativecommons.org/licenses/by/4.0/</license>
+<license>http://creativecommons.org/licenses/by/4.0/</license>{extra}
 <abstract>  {escape(abstract)}
 </abstract></arXivRaw></metadata></record>"""
 
