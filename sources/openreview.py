@@ -26,7 +26,11 @@ API = "https://api2.openreview.net"
 SITE = "https://openreview.net"
 PAGE_SIZE = 1000  # the most the API gives at once
 WITHDRAWN = "/Withdrawn_Submission"
-TIERS = ("oral", "spotlight", "poster")  # the words content.venue ends with at the venues that rank
+# What a submission's venueid says past the venue's own id (accepted papers have the venue's id itself)
+DECISIONS = {WITHDRAWN: "Withdrawn", "/Desk_Rejected_Submission": "Desk rejected", "/Rejected_Submission": "Reject",
+             "/Submission": None}  # fmt: skip
+# The tiers content.venue's last word begins with at the venues that rank ("ICML 2025 spotlightposter": spotlight)
+TIERS = ("oral", "spotlight", "poster")
 
 
 def site_for(base_url: str | None) -> str:
@@ -59,6 +63,17 @@ def _decision(note: Mapping) -> str | None:
     return None
 
 
+def _decided(venueid: str, tier: str | None) -> str | None:
+    """The decision a venueid tells: withdrawn, rejected, under review (none), else accepted (with
+    its tier); None for a note without one."""
+    if not venueid:
+        return None
+    suffix = next((suffix for suffix in DECISIONS if venueid.endswith(suffix)), None)
+    if suffix is not None:
+        return DECISIONS[suffix]
+    return f"Accept ({tier})" if tier else "Accept"
+
+
 def to_record(note: Mapping, site: str = SITE) -> dict:
     """One note (as the API gives it) as a paper's line: every content field unwrapped from its
     ``{"value": …}``, dates as YYYY-MM-DD, links on ``site``; a field the note lacks is left out."""
@@ -68,8 +83,8 @@ def to_record(note: Mapping, site: str = SITE) -> dict:
     venue, venueid = content.get("venue"), content.get("venueid") or ""
     withdrawn = venueid.endswith(WITHDRAWN)
     words = str(venue or "").lower().split()
-    tier = words[-1] if words and words[-1] in TIERS else None
-    decision = _decision(note) or ("Withdrawn" if withdrawn else f"Accept ({tier})" if tier else None)
+    tier = next((name for name in TIERS if words and words[-1].startswith(name)), None)
+    decision = _decision(note) or _decided(venueid, tier)
     published = epoch_date(note.get("pdate") or note.get("odate") or note.get("cdate"))
     pdf = content.get("pdf")
     record = {

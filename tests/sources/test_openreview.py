@@ -58,6 +58,21 @@ def test_the_decision_reply_wins_and_a_withdrawn_note_says_so():
     assert withdrawn["pdf_url"].startswith("https://openreview.net/pdf/")
 
 
+@pytest.mark.parametrize(
+    ("venue", "venueid", "tier", "decision"),
+    [("ICML 2025 spotlightposter", VENUE, "spotlight", "Accept (spotlight)"),  # as ICML writes them
+     ("ICML 2023 OralPoster", VENUE, "oral", "Accept (oral)"), ("ICML 2026 regular", VENUE, None, "Accept"),
+     ("Submitted to ICLR 2025", f"{VENUE}/Submission", None, None),
+     ("ICLR 2025 Conference Desk Rejected Submission", f"{VENUE}/Desk_Rejected_Submission", None, "Desk rejected"),
+     ("ICLR 2025 Conference Rejected Submission", f"{VENUE}/Rejected_Submission", None, "Reject")],
+)  # fmt: skip
+def test_the_venue_and_its_venueid_give_the_tier_and_decision(venue, venueid, tier, decision):
+    shown = note(3, venueid)
+    shown["content"]["venue"] = {"value": venue}
+    record = openreview.to_record(shown)
+    assert (record.get("tier"), record.get("decision"), record["status"]) == (tier, decision, "active")
+
+
 @pytest.mark.parametrize("venue", ["NeurIPS 2025", " NeurIPS.cc/2025/Conference"])
 def test_a_venue_that_is_not_an_id_is_refused_before_any_request(tmp_path, venue):
     done = paperscope(
