@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Mapping
 
 import requests
@@ -29,6 +30,7 @@ logger = logging.getLogger(__name__)
 API = "https://api.openalex.org"
 PAGE_SIZE = 100  # the most the API gives a page
 ARXIV_DOI = "10.48550/arxiv."
+ARXIV_PAGE = re.compile(r"https?://arxiv\.org/(?:abs|pdf)/(.+?)(?:v\d+)?(?:\.pdf)?/?$", re.IGNORECASE)
 
 
 def short_id(url: str | None) -> str | None:
@@ -91,9 +93,21 @@ def to_record(work: Mapping) -> dict | None:
         "primary_topic": (work.get("primary_topic") or {}).get("display_name"),
         "topics": _names(topics, "display_name"),
         "cited_by_count": work.get("cited_by_count"),
-        "arxiv_id": doi[len(ARXIV_DOI) :] if doi and doi.lower().startswith(ARXIV_DOI) else None,
+        "arxiv_id": _arxiv_id(doi, location, best),
     }
     return {key: value for key, value in record.items() if value not in (None, "", [])}
+
+
+def _arxiv_id(doi: str | None, *locations: Mapping) -> str | None:
+    """The work's arXiv id: its DOI's when arXiv gave it one, else its arXiv page's (older arXiv
+    works have no DOI, only the page as a location)."""
+    if doi and doi.lower().startswith(ARXIV_DOI):
+        return doi[len(ARXIV_DOI) :]
+    for location in locations:
+        for url in (location.get("landing_page_url"), location.get("pdf_url")):
+            if url and (found := ARXIV_PAGE.match(url)):
+                return found.group(1)
+    return None
 
 
 def _filters(text: str | None) -> list[str]:
@@ -114,8 +128,35 @@ def check(query: SourceQuery) -> None:
 def since(query: SourceQuery, watermark: str) -> SourceQuery:
     """The user's filter plus ``from_updated_date:`` the watermark's day (the newest ``updated_date``
     seen): new works and changed ones (a retraction, an abstract added); ids repeated are kept once."""
-    kept = [part for part in _filters(query.get("filter")) if not part.startswith("from_updated_date:")]
-    return query.with_filters(filter=",".join([*kept, f"from_updated_date:{watermark[:10]}"]))
+    kept = [part for part in _filters(query.get("filter")) if not part.startswith((UPDATED, PUBLISHED))]
+    return query.with_filters(filter=",".join([*kept, f"{UPDATED}{watermark[:10]}"]))
+
+
+# Words of OpenAlex's refusal of a filter the key's plan lacks ({"error": "Plan upgrade required"}: from_updated_date
+# was a paid filter; KTH-Library/openalex's docs, third parties' reports of the free key's answer)
+PLAN_WORDS = ("plan upgrade", "upgrade required", "premium", "subscription")
+UPDATED, PUBLISHED = "from_updated_date:", "from_publication_date:"
+
+
+class PlanRefused(Exception):
+    """OpenAlex refused a filter the key's plan lacks (its message)."""
+
+
+def refusal(response: requests.Response) -> str | None:
+    """Why to stop asking at once: a filter the plan lacks (raised as :class:`PlanRefused`), or the
+    day's credits spent (:func:`credits_spent`); None for any other answer."""
+    if response.status_code in (400, 401, 402, 403, 429) and any(word in response.text.lower() for word in PLAN_WORDS):
+        raise PlanRefused(_message(response))
+    return credits_spent(response)
+
+
+def published_instead(filters: str | None) -> str | None:
+    """An update's filter with ``from_publication_date:`` for ``from_updated_date:`` (a free
+    filter: new works, not the changes of older ones); None when it has no ``from_updated_date:``."""
+    parts = _filters(filters)
+    if not any(part.startswith(UPDATED) for part in parts):
+        return None
+    return ",".join(PUBLISHED + part.removeprefix(UPDATED) if part.startswith(UPDATED) else part for part in parts)
 
 
 def credits_spent(response: requests.Response) -> str | None:
@@ -148,13 +189,23 @@ def _message(response: requests.Response) -> str:
 def fetch_pages(query: SourceQuery, options: FetchOptions, writer: FetchWriter) -> None:
     """Every page of the works from ``writer``'s cursor on (``cursor=*`` first), each committed with
     the ``next_cursor`` that follows it; the works without an abstract skipped and counted."""
-    session = PoliteSession("openalex", options, check=whole_json, final=credits_spent)
+    session = PoliteSession("openalex", options, check=whole_json, final=refusal)
     params = {"filter": query.get("filter"), "search": query.get("search"), "per_page": PAGE_SIZE}
     params.update(api_key=os.environ.get("OPENALEX_API_KEY") or None, mailto=options.contact)
     cursor, skipped = writer.state.cursor.get("next_cursor", "*"), writer.state.cursor.get("skipped", 0)
     before: set[str] = set()  # the page before's ids: a work it repeats is not skipped twice
     while cursor:
-        response = session.get(f"{(query.base_url or API).rstrip('/')}/works", params={**params, "cursor": cursor})
+        try:
+            response = session.get(f"{(query.base_url or API).rstrip('/')}/works", params={**params, "cursor": cursor})
+        except PlanRefused as refused:
+            if (instead := published_instead(params["filter"])) is None:
+                raise ServiceFailed(f"openalex: the key's plan does not allow this filter ({refused})") from None
+            logger.warning(
+                "openalex: from_updated_date needs a paid plan (%s); asking for the works published since "
+                "that day instead: changes to older works (a retraction) are not seen", refused,
+            )  # fmt: skip
+            params["filter"] = instead
+            continue
         if response.status_code == 400:
             raise UserError(f"openalex: the filter was refused: {_message(response)}")
         if response.status_code != 200:

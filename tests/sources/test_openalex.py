@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 
 import pytest
 
@@ -44,6 +45,16 @@ def test_a_work_becomes_a_papers_line_its_abstract_rebuilt():
     assert (record["source"], record["status"], record["type"]) == ("openalex", "active", "article")
     assert openalex.to_record(work(5, retracted=True))["status"] == "retracted"
     assert openalex.to_record(work(3, abstract=False)) is None
+    older = work(7) | {
+        "doi": None,
+        "primary_location": {
+            "landing_page_url": "http://arxiv.org/abs/1706.03762v5",
+            "pdf_url": "http://arxiv.org/pdf/1706.03762",
+            "source": None,
+        },
+    }
+    assert openalex.to_record(older)["arxiv_id"] == "1706.03762"  # an older arXiv work: no DOI, its page
+    assert "arxiv_id" not in openalex.to_record(work(7))
 
 
 def test_since_adds_the_watermarks_day_to_the_users_filter():
@@ -100,6 +111,25 @@ def test_spent_credits_stop_the_fetch_at_once_its_state_kept(httpserver, tmp_pat
 
 
 @pytest.mark.slow
+def test_an_update_without_a_paid_plan_asks_for_the_works_published_since(httpserver, tmp_path, caplog):
+    service = OpenAlexService(httpserver, works(12), faults=False, plan_gated=True)
+    later = sources.since(SourceQuery("openalex", (("filter", FILTER),), service.url), "2025-06-01T00:00:00")
+    out = tmp_path / "new.jsonl"
+    with caplog.at_level(logging.WARNING, "paperscope.sources"):
+        sources.fetch(later, out, FetchOptions(delay=0))
+    asked = [request.args["filter"] for request in service.requests]
+    assert asked[0] == f"{FILTER},from_updated_date:2025-06-01"  # refused at once: not retried as a rate limit
+    assert set(asked[1:]) == {f"{FILTER},from_publication_date:2025-06-01"}
+    published = sorted(w["id"].rsplit("/", 1)[1] for w in works(12) if w["publication_date"] >= "2025-06-01")
+    assert sorted(paper["id"] for paper in lines(out)) == published and sources.read_state(out).complete
+    (said,) = [record.getMessage() for record in caplog.records if "paid plan" in record.getMessage()]
+    assert "Plan upgrade required" in said and "works published since" in said
+    given = paperscope("fetch", "openalex", "--filter", f"{FILTER},from_updated_date:2025-06-01", "--base-url",
+                       service.url, "-o", tmp_path / "given.jsonl", "--delay", "0.01", here=True)  # fmt: skip
+    assert given.returncode == 0 and len(lines(tmp_path / "given.jsonl")) == len(published)
+    assert given.stderr.count("needs a paid plan") == 1  # the user's own from_updated_date: the same, said once
+
+
 def test_a_filter_openalex_refuses_is_the_users_mistake_in_one_line(httpserver, tmp_path):
     message = "Unknown filter field: author_name. Did you mean: authorships.author.id?"
     httpserver.expect_request("/works").respond_with_json({"error": "Invalid filter", "message": message}, 400)

@@ -74,12 +74,14 @@ def works(count: int = 8) -> list[dict]:
 class OpenAlexService(RecordedService):
     """``/works`` on ``server``: ``works`` served ``page_size`` a page by cursor. ``faults``: the 429
     first, the cut page and the repeated work; ``credits_gone``: every page after the first is the
-    429 of spent credits. ``requests``: each request, in order, for a test to look at."""
+    429 of spent credits; ``plan_gated``: ``from_updated_date`` refused with the 429 a key without a
+    paid plan gets. ``requests``: each request, in order, for a test to look at."""
 
     works: list[dict]
     page_size: int = 3
     faults: bool = True
     credits_gone: bool = False
+    plan_gated: bool = False
     _cut: bool = False
 
     def __post_init__(self):
@@ -87,15 +89,21 @@ class OpenAlexService(RecordedService):
 
     def chosen(self, filters: str) -> list[dict]:
         """The works a filter keeps: this service reads ``from_updated_date:DAY`` (works changed on or
-        after it, as an update asks) and takes every other filter as matching every work."""
-        days = [part.split(":", 1)[1] for part in filters.split(",") if part.startswith("from_updated_date:")]
-        return [work for work in self.works if not days or work["updated_date"][:10] >= days[0]]
+        after it, as an update asks) and ``from_publication_date:DAY``, and takes every other filter
+        as matching every work."""
+        kept = self.works
+        for key, field in (("from_updated_date:", "updated_date"), ("from_publication_date:", "publication_date")):
+            for day in [part.removeprefix(key) for part in filters.split(",") if part.startswith(key)]:
+                kept = [work for work in kept if work[field][:10] >= day]
+        return kept
 
     def answer(self, request: Request) -> Response:
         """One request's answer, as the API (and its faults) give it."""
         self.record(request)
         if self.faults and len(self.requests) == 1:
             return Response('{"error": "Too many requests"}', 429, {"Retry-After": "1"}, "application/json")
+        if self.plan_gated and "from_updated_date:" in request.args.get("filter", ""):
+            return Response('{"error": "Plan upgrade required"}', 429, content_type="application/json")
         cursor = request.args.get("cursor", "*")
         start = 0 if cursor == "*" else int(cursor.removeprefix("page-"))
         if self.credits_gone and start:
