@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import email.utils
 import re
+import unicodedata
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,15 @@ WITHDRAWN = re.compile(
     re.IGNORECASE,
 )
 SUFFIXES = {"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"}  # "J. Smith, Jr.": a part of the name before it
+# TeX in arXivRaw's author names (the API gives them in Unicode): accents over a letter, "\'a", "\'{a}",
+# "{\"o}", "\c{c}", "{\v s}", and letters of their own, "{\o}", "\ss{}"
+ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303", "=": "\u0304",
+           ".": "\u0307", "c": "\u0327", "v": "\u030c", "H": "\u030b", "u": "\u0306", "r": "\u030a",
+           "k": "\u0328"}  # fmt: skip
+TEX_ACCENT = re.compile(r"""\\([`'^"~=.]|[cvHurk](?![A-Za-z]))\s*(?:\{\s*(\\?[A-Za-z])\s*\}|(\\?[A-Za-z]))""")
+TEX_LETTERS = {"o": "ø", "O": "Ø", "l": "ł", "L": "Ł", "ss": "ß", "aa": "å", "AA": "Å", "ae": "æ", "AE": "Æ",
+               "oe": "œ", "OE": "Œ", "i": "\u0131", "j": "\u0237"}  # fmt: skip
+TEX_LETTER = re.compile(r"\\(" + "|".join(sorted(TEX_LETTERS, key=len, reverse=True)) + r")(?![A-Za-z])(?:\{\})?")
 AFFILIATION = re.compile(r"\([^()]*\)")
 
 
@@ -87,9 +97,18 @@ def clean(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
+def untex(text: str) -> str:
+    """TeX's accents and letters in a name as Unicode ("Bal\\'{a}zs" → "Balázs"), braces dropped."""
+    if "\\" not in text:
+        return text
+    text = TEX_ACCENT.sub(lambda found: (found.group(2) or found.group(3)).lstrip("\\") + ACCENTS[found.group(1)], text)
+    text = TEX_LETTER.sub(lambda found: TEX_LETTERS[found.group(1)], text)
+    return unicodedata.normalize("NFC", text.replace("{", "").replace("}", ""))
+
+
 def author_names(text: str) -> list[str]:
-    """arXivRaw's "A. B (MIT), C. D and E. F" as ["A. B", "C. D", "E. F"]."""
-    text = AFFILIATION.sub("", AFFILIATION.sub("", clean(text)))  # twice: "(a (b))"
+    """arXivRaw's "A. B (MIT), C. D and E. F" as ["A. B", "C. D", "E. F"], TeX made Unicode."""
+    text = untex(AFFILIATION.sub("", AFFILIATION.sub("", clean(text))))  # twice: "(a (b))"
     names: list[str] = []
     for name in (part.strip() for part in re.split(r",|\band\b", text)):
         if name.lower() in SUFFIXES and names:

@@ -102,6 +102,8 @@ def test_an_arxivraw_records_other_fields_become_columns_and_a_suffix_stays_with
     assert (record["report_no"], record["msc_class"], record["acm_class"]) == ("ANL-HEP-PR-07-12", "14J32", "I.2.7")
     assert (record["doi"], record["dois"]) == ("10.1103/A.1", ["10.1103/A.1", "10.1103/A.2"])
     assert record["authors"] == ["Ada Author", "J. Smith, Jr.", "Bo Builder", "Cy Coder"]
+    texed = "C. Bal\\'azs, {\\\"O}zg{\\\"u}r Ak, \\c{C}a\\u{g}lar G, Ji\\v{r}\\'{\\i} N, S{\\o}ren K and \\L{}ukasz W"
+    assert arxiv_oai.author_names(texed) == ["C. Balázs", "Özgür Ak", "Çağlar G", "Jiří N", "Søren K", "Łukasz W"]
     assert record_of(deleted_record(6)) == {"id": "2501.00006", "status": "deleted", "source": "arxiv",
                                             "updated": "2025-01-07"}  # fmt: skip
 
