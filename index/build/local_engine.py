@@ -21,7 +21,6 @@ from paperscope.embed.readers import Reading
 from paperscope.embed.readers.admission import Admission, admitted_papers
 from paperscope.embed.text import embedding_texts
 from paperscope.index.build import shards
-from paperscope.index.topics import topic_map
 from paperscope.limits import FAST_P_AT_10, FAST_SPEEDUP, READ_WORKERS
 from paperscope.progress import PROGRESS_STEP, ProgressLines, duration
 from paperscope.settings import PRESETS
@@ -112,8 +111,6 @@ class LocalEngine:
         rows = admitted_papers(job.inputs, job.settings.fields.overrides(), admission, on_bytes=read)
         chunk = list(islice(rows, shards.SHARD_ROWS))  # at least AUTO_FAST_PAPERS, or all papers
         reading = None  # from here, the embedding's progress (in bytes of the files) says how far it is
-        if len(chunk) < shards.SHARD_ROWS:  # all read (no reading process forked from here): a small build
-            topic_map.import_ahead()  # the map's libraries imported while the papers are embedded
         job.settle(len(chunk))
         encoder = job.settled_encoder
         job.on_stage("embed")  # reading goes on: each shard is read, then embedded

@@ -54,7 +54,7 @@ def knn_graph(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.cache
-def cache_umap_compilations() -> None:
+def _cache_umap_compilations() -> None:
     """Turn on numba's on-disk cache (beside the installed package, else in the user's cache
     folder; ``NUMBA_CACHE_DIR`` overrides) for the compiled functions of umap and pynndescent."""
     import umap  # noqa: F401  (imports the modules whose functions are cached)
@@ -73,7 +73,7 @@ def umap_fit(vectors, knn, n_components: int, min_dist: float, settings: LayoutS
     dimensions, fed the neighbour graph ``knn`` (indices, distances; see :func:`knn_graph`)."""
     import umap
 
-    cache_umap_compilations()
+    _cache_umap_compilations()
     n_neighbors = min(settings.n_neighbors, len(vectors) - 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "n_jobs overridden by random_state": reproducibility wins

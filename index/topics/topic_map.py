@@ -13,8 +13,6 @@ candidate names.
 from __future__ import annotations
 
 import functools
-import importlib
-import threading
 from collections import Counter
 from typing import NamedTuple
 
@@ -23,7 +21,7 @@ import pandas as pd
 
 from paperscope.index.search.placement import PLACE_K, TRUST_K, place_by_neighbours
 from paperscope.index.topics.clusters import Adoption, Clustering, adopt_outliers, bisect, cluster, coarse_topics
-from paperscope.index.topics.layout import Layout, cache_umap_compilations, knn_graph, layout, map_trust
+from paperscope.index.topics.layout import Layout, knn_graph, layout, map_trust
 from paperscope.index.topics.naming import (
     CorpusTerms,
     Pool,
@@ -38,23 +36,6 @@ from paperscope.index.topics.seeds import cluster_around_seeds
 from paperscope.settings import UNCLUSTERED, UNCLUSTERED_NAME, SeedTopic, TopicSeeds, TopicSettings
 
 CLUSTER_COLUMNS = ["level", "cluster", "name", "terms", "size", "central_ids", "x", "y", "map_trust", "parent"]
-# What the stages import when they first run (seconds of a small build: benchmarks/presets.py's first build)
-MAP_LIBRARIES = ("sklearn.cluster", "sklearn.feature_extraction.text", "scipy.cluster.hierarchy")
-
-
-def import_ahead() -> threading.Thread:
-    """Import the libraries the map's stages use (umap, with numba's cache of its compilations
-    turned on, scikit-learn's and scipy's parts) in a background thread, while the embedding runs
-    on ONNX Runtime's threads; call it once no process is forked any more (the reading is done)."""
-
-    def run() -> None:
-        cache_umap_compilations()
-        for name in MAP_LIBRARIES:
-            importlib.import_module(name)
-
-    thread = threading.Thread(target=run, name="paperscope-import-ahead", daemon=True)
-    thread.start()
-    return thread
 
 
 class TopicMap(NamedTuple):
