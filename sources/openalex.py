@@ -190,7 +190,8 @@ def fetch_pages(query: SourceQuery, options: FetchOptions, writer: FetchWriter) 
     """Every page of the works from ``writer``'s cursor on (``cursor=*`` first), each committed with
     the ``next_cursor`` that follows it; the works without an abstract skipped and counted."""
     session = PoliteSession("openalex", options, check=whole_json, final=refusal)
-    params = {"filter": query.get("filter"), "search": query.get("search"), "per_page": PAGE_SIZE}
+    query_filter = query.get("filter")
+    params = {"filter": query_filter, "search": query.get("search"), "per_page": PAGE_SIZE}
     params.update(api_key=os.environ.get("OPENALEX_API_KEY") or None, mailto=options.contact)
     cursor, skipped = writer.state.cursor.get("next_cursor", "*"), writer.state.cursor.get("skipped", 0)
     before: set[str] = set()  # the page before's ids: a work it repeats is not skipped twice
@@ -198,13 +199,13 @@ def fetch_pages(query: SourceQuery, options: FetchOptions, writer: FetchWriter) 
         try:
             response = session.get(f"{(query.base_url or API).rstrip('/')}/works", params={**params, "cursor": cursor})
         except PlanRefused as refused:
-            if (instead := published_instead(params["filter"])) is None:
+            if (instead := published_instead(query_filter)) is None:
                 raise ServiceFailed(f"openalex: the key's plan does not allow this filter ({refused})") from None
             logger.warning(
                 "openalex: from_updated_date needs a paid plan (%s); asking for the works published since "
                 "that day instead: changes to older works (a retraction) are not seen", refused,
             )  # fmt: skip
-            params["filter"] = instead
+            params["filter"] = query_filter = instead
             continue
         if response.status_code == 400:
             raise UserError(f"openalex: the filter was refused: {_message(response)}")
