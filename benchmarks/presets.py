@@ -1,8 +1,8 @@
 """Build presets side by side at five corpus sizes: build time, retrieval and topic agreement of
-"exact" and "fast", and a first build against the notebook pipeline it replaces.
+"exact", "balanced" and "fast", and a first build against the notebook pipeline it replaces.
 
     nice -n 10 .venv/bin/python -m benchmarks.presets [--corpus IJCAI.jsonl] [--sizes 300,1000,2000,2690,20000] \
-        [--rounds 2] [--seeds N] [--work DIR]
+        [--presets exact,balanced,fast] [--rounds 2] [--seeds N] [--work DIR]
 
 1. Throughput: the 300 abstracts (title + abstract) embedded by each preset's encoder in one
    process, one after the other (model loaded and warmed first).
@@ -14,8 +14,8 @@
    load average beside it), then over the real IJCAI papers only (neighbours among all papers):
    leave-one-out same-area P@1, P@10 and macro P@10 of ``similar`` in the index's default ranking,
    and the adjusted mutual information (AMI) of the coarse and the fine topics with the areas,
-   papers in no topic as one group (as benchmarks/topic_quality.py's "AMI (all papers)"). The
-   fast preset passes at a size when it loses at most 0.01 of P@10 and of each AMI. With --seeds N,
+   papers in no topic as one group (as benchmarks/topic_quality.py's "AMI (all papers)"). An int8
+   preset passes at a size when it loses at most 0.01 of P@10 and of each AMI. With --seeds N,
    each index's map is made again with N other layout seeds: the spread a seed alone gives the AMIs.
 3. First build with cold caches (a fresh data folder: ONNX export included) of 300 abstracts,
    ``paperscope build --preset fast`` against a notebook doing sentence-transformers
@@ -46,9 +46,10 @@ from benchmarks.common import parser as common_parser
 from benchmarks.common import report
 from benchmarks.scale import EVALDATA
 from paperscope.index.analysis.evaluation import labels_by_id
+from paperscope.settings import PRESETS
 
-PRESET_NAMES = ("exact", "fast")
-MAX_LOSS = 0.01  # the fast preset may lose this much P@10 and AMI at a size to be its default (issue 53)
+MAX_LOSS = 0.01  # an int8 preset may lose this much P@10 and AMI against exact at a size to be its default (#53)
+MEASURES = ("P@10", "AMI coarse", "AMI fine")
 SYNTHETIC_CHARS = 900  # a synthetic abstract stops growing here: one 256-word-piece window of the model
 
 NOTEBOOK = """
@@ -70,7 +71,6 @@ def throughput(texts: list[str]) -> dict[str, float]:
     (model loaded and warmed first): their speed-up, steadier than two builds' embedding stages."""
     from paperscope import locations
     from paperscope.embed.model import Encoder
-    from paperscope.settings import PRESETS
 
     speeds = {}
     for name, settings in PRESETS.items():
@@ -172,21 +172,23 @@ def seed_amis(folder: Path, every_label: dict[str, str], real: set[str], seeds: 
     return found
 
 
-def by_size(files: dict[int, Path], real: set[str], work: Path, seeds: int) -> dict[str, dict]:
+def by_size(files: dict[int, Path], real: set[str], work: Path, seeds: int, presets: list[str]) -> dict[str, dict]:
     """Each size's build and quality per preset (with ``seeds``, the AMIs of maps of other layout
-    seeds too), and the fast preset's deltas against exact."""
+    seeds too), and each int8 preset's deltas against exact ("P - exact") and whether it passes."""
     results: dict[str, dict] = {}
     for size, corpus in files.items():
         found = {}
-        for preset in PRESET_NAMES:
+        for preset in presets:
             folder = work / f"index-{size}-{preset}"
             labels = labels_by_id(str(corpus))
             found[preset] = timed_build(corpus, preset, folder) | quality(folder, labels, real)
             found[preset]["AMI by seed"] = seed_amis(folder, labels, real, seeds) if seeds else {}
             print(size, preset, found[preset], flush=True)
-        deltas = {key: found["fast"][key] - found["exact"][key] for key in ("P@10", "AMI coarse", "AMI fine")}
-        passes = all(delta >= -MAX_LOSS for delta in deltas.values())
-        results[str(size)] = found | {"fast - exact": deltas, "fast passes": passes}
+        for preset in [name for name in presets if name != "exact" and "exact" in presets]:
+            deltas = {key: found[preset][key] - found["exact"][key] for key in MEASURES}
+            found[f"{preset} - exact"] = deltas
+            found[f"{preset} passes"] = all(delta >= -MAX_LOSS for delta in deltas.values())
+        results[str(size)] = found
     return results
 
 
@@ -212,12 +214,13 @@ def size_rows(results: dict[str, dict]) -> list[list]:
     """The table's rows: per size and preset, build and embedding seconds, P@10, AMI, and fast's deltas."""
     rows = []
     for size, found in results.items():
-        for preset in PRESET_NAMES:
-            got, delta = found[preset], found["fast - exact"]
-            deltas = [f"{delta[key]:+.3f}" if preset == "fast" else "" for key in ("P@10", "AMI coarse", "AMI fine")]
+        for preset in [name for name in found if name in PRESETS]:
+            got, delta = found[preset], found.get(f"{preset} - exact")
+            deltas = [f"{delta[key]:+.3f}" if delta else "" for key in MEASURES]
+            passes = found.get(f"{preset} passes")
             rows.append([size, preset, f"{got['seconds']:.0f}", f"{got['stages']['embed']:.0f}", f"{got['P@10']:.3f}",
                          f"{got['AMI coarse']:.3f}", f"{got['AMI fine']:.3f}", *deltas,
-                         ("passes" if found["fast passes"] else "fails") if preset == "fast" else ""])  # fmt: skip
+                         "" if passes is None else "passes" if passes else "fails"])  # fmt: skip
     return rows
 
 
@@ -228,6 +231,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="300,1000,2000,2690,20000", help="corpus sizes, comma-separated")
     parser.add_argument("--rounds", type=int, default=2, help="first builds against the notebook (0: none)")
     parser.add_argument("--seeds", type=int, default=0, help="maps of this many other layout seeds per index")
+    parser.add_argument("--presets", default=",".join(PRESETS), help="presets built at each size")
     parser.add_argument("--work", help="folder for corpora and indexes (default: a temporary folder)")
     args = parser.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="paperscope-presets-"))
@@ -238,12 +242,14 @@ def main() -> None:
     speeds = throughput(
         [f"{r['title']}. {r['abstract']}" for r in map(json.loads, sample_file.read_text().splitlines())]
     )
-    results = by_size(files, {record["id"] for record in records}, work, args.seeds)
+    presets = [name for name in args.presets.split(",") if name]
+    results = by_size(files, {record["id"] for record in records}, work, args.seeds, presets)
     builds = first_builds(sample_file, args.rounds, work)
     header = ["papers", "preset", "build s", "embed s", "P@10", "AMI coarse", "AMI fine"]
-    report([*header, "Δ P@10", "Δ AMI coarse", "Δ AMI fine", "fast"], size_rows(results),
+    report([*header, "Δ P@10", "Δ AMI coarse", "Δ AMI fine", "≤ 0.01"], size_rows(results),
            {"texts_per_second": speeds, "sizes": results, "first_builds": builds}, args.json)  # fmt: skip
-    print(f"\ntexts/s on the 300 abstracts: {speeds}; fast {speeds['fast'] / speeds['exact']:.1f}x as fast")
+    faster = ", ".join(f"{name} {speeds[name] / speeds['exact']:.1f}x" for name in speeds if name != "exact")
+    print(f"\ntexts/s on the 300 abstracts: {speeds}; as fast as exact: {faster}")
     if args.rounds:
         print()
         medians = {
@@ -255,7 +261,7 @@ def main() -> None:
         print(f"first build, 300 abstracts, cold caches: paperscope is {ratio:.2f}x as fast as the notebook")
         print("paperscope stages:", builds["paperscope stages"])
     for size, found in results.items():
-        for preset in PRESET_NAMES:
+        for preset in [name for name in found if name in PRESETS]:
             for level, amis in found[preset]["AMI by seed"].items():
                 every = [found[preset][f"AMI {level}"], *amis]  # the build's seed and the others
                 spread = f"mean {np.mean(every):.3f}, sd {np.std(every):.3f}"

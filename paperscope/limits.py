@@ -38,13 +38,14 @@ READ_WORKERS = min(os.cpu_count() or 1, 8)  # a build's (and add's) reading proc
 # A build of this many papers or more takes the "fast" preset unless told: the smallest size measured
 # where it loses at most 0.01 of IJCAI P@10 and of topic AMI against "exact" (2,690 papers: P@10
 # -0.009, AMI +0.008 coarse, -0.000 fine); below it loses more (2,000: -0.005, -0.016, -0.015; 1,000:
-# -0.014, -0.018, -0.018; 300: -0.010, -0.106, -0.096). benchmarks/presets.py, docs/benchmarks.md
-# ("Build presets").
+# -0.014, -0.018, -0.018; 300: -0.010, -0.106, -0.096), and a smaller build takes "balanced", which
+# keeps exact's quality at every size measured. benchmarks/presets.py, docs/benchmarks.md ("Build presets").
 AUTO_FAST_PAPERS = 2_690
 # The fast preset embeds this many times as fast as the exact one, for IJCAI P@10 (similar, hybrid) of
 # exact then fast (the same place). A build that would embed with the exact preset for over a minute
 # quotes them.
 FAST_SPEEDUP = 6.1
+BALANCED_SPEEDUP = 2.2  # the same for "balanced" (benchmarks/presets_balanced.json)
 FAST_P_AT_10 = (0.544, 0.536)
 SEED_SURE = 0.45  # with its words, a paper this close joins whatever its seed's spread (a seed of many papers)
 

@@ -31,7 +31,7 @@ Level = Literal["coarse", "fine"]  # topic levels: coarse topics merge fine clus
 LongText = Literal["mean", "truncate"]  # texts over the model's window: windows averaged, or the first
 Quantize = Literal["int8"]
 Engine = Literal["local", "ray"]
-PresetName = Literal["exact", "fast"]
+PresetName = Literal["exact", "balanced", "fast"]
 Selection = Literal["leaf", "eom"]  # HDBSCAN's cluster selection: the leaves of its tree, or excess of mass
 
 MODES: tuple[str, ...] = get_args(Mode)
@@ -76,9 +76,14 @@ class Preset:
     window: int | None  # word pieces read of each text (None: the model's whole window)
 
 
-# "fast": int8 model on the first 126 word pieces (title and first sentences); "exact": fp32,
-# windows over the whole text averaged (their speed and quality: docs/benchmarks.md, "Build presets").
-PRESETS = {"exact": Preset(None, "mean", None), "fast": Preset("int8", "truncate", 126)}
+# "exact": fp32, windows over the whole text averaged; "balanced": int8 model on the model's whole
+# window (254 word pieces: most of an abstract); "fast": int8 on the first 126 (title and first
+# sentences). Their speed and quality: docs/benchmarks.md, "Build presets".
+PRESETS = {
+    "exact": Preset(None, "mean", None),
+    "balanced": Preset("int8", "truncate", None),
+    "fast": Preset("int8", "truncate", 126),
+}
 
 
 @dataclass(frozen=True)
@@ -285,8 +290,8 @@ class TopicSettings:
 
 @dataclass(frozen=True)
 class BuildSettings:
-    """How an index is built. ``preset`` ("exact" or "fast"; None: "fast" from ``AUTO_FAST_PAPERS``
-    papers) or, instead, ``long_text`` and ``quantize``; ``smoothing`` (None: none);
+    """How an index is built. ``preset`` ("exact", "balanced" or "fast"; None: "balanced", "fast" from
+    ``AUTO_FAST_PAPERS`` papers) or, instead, ``long_text`` and ``quantize``; ``smoothing`` (None: none);
     ``faiss_factory`` overrides the automatic FAISS choice (paperscope.index.build.ann);
     ``engine`` "ray" reads and embeds on Ray Data, with ``workers`` CPUs or on the cluster at
     ``address``; ``model_path`` a local sentence-transformers folder (None: the bundled MiniLM);
@@ -335,8 +340,9 @@ class BuildSettings:
         if self.custom():
             exact = PRESETS["exact"]
             return "custom", "given as --long-text / --quantize", dataclasses.replace(exact, **self.custom())
-        name = self.preset or ("fast" if papers >= AUTO_FAST_PAPERS else "exact")
-        how = "asked for" if self.preset else f"chosen by size: fast from {AUTO_FAST_PAPERS:,} papers"
+        name = self.preset or ("fast" if papers >= AUTO_FAST_PAPERS else "balanced")
+        size = f"{AUTO_FAST_PAPERS:,} papers or more" if name == "fast" else f"fewer than {AUTO_FAST_PAPERS:,} papers"
+        how = "asked for" if self.preset else f"chosen by size: {size}"
         return name, how, PRESETS[name]
 
     def to_manifest(self) -> dict:

@@ -27,7 +27,7 @@ from paperscope.embed.columns import OPTIONAL_FIELDS, values_array
 from paperscope.embed.readers.admission import ReadReport, abstract_key, filled_fields
 from paperscope.embed.text import embedding_texts
 from paperscope.files import reserved_array
-from paperscope.limits import AUTO_FAST_PAPERS, FAST_SPEEDUP
+from paperscope.limits import AUTO_FAST_PAPERS, BALANCED_SPEEDUP, FAST_SPEEDUP
 from paperscope.settings import BuildSettings, LongText
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ logger = logging.getLogger(__name__)
 STRING_COLUMNS = ["id", "title", "abstract", *[f for f in OPTIONAL_FIELDS if f != "year"], "source"]
 PAPER_COLUMNS = ["id", "title", "title_derived", "abstract", *OPTIONAL_FIELDS, "source", "tokens"]
 READ_BACK_COLUMNS = ["id", "title", "title_derived", "abstract", "tokens", *OPTIONAL_FIELDS]  # and "vector"
+SPEEDUP = {"balanced": BALANCED_SPEEDUP, "fast": FAST_SPEEDUP}  # an int8 preset's embedding over exact's
 SHARD_ROWS = max(20_000, AUTO_FAST_PAPERS)  # papers per shard; the local engine reads one before it settles the preset
 
 
@@ -155,17 +156,15 @@ class EmbedJob:
         from paperscope.embed.model import Encoder
 
         name, how, preset = self.settings.embedding(papers)
-        if name == "fast" and not self.settings.preset:
-            logger.info(
-                "embedding with the fast preset (int8, first %d word pieces; %s); "
-                "--preset exact embeds whole texts, %.1f times as slow",
-                preset.window,
-                how,
-                FAST_SPEEDUP,
-            )
         self.encoder = Encoder(
             self.settings.model_path, onnx_dir=locations.onnx_dir(), quantize=preset.quantize, window=preset.window
         )
+        if name in SPEEDUP and not self.settings.preset:
+            logger.info(
+                "embedding with the %s preset (int8, the first %d word pieces; %s); "
+                "--preset exact embeds whole texts in fp32, %.1f times as slow",
+                name, self.encoder.max_tokens, how, SPEEDUP[name],
+            )  # fmt: skip
         self.long_text = preset.long_text
         self.choice = {"name": name, "how": how, **dataclasses.asdict(preset)}
 

@@ -29,7 +29,7 @@ from tests.conftest import copy_index, paperscope
 @pytest.mark.parametrize(
     "make, message",
     [
-        (lambda: BuildSettings(preset="quick"), "unknown preset 'quick'; choose one of exact, fast"),
+        (lambda: BuildSettings(preset="quick"), "unknown preset 'quick'; choose one of exact, balanced, fast"),
         (lambda: BuildSettings(engine="spark"), "unknown engine 'spark'; choose one of local, ray"),
         (lambda: BuildSettings(long_text="middle"), "unknown long-text strategy 'middle'"),
         (lambda: BuildSettings(preset="fast", quantize="int8"), "--preset sets --long-text and --quantize"),
