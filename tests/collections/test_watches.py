@@ -52,8 +52,12 @@ def test_saved_searches_match_above_their_threshold_and_list_new_matches_in_the_
     spfl = index.papers.loc[index.papers["title"].str.startswith("SPFL"), "id"].item()  # a federated learning paper
     saved = run("watch", "add", TEXT, "--threshold", "0.5", folder=folder)
     assert saved.returncode == 0 and f"saved '{TEXT}' (text, matches from 0.50)" in saved.stderr, saved.stderr
-    for name, threshold in (("fed-paper", "0.6"), ("fed-paper-wide", "0.4")):
-        saved = run("watch", "add", spfl, "--name", name, "--threshold", threshold, folder=folder)
+    paper = np.asarray(index.vectors[index.rows([spfl])[0]])
+    nearest = np.sort(np.delete(np.asarray(index.vectors) @ paper, index.rows([spfl])))[::-1]
+    # thresholds between the sample's own scores: the nearest paper above the narrow one, three above the wide
+    narrow_at, wide_at = (round(float(nearest[i] + nearest[i + 1]) / 2, 4) for i in (0, 2))
+    for name, threshold in (("fed-paper", narrow_at), ("fed-paper-wide", wide_at)):
+        saved = run("watch", "add", spfl, "--name", name, "--threshold", f"{threshold:.4f}", folder=folder)
         assert saved.returncode == 0 and "(papers, " in saved.stderr, saved.stderr
     listed = json.loads(run("watch", "list", "--json", folder=folder).stdout)
     by_name = [("fed-paper", "ids", spfl), ("fed-paper-wide", "ids", spfl), (TEXT, "text", TEXT)]
@@ -62,11 +66,10 @@ def test_saved_searches_match_above_their_threshold_and_list_new_matches_in_the_
     # every match: exactly the papers at or above the threshold (the query's papers left out)
     query = index.embed_query(TEXT)
     assert set(shown_ids(run("watch", "show", TEXT, "--all", "--json", folder=folder))) == above(index, query, 0.5)
-    paper = np.asarray(index.vectors[index.rows([spfl])[0]])
     narrow = shown_ids(run("watch", "show", "fed-paper", "--all", "--json", folder=folder))
     wide = shown_ids(run("watch", "show", "fed-paper-wide", "--all", "--json", folder=folder))
-    assert set(narrow) == above(index, paper, 0.6, [spfl]) and set(wide) == above(index, paper, 0.4, [spfl])
-    assert len(wide) > len(narrow) and spfl not in wide  # a lower threshold matches more
+    assert set(narrow) == above(index, paper, narrow_at, [spfl]) and set(wide) == above(index, paper, wide_at, [spfl])
+    assert len(narrow) == 1 and len(wide) == 3 and spfl not in wide  # a lower threshold matches more
 
     # new papers come: the new matches are those of them above the threshold, with reasons
     assert run("collection", "create", "fed", spfl, folder=folder).returncode == 0
