@@ -8,7 +8,7 @@ import sys
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from paperscope import BuildSettings, PaperIndex, build_index, locations
+from paperscope import PaperIndex, build_index, locations
 from tests.conftest import APP, copy_index
 
 LONG_ID = "3f2a9c1d" + "0" * 28 + "9c1d"  # ICLR-style: 40 hexadecimal characters
@@ -341,13 +341,10 @@ def test_removing_members_and_deleting_a_collection_from_the_panel(default_index
     assert any("Deleted the collection" in toast.value for toast in app.toast)
 
 
-def test_a_card_marks_an_outlying_member_of_its_topic(tmp_path, monkeypatch):
-    exact = build_index(locations.bundled_corpus(), tmp_path / "exact", BuildSettings(preset="exact")).folder
-    index = PaperIndex.load(exact)
-    outlying = index.papers.loc[index.papers["outlying"], "id"].tolist()
-    assert outlying  # the sample by exact has a paper the clustering left out and its nearest topic adopted
-    shown = index.similar(outlying[0], k=37).to_pandas()
-    monkeypatch.setattr(sys, "argv", ["app.py", "--index", str(exact)])
+def test_a_card_marks_an_outlying_member_of_its_topic(default_index):
+    outlying = default_index.papers.loc[default_index.papers["outlying"], "id"].tolist()
+    assert outlying  # the sample has papers the clustering left out and its nearest topic adopted
+    shown = default_index.similar(outlying[0], k=37).to_pandas()
     app = _app(paper=outlying[0], k="37").run()
     cards = [body for body in _htmls(app) if "<span class='ps-title'>" in body]
     assert len(cards) == len(shown)
