@@ -41,6 +41,9 @@ READ_WORKERS = min(os.cpu_count() or 1, 8)  # a build's (and add's) reading proc
 # -0.014, -0.018, -0.018; 300: -0.010, -0.106, -0.096), and a smaller build takes "balanced", which
 # keeps exact's quality at every size measured. benchmarks/presets.py, docs/benchmarks.md ("Build presets").
 AUTO_FAST_PAPERS = 2_690
+# Below this many papers a build takes "exact": it embeds them in under half a minute (11-20 texts/s
+# idle), so there is nothing worth saving by reading only the first 254 word pieces of each.
+AUTO_BALANCED_PAPERS = 300
 # The fast preset embeds this many times as fast as the exact one, for IJCAI P@10 (similar, hybrid) of
 # exact then fast (the same place). A build that would embed with the exact preset for over a minute
 # quotes them.

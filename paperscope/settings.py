@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypedDict, get_args
 
 from paperscope.errors import UserError, shown
-from paperscope.limits import AUTO_FAST_PAPERS, RATE_LIMIT_PER_MINUTE, UPLOADS_PER_HOUR
+from paperscope.limits import AUTO_BALANCED_PAPERS, AUTO_FAST_PAPERS, RATE_LIMIT_PER_MINUTE, UPLOADS_PER_HOUR
 
 Mode = Literal["dense", "keyword", "hybrid"]
 Level = Literal["coarse", "fine"]  # topic levels: coarse topics merge fine clusters
@@ -290,8 +290,9 @@ class TopicSettings:
 
 @dataclass(frozen=True)
 class BuildSettings:
-    """How an index is built. ``preset`` ("exact", "balanced" or "fast"; None: "balanced", "fast" from
-    ``AUTO_FAST_PAPERS`` papers) or, instead, ``long_text`` and ``quantize``; ``smoothing`` (None: none);
+    """How an index is built. ``preset`` ("exact", "balanced" or "fast"; None: by size, "balanced" from
+    ``AUTO_BALANCED_PAPERS`` papers, "fast" from ``AUTO_FAST_PAPERS``) or, instead, ``long_text`` and
+    ``quantize``; ``smoothing`` (None: none);
     ``faiss_factory`` overrides the automatic FAISS choice (paperscope.index.build.ann);
     ``engine`` "ray" reads and embeds on Ray Data, with ``workers`` CPUs or on the cluster at
     ``address``; ``model_path`` a local sentence-transformers folder (None: the bundled MiniLM);
@@ -340,8 +341,13 @@ class BuildSettings:
         if self.custom():
             exact = PRESETS["exact"]
             return "custom", "given as --long-text / --quantize", dataclasses.replace(exact, **self.custom())
-        name = self.preset or ("fast" if papers >= AUTO_FAST_PAPERS else "balanced")
-        size = f"{AUTO_FAST_PAPERS:,} papers or more" if name == "fast" else f"fewer than {AUTO_FAST_PAPERS:,} papers"
+        if papers >= AUTO_FAST_PAPERS:
+            by_size, size = "fast", f"{AUTO_FAST_PAPERS:,} papers or more"
+        elif papers >= AUTO_BALANCED_PAPERS:
+            by_size, size = "balanced", f"{AUTO_BALANCED_PAPERS:,} to {AUTO_FAST_PAPERS - 1:,} papers"
+        else:
+            by_size, size = "exact", f"fewer than {AUTO_BALANCED_PAPERS:,} papers"
+        name = self.preset or by_size
         how = "asked for" if self.preset else f"chosen by size: {size}"
         return name, how, PRESETS[name]
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from paperscope.embed.text import counted
 from paperscope.errors import Busy, ServiceFailed, UserError
 from paperscope.limits import (
+    AUTO_BALANCED_PAPERS,
     AUTO_FAST_PAPERS,
     BALANCED_SPEEDUP,
     DUPLICATE_THRESHOLD,
@@ -545,8 +546,8 @@ def _embedding_options(build) -> None:
         choices=tuple(PRESETS),
         help="'exact': fp32 model, windows over the whole text averaged; 'balanced': int8 model on the first "
         f"254 word pieces, {BALANCED_SPEEDUP}x as fast, as good; 'fast': int8 model on the first 126, {FAST_SPEEDUP}x "
-        f"as fast for IJCAI P@10 {FAST_P_AT_10[1]} against {FAST_P_AT_10[0]} (default: balanced, fast from "
-        f"{AUTO_FAST_PAPERS:,} papers)",
+        f"as fast for IJCAI P@10 {FAST_P_AT_10[1]} against {FAST_P_AT_10[0]} (default: exact, balanced from "
+        f"{AUTO_BALANCED_PAPERS:,} papers, fast from {AUTO_FAST_PAPERS:,})",
     )
     build.add_argument(
         "--long-text",

@@ -30,9 +30,9 @@ def test_folder_holds_vectors_faiss_metadata_and_manifest(sample_index_dir, samp
     assert manifest.dimension == 384
     assert manifest.model.name == "sentence-transformers/all-MiniLM-L6-v2"
     assert len(manifest.model.fingerprint) == 16
-    assert manifest.long_text == LongTextInfo(strategy="truncate", long_texts=17, max_tokens=254)
-    assert manifest.preset == PresetInfo(  # below 2,690 papers: int8 on the model's whole window
-        name="balanced", how="chosen by size: fewer than 2,690 papers", quantize="int8", long_text="truncate"
+    assert manifest.long_text == LongTextInfo(strategy="mean", long_texts=17, max_tokens=254)
+    assert manifest.preset == PresetInfo(  # below 300 papers: fp32, the whole of each text
+        name="exact", how="chosen by size: fewer than 300 papers", quantize=None, long_text="mean"
     )
     assert set(manifest.files) >= {"faiss.index", "papers.arrow", "smoothing_neighbours.npy"}
     assert "vectors.npy" not in manifest.files  # a flat FAISS index's storage is the vectors
@@ -44,11 +44,10 @@ def test_folder_holds_vectors_faiss_metadata_and_manifest(sample_index_dir, samp
 
 
 @pytest.mark.slow
-def test_rows_of_vectors_and_metadata_agree(sample_index):
+def test_rows_of_vectors_and_metadata_agree(sample_index, encoder):
     row = 7
     text = sample_index.papers["abstract"][row]
-    alone = query_model(sample_index).encode([text], long_text=sample_index.manifest.long_text.strategy)[0]
-    np.testing.assert_allclose(sample_index.vectors[row], alone, atol=1e-5)  # int8 scales each token alone
+    np.testing.assert_allclose(sample_index.vectors[row], encoder.encode([text])[0], atol=1e-5)
     assert sample_index.search(text, k=1).to_pandas()["id"][0] == sample_index.papers["id"][row]
 
 
@@ -390,6 +389,23 @@ def test_a_large_corpus_takes_the_fast_preset_unless_exact_is_asked_for(tmp_path
     assert PaperIndex.load(tmp_path / "exact").manifest.preset.name == "exact"
     with pytest.raises(UserError, match="--preset sets --long-text"):
         build_index(locations.bundled_corpus(), tmp_path / "both", BuildSettings(preset="fast", quantize="int8"))
+
+
+@pytest.mark.slow
+def test_a_middle_sized_corpus_takes_the_balanced_preset_and_a_vector_is_its_text_alone(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(settings, "AUTO_BALANCED_PAPERS", 30)  # the sample's 38 papers count as middle-sized here
+    with caplog.at_level("INFO", logger="paperscope"):
+        build_index(locations.bundled_corpus(), tmp_path / "auto")
+    index = PaperIndex.load(tmp_path / "auto")
+    assert index.manifest.preset == PresetInfo(
+        name="balanced", how="chosen by size: 30 to 2,689 papers", quantize="int8", long_text="truncate"
+    )
+    said = [r.getMessage() for r in caplog.records if "embedding with the balanced preset" in r.getMessage()]
+    assert len(said) == 1 and "30 to 2,689 papers" in said[0] and "--preset exact" in said[0]  # which, and why
+    # int8 scales each token alone: a paper's vector does not depend on the papers batched with it
+    texts = embedding_texts(index.papers)
+    alone = np.stack([query_model(index).encode([text], long_text="truncate")[0] for text in texts[:5]])
+    np.testing.assert_allclose(np.asarray(index.vectors[:5]), alone, atol=1e-5)
 
 
 @pytest.mark.slow
