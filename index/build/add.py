@@ -39,7 +39,7 @@ from paperscope.errors import UserError, write_error
 from paperscope.index.build.shards import with_columns
 from paperscope.index.common.smoothed import SmoothedVectors, smoothed
 from paperscope.index.search.encoding import QueryEncoder
-from paperscope.index.search.nearest import without_own
+from paperscope.index.search.nearest import other_rows
 from paperscope.index.search.placement import TRUST_K, place_by_neighbours
 from paperscope.index.store import generations, maps
 from paperscope.index.store.manifest import Origin
@@ -55,7 +55,6 @@ logger = logging.getLogger(__name__)
 # Above this share of papers placed rather than laid out, new topics may have formed that no
 # existing cluster holds: suggest a full rebuild.
 REBUILD_SHARE = 0.2
-MARKS = GONE  # a record with one of these statuses marks its paper
 MAX_PARTS = 1000  # record batches of the papers' table above which an add writes it as one again
 
 
@@ -177,7 +176,7 @@ def _abstracts_held(table: pa.Table, papers: list[dict]) -> np.ndarray:
 
 def _changes(table: pa.Table, held: dict[int, dict], new: pd.DataFrame) -> _Arrivals:
     """The arrivals of ``new`` papers and of records ``held`` of papers the index holds (by row):
-    a status in MARKS that the paper lacks marks it; a changed title, abstract or version replaces
+    a status in admission.GONE that the paper lacks marks it; a changed title, abstract or version replaces
     its text; anything else is the same paper again (counted as skipped)."""
     rows = sorted(held)
 
@@ -191,7 +190,7 @@ def _changes(table: pa.Table, held: dict[int, dict], new: pd.DataFrame) -> _Arri
         strict=True,
     ):  # fmt: skip
         extra = paper["extra"]
-        if extra.get("status") in MARKS:
+        if extra.get("status") in GONE:
             if extra["status"] == status:
                 same += 1
             else:
@@ -383,7 +382,7 @@ def _smoothed(old: generations.Generation, rows: np.ndarray, at: np.ndarray, vec
     if old.smoothed is None or smoothing is None:
         return None
     own = np.concatenate([rows, np.full(len(at) - len(rows), -1)])
-    near = without_own(neighbours, neighbours, own, min(smoothing.k, neighbours.shape[1]))[1]
+    near = other_rows(neighbours, own, min(smoothing.k, neighbours.shape[1]))
     if isinstance(old.smoothed, SmoothedVectors):
         kept = np.asarray(old.smoothed.neighbours)
         grown = np.concatenate([kept, np.zeros((len(at) - len(rows), kept.shape[1]), kept.dtype)])

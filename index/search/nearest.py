@@ -20,10 +20,20 @@ def nearest_others(search, queries: np.ndarray, own_rows: np.ndarray | None, k: 
     return without_own(scores, rows, own_rows, k)
 
 
+def _others_first(rows: np.ndarray, own_rows: np.ndarray, k: int) -> np.ndarray:
+    """The positions of the first ``k`` found ``rows`` of each query that are not its own row."""
+    own = rows == np.asarray(own_rows, dtype=rows.dtype)[:, None]
+    return np.argsort(own, axis=1, kind="stable")[:, :k]
+
+
 def without_own(scores: np.ndarray, rows: np.ndarray, own_rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The first ``k`` of each row of a search's ``scores`` and ``rows`` that are not the query's
     own row (``own_rows``, one per query): a paper's own row is usually first, but an exact
     duplicate can tie with it."""
-    own = rows == np.asarray(own_rows, dtype=rows.dtype)[:, None]
-    order = np.argsort(own, axis=1, kind="stable")[:, :k]
+    order = _others_first(rows, own_rows, k)
     return np.take_along_axis(scores, order, axis=1), np.take_along_axis(rows, order, axis=1)
+
+
+def other_rows(rows: np.ndarray, own_rows: np.ndarray, k: int) -> np.ndarray:
+    """:func:`without_own` for the found ``rows`` alone."""
+    return np.take_along_axis(rows, _others_first(rows, own_rows, k), axis=1)
