@@ -35,20 +35,21 @@ READ_BLOCK_CHARS = 4 * 1024**2
 READ_WORKERS = min(os.cpu_count() or 1, 8)  # a build's (and add's) reading processes
 
 # --- builds -------------------------------------------------------------------------------------
-# A build of this many papers or more takes the "fast" preset unless told: the smallest size measured
-# where it loses at most 0.01 of IJCAI P@10 and of topic AMI against "exact" (2,690 papers: P@10
-# -0.009, AMI +0.008 coarse, -0.000 fine); below it loses more (2,000: -0.005, -0.016, -0.015; 1,000:
-# -0.014, -0.018, -0.018; 300: -0.010, -0.106, -0.096), and a smaller build takes "balanced", which
-# keeps exact's quality at every size measured. benchmarks/presets.py, docs/benchmarks.md ("Build presets").
-AUTO_FAST_PAPERS = 2_690
-# Below this many papers a build takes "exact": it embeds them in under half a minute (11-20 texts/s
-# idle), so there is nothing worth saving by reading only the first 254 word pieces of each.
-AUTO_BALANCED_PAPERS = 300
-# The fast preset embeds this many times as fast as the exact one, for IJCAI P@10 (similar, hybrid) of
-# exact then fast (the same place). A build that would embed with the exact preset for over a minute
-# quotes them.
-FAST_SPEEDUP = 6.1
-BALANCED_SPEEDUP = 2.2  # the same for "balanced" (benchmarks/presets_balanced.json)
+# Presets chosen by size, by measurement (benchmarks/presets.py, benchmarks/presets.json; docs/benchmarks.md,
+# "Build presets"): an int8 preset is the default at a size where it loses at most 0.01 of IJCAI P@10 and
+# of topic AMI (coarse and fine, the mean over 5 layout seeds) against "exact". From this many papers a
+# build takes "balanced", which passes at every size measured from here (1,000: P@10 -0.000, AMI +0.012
+# coarse, 0.000 fine; 2,000: +0.001, +0.020, -0.001; 2,690: +0.002, -0.005, -0.009); at 300 it loses
+# more (+0.004, -0.017, -0.013), so a smaller build takes exact.
+AUTO_BALANCED_PAPERS = 1_000
+# From this many papers a build takes "fast" (20,000: P@10 +0.012; AMI in docs/benchmarks.md); below it fast
+# does not pass at every size (2,690: P@10 -0.008, AMI -0.019 coarse, -0.017 fine).
+AUTO_FAST_PAPERS = 20_000
+# The int8 presets embed this many times as fast as the exact one (300 IJCAI abstracts, one process), for
+# IJCAI P@10 (similar, hybrid) of exact then fast (the whole corpus, 2,690 papers). A build that would
+# embed with the exact preset for over a minute quotes them.
+FAST_SPEEDUP = 4.3
+BALANCED_SPEEDUP = 1.9
 FAST_P_AT_10 = (0.544, 0.536)
 SEED_SURE = 0.45  # with its words, a paper this close joins whatever its seed's spread (a seed of many papers)
 

@@ -545,7 +545,7 @@ def _embedding_options(build) -> None:
         "--preset",
         choices=tuple(PRESETS),
         help="'exact': fp32 model, windows over the whole text averaged; 'balanced': int8 model on the first "
-        f"254 word pieces, {BALANCED_SPEEDUP}x as fast, as good; 'fast': int8 model on the first 126, {FAST_SPEEDUP}x "
+        f"254 word pieces, {BALANCED_SPEEDUP}x as fast; 'fast': int8 model on the first 126, {FAST_SPEEDUP}x "
         f"as fast for IJCAI P@10 {FAST_P_AT_10[1]} against {FAST_P_AT_10[0]} (default: exact, balanced from "
         f"{AUTO_BALANCED_PAPERS:,} papers, fast from {AUTO_FAST_PAPERS:,})",
     )

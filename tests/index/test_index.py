@@ -31,8 +31,8 @@ def test_folder_holds_vectors_faiss_metadata_and_manifest(sample_index_dir, samp
     assert manifest.model.name == "sentence-transformers/all-MiniLM-L6-v2"
     assert len(manifest.model.fingerprint) == 16
     assert manifest.long_text == LongTextInfo(strategy="mean", long_texts=17, max_tokens=254)
-    assert manifest.preset == PresetInfo(  # below 300 papers: fp32, the whole of each text
-        name="exact", how="chosen by size: fewer than 300 papers", quantize=None, long_text="mean"
+    assert manifest.preset == PresetInfo(  # below 1,000 papers: fp32, the whole of each text
+        name="exact", how="chosen by size: fewer than 1,000 papers", quantize=None, long_text="mean"
     )
     assert set(manifest.files) >= {"faiss.index", "papers.arrow", "smoothing_neighbours.npy"}
     assert "vectors.npy" not in manifest.files  # a flat FAISS index's storage is the vectors
@@ -393,15 +393,15 @@ def test_a_large_corpus_takes_the_fast_preset_unless_exact_is_asked_for(tmp_path
 
 @pytest.mark.slow
 def test_a_middle_sized_corpus_takes_the_balanced_preset_and_a_vector_is_its_text_alone(tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr(settings, "AUTO_BALANCED_PAPERS", 30)  # the sample's 38 papers count as middle-sized here
+    monkeypatch.setattr(settings, "AUTO_BALANCED_PAPERS", 30)  # the sample's 38 papers: middle-sized here
     with caplog.at_level("INFO", logger="paperscope"):
         build_index(locations.bundled_corpus(), tmp_path / "auto")
     index = PaperIndex.load(tmp_path / "auto")
-    assert index.manifest.preset == PresetInfo(
-        name="balanced", how="chosen by size: 30 to 2,689 papers", quantize="int8", long_text="truncate"
-    )
+    how = "chosen by size: 30 to 19,999 papers"
+    assert index.manifest.preset == PresetInfo(name="balanced", how=how, quantize="int8", long_text="truncate")
+    assert index.manifest.long_text.max_tokens == 254 and query_model(index).quantize == "int8"
     said = [r.getMessage() for r in caplog.records if "embedding with the balanced preset" in r.getMessage()]
-    assert len(said) == 1 and "30 to 2,689 papers" in said[0] and "--preset exact" in said[0]  # which, and why
+    assert len(said) == 1 and "30 to 19,999 papers" in said[0] and "--preset exact" in said[0]  # which, and why
     # int8 scales each token alone: a paper's vector does not depend on the papers batched with it
     texts = embedding_texts(index.papers)
     alone = np.stack([query_model(index).encode([text], long_text="truncate")[0] for text in texts[:5]])
