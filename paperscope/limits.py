@@ -39,11 +39,11 @@ READ_WORKERS = min(os.cpu_count() or 1, 8)  # a build's (and add's) reading proc
 # "Build presets"): an int8 preset is the default at a size where it loses at most 0.01 of IJCAI P@10 and
 # of topic AMI (coarse and fine, the mean over 5 layout seeds) against "exact". From this many papers a
 # build takes "balanced", which passes at every size measured from here (1,000: P@10 -0.000, AMI +0.012
-# coarse, 0.000 fine; 2,000: +0.001, +0.020, -0.001; 2,690: +0.002, -0.005, -0.009); at 300 it loses
-# more (+0.004, -0.017, -0.013), so a smaller build takes exact.
+# coarse, 0.000 fine; 2,000: +0.001, +0.020, -0.001; 2,690: +0.002, -0.005, -0.008; 20,000: -0.002,
+# +0.005, +0.012); at 300 it loses more (+0.004, -0.017, -0.013), so a smaller build takes exact.
 AUTO_BALANCED_PAPERS = 1_000
-# From this many papers a build takes "fast" (20,000: P@10 +0.012; AMI in docs/benchmarks.md); below it fast
-# does not pass at every size (2,690: P@10 -0.008, AMI -0.019 coarse, -0.017 fine).
+# From this many papers a build takes "fast" (20,000: P@10 +0.012, AMI -0.007 coarse, +0.005 fine); below it
+# fast does not pass at every size (2,690: P@10 -0.008, AMI -0.019 coarse, -0.016 fine).
 AUTO_FAST_PAPERS = 20_000
 # The int8 presets embed this many times as fast as the exact one (300 IJCAI abstracts, one process), for
 # IJCAI P@10 (similar, hybrid) of exact then fast (the whole corpus, 2,690 papers). A build that would
