@@ -318,11 +318,13 @@ def sidebar_steps(page, corpus: Corpus, shown: list[str], times: dict) -> None:
     recommendations ``shown``; seconds per step into ``times``."""
     page.get_by_test_id("stExpandSidebarButton").click()
     sidebar = page.get_by_test_id("stSidebar")
+    fine = sidebar.get_by_text("fine", exact=True)
+    fine.click(trial=True)  # until the sidebar has slid open (a user clicks what has stopped moving): not timed
     timed(
         page,
         times,
         "topic level",
-        lambda: sidebar.get_by_text("fine", exact=True).click(),
+        fine.click,
         f"() => {MAP}.payload.level === 'fine' && !{MAP}.pending",
     )
     idle(page)

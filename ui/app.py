@@ -34,12 +34,14 @@ from paperscope.ui.access import upload_build
 from paperscope.ui.app_access import READ_ONLY_NOTE, audited, read_only, settings
 from paperscope.ui.app_cache import filter_choices, generation_of, load_index, map_points, warm_query_model
 from paperscope.ui.collections_view import (
+    ShownCollection,
     add_popover,
     collection_focus,
     collection_header,
     collections_panel,
+    dismiss_button,
     plain,
-    recommended_card,
+    recommended_reason,
 )
 from paperscope.ui.columns_view import (
     colour_select,
@@ -168,10 +170,11 @@ def _why_html(why: dict, query_label: str) -> str:
     return "".join(parts)
 
 
-def _result_header(row, colour: str, values: str = "") -> str:
+def _result_header(row, colour: str, values: str = "", reason: str = "") -> str:
     """A result card's first lines: rank, title, its score as a bar (the one scale of every lookup), topic, id, and the
     paper's link (an http(s) one only) to open in a new tab; ``values``: a line of the columns
-    filtered or coloured by (HTML, escaped by ``column_values_html``)."""
+    filtered or coloured by (HTML, escaped by ``column_values_html``); ``reason``: why it is
+    recommended (HTML, escaped by ``collections_view.reason_html``)."""
     value = float(row.score)
     width = max(0.0, min(value, 1.0)) * 90
     link = paper_link([getattr(row, "url", None)])
@@ -183,7 +186,7 @@ def _result_header(row, colour: str, values: str = "") -> str:
         f"<span class='ps-meta'><span class='ps-dot' style='background:{colour}'></span>"
         f"{html.escape(_topic_path(row))} · <span title='{html.escape(str(row.id), quote=True)}'>"
         f"{html.escape(short_id(str(row.id)))}</span>{opened}</span>"
-        f"{f'<br><span class=ps-meta>{values}</span>' if values else ''}</div>"
+        f"{f'<br><span class=ps-meta>{values}</span>' if values else ''}{reason}</div>"
     )
 
 
@@ -240,10 +243,12 @@ def _sidebar(
         "papers using every acronym of a query come first",
     )
     explain = sidebar.toggle("Explain why similar", value=True)
-    with sidebar.expander("Add a corpus"):
-        _upload_form()
-    if not read_only():  # the expander above says why there is nothing to add
-        with sidebar.expander("Get papers"):
+    # Their widgets drawn only while open (every rerun sends what is drawn, closed or not)
+    if (corpus := sidebar.expander("Add a corpus", key="add-corpus", on_change="rerun")).open:
+        with corpus:
+            _upload_form()
+    if not read_only() and (get := sidebar.expander("Get papers", key="get-papers-panel", on_change="rerun")).open:
+        with get:  # "Add a corpus" says why a read-only app has nothing to add
             if built := get_papers_form(build_with_progress):
                 _switch(index_label=built, **_view())
     return label, k, filters, mode, explain
@@ -430,17 +435,19 @@ def _results_list(
     columns: tuple[str | None, ...] = (),
     colour: dict | None = None,
     *,
-    below_header=None,
+    recommended: ShownCollection | None = None,
 ) -> None:
     """Result cards (dots in the colour of their topic at ``level``, a bar for their ``score``
-    column, a button adding the paper to a collection) with exports; ``explain_with`` (other_id
-    or query) fills in why each is similar, from the index of ``source`` (folder, generation),
-    when its card is opened (explaining ten results costs ~0.6 s a page; ten people at once, 6 s);
-    ``columns``: the corpus's columns whose values each card shows (those filtered or coloured by);
-    ``colour``: the map's colours by a column (``column_colours``), the dots' colours then;
-    ``below_header(row)``: draws what a card shows under its header (a collection's: why, and "Not interested")."""
+    column) with exports; ``explain_with`` (other_id or query) fills in why each is similar, from
+    the index of ``source`` (folder, generation), when its card is opened (explaining ten results
+    costs ~0.6 s a page; ten people at once, 6 s), beside its abstract and a button adding it to a
+    collection; ``columns``: the corpus's columns whose values each card shows (those filtered or
+    coloured by); ``colour``: the map's colours by a column (``column_colours``), the dots' colours
+    then; ``recommended``: the collection whose recommendations these are (each card says why, with
+    "Not interested"). A card is three elements a rerun, what a browser spends most of an action's
+    time drawing (a card of eight took a search 0.1 s more)."""
     index = load_index(*source)
-    download_csv, download_json = st.columns(2)
+    download_csv = download_json = st.container(horizontal=True, gap="small")
     # Written when clicked, not on every run; a download changes nothing: no rerun
     download_csv.download_button(
         "Results as CSV",
@@ -467,27 +474,29 @@ def _results_list(
         values = column_values_html(results, list(columns))
         row: Any  # a result's named tuple: its columns as attributes
         for row, dot, shown_values in zip(results.itertuples(), colours, values, strict=True):
-            header, add = st.columns([12, 1], vertical_alignment="center", gap="small")
-            header.html(_result_header(row, dot, shown_values))
-            with add:
-                add_popover(index, [row.id], f"add-card-{row.id}")
-            if below_header:
-                below_header(row)
+            reason = recommended_reason(row, recommended) if recommended else ""
+            st.html(_result_header(row, dot, shown_values, reason))
+            if recommended:
+                dismiss_button(index, recommended, row)
             _card(source, row.id, row.abstract, explain_with)
 
 
 @st.fragment
 def _card(source: tuple[str, str], paper_id: str, abstract: str, explain_with: dict | None) -> None:
-    """A result's abstract and, once opened, why it is similar (``explain_with``: see ``_results_list``): a
-    fragment, so that opening a card reruns that card alone, and explains only it."""
+    """A result's abstract, once opened, with why it is similar (``explain_with``: see
+    ``_results_list``) and a button adding it to a collection: a fragment, so that opening a card
+    reruns that card alone, and explains only it."""
     card = st.expander(
         "Abstract and why similar" if explain_with else "Abstract", key=f"why-{paper_id}", on_change="rerun"
     )
     with card:
-        if card.open and explain_with:
+        if not card.open:
+            return
+        if explain_with:
             why = explain_cached(*source, paper_id, explain_with["other_id"], explain_with["query"])
             st.html(_why_html(why, "your query" if explain_with["query"] else "selected paper"))
         st.html(f"<div class='ps-why'>{html.escape(abstract)}</div>")
+        add_popover(load_index(*source), [paper_id], f"add-card-{paper_id}", "Add to a collection")
 
 
 def _open_index(choices: dict[str, str]) -> tuple[str, str, str, PaperIndex]:
@@ -644,8 +653,7 @@ def main() -> None:
             explain_with = {"other_id": chosen[0] if chosen else None, "query": query}
             columns = (st.session_state.get(Key.FILTER_COLUMN), colour_by)  # their values shown on each card
             _results_list((folder, generation), results, level, explain_with if explain and not shown else None,
-                          columns, focus["colour"],
-                          below_header=recommended_card(index, shown) if shown else None)  # fmt: skip
+                          columns, focus["colour"], recommended=shown)  # fmt: skip
     with map_column:
         _map_panel((folder, generation), focus, level, filters["topics"] or [])
     warm_query_model(folder, generation)  # once the page is drawn: the first search need not load it

@@ -93,9 +93,12 @@ def _warm(folder: str) -> None:
 
     while not Runtime.exists() or Runtime.instance().state == RuntimeState.INITIAL:
         time.sleep(0.02)
-    from paperscope.index.paper_index import sample_is_current
-
     # the page's modules, imported here while the browser loads Streamlit's scripts: its first run finds them
+    # (the collections' code imports scipy.sparse, 0.3 s; Streamlit's emoji table checks the page icon, 0.2 s)
+    import streamlit.emojis  # noqa: F401
+
+    from paperscope.index import collections_group  # noqa: F401
+    from paperscope.index.paper_index import sample_is_current
     from paperscope.ui import collections_view, columns_view, map_component, topics_view  # noqa: F401
 
     if folder == str(locations.default_index_dir()) and not sample_is_current(folder):

@@ -73,7 +73,8 @@ def _add(index, ids: list[str], name_key: str) -> None:
 def add_popover(index, ids: list[str], key: str, label: str = "", help: str = "Add to a collection") -> None:
     """A small button opening a popover that adds ``ids`` to a collection chosen from the index's
     (the last one added to first) or created by typing a new name. Its widgets are drawn only
-    while it is open (a card each: ten closed popovers cost ten buttons). None in a read-only app."""
+    while it is open (a card each: ten closed popovers cost ten buttons). None in a read-only app.
+    Added from a fragment (an opened card), it reruns the whole page, which says what was added."""
     if read_only():
         return
     popover = st.popover(label, icon=":material/bookmark_add:", help=help, key=key, on_change="rerun")
@@ -95,6 +96,8 @@ def add_popover(index, ids: list[str], key: str, label: str = "", help: str = "A
             placeholder="choose, or type a new name",
         )
         st.button("Add", key=f"{key}-add", type="primary", on_click=_add, args=(index, list(ids), f"{key}-name"))
+    if st.session_state.get(NOTE):  # added from an opened card (a fragment's rerun): the page shows the note and counts
+        st.rerun()
 
 
 def _show_note() -> None:
@@ -167,8 +170,8 @@ def collections_panel(index) -> ShownCollection | None:
     with st.expander(f"Collections ({len(names)})", icon=":material/bookmarks:"):
         _import_form(index, names)
         if not names:
-            st.caption("None yet: import a library file above, or add papers with the bookmark button of a "
-                       "result, the selected paper or a map selection.")  # fmt: skip
+            st.caption("None yet: import a library file above, or add papers with the bookmark button of an "
+                       "opened result, the selected paper or a map selection.")  # fmt: skip
             return None
         st.html(_listing_html(listing, shown))
         choose, edit = st.columns([5, 1], vertical_alignment="bottom", gap="small")
@@ -230,7 +233,11 @@ def _import_form(index, names: list[str]) -> None:
     if read_only():
         st.caption(READ_ONLY_NOTE)
         return
-    with st.popover("Import a library file", icon=":material/upload_file:", key="collection_import"):
+    popover = st.popover("Import a library file", icon=":material/upload_file:", key="collection_import",
+                         on_change="rerun")  # fmt: skip
+    with popover:
+        if not popover.open:  # its widgets drawn only while open: every rerun sends what is drawn
+            return
         st.file_uploader("BibTeX, RIS or CSL-JSON (Zotero, Mendeley, JabRef …)", type=["bib", "ris", "json"],
                          key=Key.COLLECTION_IMPORT_FILE)  # fmt: skip
         default = st.session_state.get(Key.COLLECTION) or st.session_state.get(LAST)
@@ -328,19 +335,18 @@ def reason_html(because, members: dict[str, str]) -> str:
     return f"<div class='ps-because'>{text}</div>"
 
 
-def recommended_card(index, shown: ShownCollection):
-    """What a recommended card of the collection ``shown`` adds under its header (a function of
-    the card's row): why it is recommended, and a "Not interested" button dismissing it."""
+def recommended_reason(row, shown: ShownCollection) -> str:
+    """Why the card ``row`` is recommended for the collection ``shown``: the last line of its header (HTML, escaped)."""
+    return reason_html(getattr(row, "because", None), shown["members"])
 
-    def card(row) -> None:
-        why, button = st.columns([9, 4], vertical_alignment="top", gap="small")
-        why.html(reason_html(getattr(row, "because", None), shown["members"]))
-        if not read_only():
-            button.button("Not interested", key=f"dismiss-{row.id}", type="tertiary", icon=":material/thumb_down:",
-                          on_click=_dismiss, args=(index, shown["name"], row.id, str(row.title)),
-                          help="Never recommend this paper for this collection, and steer away from it")  # fmt: skip
 
-    return card
+def dismiss_button(index, shown: ShownCollection, row) -> None:
+    """The "Not interested" button under a recommended card ``row``, dismissing it from the
+    recommendations of the collection ``shown`` (none in a read-only app)."""
+    if not read_only():
+        st.button("Not interested", key=f"dismiss-{row.id}", type="tertiary", icon=":material/thumb_down:",
+                  on_click=_dismiss, args=(index, shown["name"], row.id, str(row.title)),
+                  help="Never recommend this paper for this collection, and steer away from it")  # fmt: skip
 
 
 def _dismissed_line(index, shown: ShownCollection) -> None:

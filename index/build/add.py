@@ -368,7 +368,7 @@ def _grown(
     was_placed = _column(old.papers, "placed")  # the old papers' (an index from before it was kept: none)
     placed = int(was_placed.sum() - was_placed[rows].sum()) + len(rows) + len(arrivals.new)  # each new text placed
     manifest = old.manifest.grown(
-        papers.num_rows, placed, [Path(p).name for p in inputs], len(arrivals.new),
+        papers.num_rows, placed, list(generations.recorded_sources(inputs)), len(arrivals.new),
         replaced=len(rows), marked=len(arrivals.marks), origins=origins,
     )  # fmt: skip
     return generations.Generation(manifest, all_vectors, faiss_index, papers, clusters, keyword, smoothed)

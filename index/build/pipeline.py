@@ -355,7 +355,7 @@ def _finish(embedded: shards.Embedded, output: Path, work: Path, job: shards.Emb
         text_recipe=TEXT_RECIPE,
         long_text=LongTextInfo(job.long_text, long_count, encoder.max_tokens),
         corpus=CorpusInfo(
-            read.fingerprint, tuple(Path(p).name for p in job.inputs), len(embedded.read_report.skipped),
+            read.fingerprint, generations.recorded_sources(job.inputs), len(embedded.read_report.skipped),
             len(embedded.read_report.duplicate_ids), len(embedded.read_report.duplicate_abstracts),
         ),
         search=search_info,

@@ -41,6 +41,7 @@ import os
 import shlex
 import shutil
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -337,19 +338,26 @@ YOUR_FILES = "YOUR_FILES"  # what a rebuild hint names when the index's own file
 
 def build_command(folder: str | Path, sources: tuple[str, ...] | None = None) -> str:
     """The command that builds the index at ``folder`` again from ``sources``, the corpus files its
-    manifest names (the bundled sample's: a build without files reads them; after an add, the
-    sample's own by their full paths), or from YOUR_FILES where they are not known. Never a command
-    that builds another corpus into the folder (a build without files there refuses one of other files)."""
-    sample = sample_names()
+    manifest names (:func:`recorded_sources`: the bundled sample's alone, which a build without files
+    reads; a bundled file beside others, by its full path), or from YOUR_FILES where they are not
+    known. Never a command that builds another corpus into the folder (a build without files there
+    refuses one of other files)."""
+    bundled = {path.name: str(path) for path in locations.bundled_corpus()}
     if sources is None:
         files = [YOUR_FILES]
-    elif tuple(sources) == sample:
+    elif tuple(sources) == sample_names():
         files = []
-    elif tuple(sources[: len(sample)]) == sample:
-        files = [str(path) for path in locations.bundled_corpus()] + list(sources[len(sample) :])
     else:
-        files = list(sources)
+        files = [bundled.get(source, source) for source in sources]
     return shlex.join(["paperscope", "build", *files, "-o", str(folder)])
+
+
+def recorded_sources(inputs: Sequence[str | Path]) -> tuple[str, ...]:
+    """The corpus files ``inputs`` as a manifest records them: a bundled sample file by its name
+    (an index of the sample is one wherever paperscope is installed), any other by its absolute
+    path, so that a rebuild hint (:func:`build_command`) runs from any folder."""
+    bundled = {path.resolve(): path.name for path in locations.bundled_corpus()}
+    return tuple(bundled.get(Path(path).resolve(), str(Path(path).resolve())) for path in inputs)
 
 
 def holds_index(folder: str | Path) -> bool:

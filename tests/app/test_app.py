@@ -180,6 +180,7 @@ def test_corpus_text_is_escaped_never_html(default_index, tmp_path):
     app.run()
     assert not app.exception
     assert len(_result_titles(app)) == 2 and "Graph networks" in _result_titles(app)  # k clamped to the corpus
+    _open_popover(app, "why-evil")  # its card opened: the abstract and why similar drawn
     bodies = "".join(_htmls(app))
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; **bold** $x^2$ &lt;b&gt;tag&lt;/b&gt;" in bodies
     assert "&lt;img src=x onerror=alert(1)&gt;" in bodies
@@ -236,7 +237,7 @@ def _type_new_option(selectbox, text: str) -> None:
 
 
 def _open_popover(app, key: str) -> None:
-    app.session_state[key] = True  # its widgets are drawn only while it is open
+    app.session_state[key] = True  # its widgets are drawn only while it is open (a popover or an expander)
     app.run()
 
 
@@ -249,6 +250,7 @@ def test_a_result_goes_into_a_new_collection_and_showing_it_recommends_beyond_it
     app = _app(q="graph neural networks").run()
     assert f"Collections ({len(default_index.collections.names())})" in [e.label for e in app.expander]
     first = app.session_state["shown"][0]
+    _open_popover(app, f"why-{first}")  # the card opened: its abstract, why similar, and the bookmark
     _open_popover(app, f"add-card-{first}")
     names = app.selectbox(key=f"add-card-{first}-name")
     assert names.label == "Add 1 paper to" and names.value is None

@@ -45,6 +45,8 @@ def test_a_read_only_app_offers_no_change_and_says_why(sample_index_dir, browser
             assert page.locator("input[type=file]").count() == 0  # no upload, no library import
             for label in ("Rename", "Merge", "Import a library file"):
                 assert page.get_by_role("button", name=label).count() == 0, label
+            page.get_by_text("Abstract and why similar").first.click()  # a card opened: where its bookmark would be
+            page.wait_for_selector(".ps-why >> text=Shared terms", timeout=60_000)
             assert page.locator("[class*='st-key-add-card-']").count() == 0  # no bookmark button on the cards
     finally:
         page.close()

@@ -373,6 +373,7 @@ def test_two_sessions_add_to_one_collection_at_once_and_it_recommends_beyond_its
     second.goto(f"{server}/?q=protein+structure&k=5")  # ... the other a result card
     _wait_for_results(first, 10)
     _wait_for_results(second, 5)
+    second.get_by_text("Abstract and why similar").first.click()  # the first card's (carded's) bookmark: inside it
     adds = [_bookmark(first, "add-selected", name), _bookmark(second, f"add-card-{carded}", name)]
     for add in adds:  # both at once: each creates the collection if it is not there yet, and adds
         add.click()

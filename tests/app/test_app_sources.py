@@ -15,6 +15,8 @@ from tests.support.openreview_service import VENUE, OpenReviewService, note
 @pytest.mark.slow
 def test_a_filter_openalex_cannot_take_is_one_line_and_nothing_is_fetched(default_index):
     app = AppTest.from_file(APP, default_timeout=120).run()
+    app.session_state["get-papers-panel"] = True  # the panel opened: its widgets are drawn only then
+    app.run()
     app.sidebar.radio(key="get-source").set_value("OpenAlex filter").run()
     app.sidebar.text_input(key="get-filter").input("publication_year").run()
     app.sidebar.button(key="get-papers").click().run()
@@ -29,6 +31,8 @@ def test_get_papers_fetches_a_venue_builds_it_and_opens_it(default_index, httpse
     service = OpenReviewService(httpserver, {VENUE: notes}, page_size=5, faults=False)
     monkeypatch.setenv("PAPERSCOPE_OPENREVIEW_URL", service.url)
     app = AppTest.from_file(APP, default_timeout=240).run()
+    app.session_state["get-papers-panel"] = True  # the panel opened: its widgets are drawn only then
+    app.run()
     app.sidebar.button(key="get-papers").click().run()  # the panel's first choice: OpenReview, NeurIPS 2025
     assert not app.exception and not app.error
     assert len(service.requests) == 4  # three pages of 5 and the empty one after

@@ -72,10 +72,11 @@ def test_a_build_of_the_sample_refuses_an_index_of_other_files(library_corpus, t
     folder = copy_index(library_corpus / "index", tmp_path / "index")
     before = _snapshot(folder)
     said = paperscope("build", "-o", folder, here=True)
+    corpus = (library_corpus / "corpus.jsonl").resolve()  # as the manifest names it, wherever the build ran
     assert said.returncode == 2
     assert said.stderr.splitlines() == [
-        f"paperscope: error: {folder}: holds an index of 36 papers of corpus.jsonl, not the bundled sample; "
-        f"rebuild it from them (paperscope build corpus.jsonl -o {folder}), or give --force to build the sample there"
+        f"paperscope: error: {folder}: holds an index of 36 papers of {corpus}, not the bundled sample; "
+        f"rebuild it from them (paperscope build {corpus} -o {folder}), or give --force to build the sample there"
     ]
     assert _snapshot(folder) == before
 
@@ -137,7 +138,7 @@ RECIPES = [  # papers of no topic of a corpus of machine learning: `add` says to
 def _hints(library: Path, tmp_path: Path) -> dict[str, tuple[list, Path | str]]:
     """Each mistake a hint answers: the command that provokes it, and what following the hint must
     do: the index folder it must leave holding the papers it held (the user's, where it could not
-    be read), or what it must say it did. Run where the user keeps the corpus (the current folder)."""
+    be read), or what it must say it did. Provoked in the current folder (where ``add`` reads its file)."""
     damaged, broken, older, collections, added = (copy_index(library / "index", tmp_path / name) for name in "abcde")
     Path("recipes.jsonl").write_text(
         "".join(json.dumps({"id": f"recipe{i}", "title": t, "abstract": a}) + "\n" for i, (t, a) in enumerate(RECIPES))
@@ -182,13 +183,15 @@ def _held(folder: Path, papers: set[str]) -> set[str]:
 
 @pytest.mark.slow
 def test_every_hint_runs_as_printed_and_keeps_the_users_papers(library_corpus, tmp_path, monkeypatch):
-    work = tmp_path / "work"  # where the user keeps the corpus, built and added from there
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"  # where the user adds files from; another folder
     work.mkdir()
-    shutil.copy(library_corpus / "corpus.jsonl", work)
+    elsewhere.mkdir()
     monkeypatch.chdir(work)
     papers = set(PaperIndex.load(library_corpus / "index").ids())
     for case, (provoke, done) in _hints(library_corpus, tmp_path).items():
+        monkeypatch.chdir(work)
         said = paperscope(*provoke, here=True)
+        monkeypatch.chdir(elsewhere)  # a hint runs wherever the user is next: a rebuild's files by their full paths
         commands = _commands(said.stderr)
         assert commands, (case, said.stderr)
         held = _held(done, papers) if isinstance(done, Path) else set()
