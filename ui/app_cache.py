@@ -1,8 +1,8 @@
 """The app's work done once per index generation and shared by every session (Streamlit's cached
 resources): the loaded index, its map's points, its filters' choices. A module of its own, not the
 script's: the server process fills these caches ahead (:func:`serve`), while Streamlit starts, so
-that the first page finds the index loaded; and once a page is drawn, the query model is loaded in
-the background (:func:`warm_query_model`), so that the first search does not wait for it.
+that the first page finds the index loaded, and loads its query model too, so that the first search
+does not wait for it; a page of another index loads that one's once it is drawn (:func:`warm_query_model`).
 
 ``paperscope app`` runs ``python -m paperscope.ui.launch APP STREAMLIT_OPTIONS -- APP_ARGUMENTS``, that is
 :func:`serve`: ``streamlit run`` with the index of ``--index`` (or the bundled sample, when built) loaded ahead.
@@ -70,12 +70,18 @@ def filter_choices(folder: str, generation: str) -> FilterChoices:
 
 def warm_query_model(folder: str, generation: str) -> None:
     """Load the query model of the index ``folder`` in a background thread, once per generation
-    (a page calls this once it is drawn: the model's load would slow the first page)."""
+    (a page calls this once it is drawn: the model's load would slow the page)."""
+    if _first_to_load(generation):
+        threading.Thread(target=_embed_a_word, args=(folder, generation), daemon=True).start()
+
+
+def _first_to_load(generation: str) -> bool:
+    """Whether the caller is the first to load the query model of ``generation`` (then it must)."""
     with _model_lock:
         if generation in _model_warmed:
-            return
+            return False
         _model_warmed.add(generation)
-    threading.Thread(target=_embed_a_word, args=(folder, generation), daemon=True).start()
+        return True
 
 
 def _embed_a_word(folder: str, generation: str) -> None:
@@ -86,8 +92,8 @@ def _embed_a_word(folder: str, generation: str) -> None:
 
 
 def _warm(folder: str) -> None:
-    """The index of ``folder``, its map's points and its filters' choices, into the caches, once the
-    server listens (done during its start, this work would delay it: both want the one interpreter)."""
+    """The index of ``folder``, its map's points, its filters' choices and its query model, into the
+    caches, once the server listens (done during its start, this work would delay it: both want the one interpreter)."""
     from streamlit.runtime import Runtime
     from streamlit.runtime.runtime import RuntimeState
 
@@ -107,6 +113,8 @@ def _warm(folder: str) -> None:
         generation = generation_of(folder)
         map_points(folder, generation)
         filter_choices(folder, generation)
+        if _first_to_load(generation):  # while the browser loads Streamlit's scripts, not while it draws the page
+            _embed_a_word(folder, generation)
     except UserError as exc:  # the page shows it
         logging.getLogger("paperscope").info("index not loaded ahead: %s", exc)
 

@@ -185,8 +185,11 @@ def collections_panel(index) -> ShownCollection | None:
             st.error(plain(str(exc)))
             return None
         titles = dict(zip(members["key"], members["title"].fillna(members["key"]), strict=True))
-        with edit.popover("", icon=":material/edit:", help="Remove members, or delete the collection"):
-            _manage(index, shown, titles)
+        manage = edit.popover("", icon=":material/edit:", help="Remove members, or delete the collection",
+                              key="collection_manage", on_change="rerun")  # fmt: skip
+        with manage:
+            if manage.open:  # its widgets drawn only while open: every rerun sends what is drawn
+                _manage(index, shown, titles)
     counts = listing.set_index("name").loc[shown].to_dict()
     ids = members.loc[members["in_index"], "id"].tolist()
     return ShownCollection(name=shown, counts=counts, ids=ids, members=titles, dismissed=_dismissed(index, shown))

@@ -331,6 +331,7 @@ def test_removing_members_and_deleting_a_collection_from_the_panel(default_index
     ids = default_index.papers["id"].tolist()
     default_index.collections.add("pruned", ids=ids[30:33], create=True)
     app = _app(collection="pruned").run()
+    _open_popover(app, "collection_manage")
     app.multiselect(key="collection_remove").set_value([ids[31]]).run()
     app.button(key="collection_remove_go").click().run()
     assert not app.exception and default_index.collections.members("pruned")["id"].tolist() == [ids[30], ids[32]]
