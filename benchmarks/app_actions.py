@@ -136,6 +136,7 @@ def app(checkout: Checkout, index_dir: str | None, timeout: float = 300.0):
     process = subprocess.Popen(
         checkout.command("app", *where, "--port", str(port), "--headless"),
         env=checkout.env(),
+        cwd=checkout.data,  # not this repository: `-m` would import its modules before the other checkout's
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -160,7 +161,8 @@ def prepare(checkout: Checkout, corpus: Corpus, ids: list[str]) -> None:
         onnx.symlink_to(locations.onnx_dir())
 
     def run(*arguments: str) -> str:
-        done = subprocess.run(checkout.command(*arguments), env=checkout.env(), capture_output=True, text=True)
+        done = subprocess.run(checkout.command(*arguments), env=checkout.env(), cwd=checkout.data,
+                              capture_output=True, text=True)  # fmt: skip
         if done.returncode:
             raise RuntimeError(f"{checkout.name}: paperscope {' '.join(arguments)}: {done.stderr.strip()[-2000:]}")
         return done.stdout
