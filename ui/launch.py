@@ -24,8 +24,9 @@ STREAMLIT_HEALTH = "/_stcore/health"
 START_SECONDS = 20  # a server not answering by then: no browser is opened
 STOP_SECONDS = 10  # Streamlit's graceful shutdown can hang on open sessions: killed after this
 # The app's server computes on one thread unless the user sets OMP_NUM_THREADS: FAISS's OpenMP and ONNX
-# Runtime's threads spun against the browser drawing the page (2,690 papers on 2 cores: a search 0.44 ->
-# 0.37 s, the first page 2.7 -> 2.2 s); a lookup is one query, which more threads do not speed.
+# Runtime's threads spun against the browser drawing the page (2,690 papers on 2 cores, three rounds
+# each: a search 0.40-0.44 -> 0.36-0.38 s, the first page 2.6-2.9 -> 2.2-2.4 s); a lookup is one query,
+# which more threads do not speed; an upload's build embeds on that thread (1.8x slower).
 APP_THREADS = {"OMP_NUM_THREADS": "1"}
 
 
@@ -95,8 +96,8 @@ def run_app(
 ) -> int:
     """Serve the dashboard on ``host``:``port`` until the server stops or this process is stopped;
     opens the browser once the server answers, unless ``headless``; ``access``: read-only mode, the
-    uploads an hour (an address other machines reach needs read-only mode). Returns the server's
-    exit status."""
+    uploads an hour (an address other machines reach needs read-only mode). The server computes on
+    one thread (:data:`APP_THREADS`) unless OMP_NUM_THREADS is set. Returns the server's exit status."""
     access = access or AccessSettings()
     check_exposure(host, "app", read_only=access.read_only)
     check_free(host, port)
