@@ -132,8 +132,10 @@ def test_new_papers_that_fit_no_topic_are_counted_and_drawn_as_such(sample_index
         report = add_papers([corpus], folder)
     assert report.no_topic == 2
     said = [record.getMessage() for record in caplog.records]
-    # the rebuild it names reads the sample's files and the added one, into this folder (never the sample alone)
-    rebuild = shlex.join(["paperscope", "build", *map(str, locations.bundled_corpus()), "new.jsonl", "-o", str(folder)])
+    # the rebuild it names reads the sample's files and the added one (by their full paths: it runs from any
+    # folder), into this folder (never the sample alone)
+    files = [*map(str, locations.bundled_corpus()), str(corpus.resolve())]
+    rebuild = shlex.join(["paperscope", "build", *files, "-o", str(folder)])
     assert f"2 new papers fit no topic: rebuild the map ({rebuild}) to place them as a topic of their own" in said
     added = PaperIndex.load(folder)
     for paper_id in ("recipe0", "recipe1"):
