@@ -447,16 +447,16 @@ def _results_list(
     "Not interested"). A card is three elements a rerun, what a browser spends most of an action's
     time drawing (a card of eight took a search 0.1 s more)."""
     index = load_index(*source)
-    download_csv = download_json = st.container(horizontal=True, gap="small")
+    exports = st.container(horizontal=True, gap="small")
     # Written when clicked, not on every run; a download changes nothing: no rerun
-    download_csv.download_button(
+    exports.download_button(
         "Results as CSV",
         lambda: results.drop(columns=["abstract"]).assign(score=results["score"].round(4)).to_csv(index=False),
         "paperscope-results.csv",
         "text/csv",
         on_click="ignore",
     )
-    download_json.download_button(
+    exports.download_button(
         "Results as JSON",
         lambda: results.to_json(orient="records", force_ascii=False, indent=1),
         "paperscope-results.json",
