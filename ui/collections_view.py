@@ -389,8 +389,9 @@ def _close() -> None:
 
 
 def collection_header(index, shown: ShownCollection) -> None:
-    """What the results answer (the collection shown and its counts), its members' exports (CSV,
-    BibTeX, RIS: written when clicked) and a button to stop showing it."""
+    """What the results answer (the collection shown and its counts), its members' exports (a
+    popover of BibTeX, RIS, CSL-JSON and CSV, each written when clicked) and a button to stop
+    showing it."""
     counts = shown["counts"]
     more = [f"{counts[column]:,} {label}" for column, label in COUNTS[2:] if counts[column]]
     ringed = f"{counts['in_index']:,} ◆ on the map" if counts["in_index"] else "none in the index"
@@ -398,29 +399,39 @@ def collection_header(index, shown: ShownCollection) -> None:
         f"<div class='ps-meta ps-collection'>Recommended for the collection <b>{html.escape(shown['name'])}</b>: "
         f"{counted(int(counts['members']), 'paper')}, {ringed}{''.join(f'; {m}' for m in more)}</div>"
     )
-    stem, name = _file_stem(shown["name"]), shown["name"]
     row = st.container(horizontal=True, vertical_alignment="center", gap="small", key="collection_exports")
-    row.html("<span class='ps-meta'>Export its members:</span>", width="content")
-    for label, fmt, suffix, mime in (
-        ("BibTeX", "bib", "bib", "application/x-bibtex"),
-        ("RIS", "ris", "ris", "application/x-research-info-systems"),
-        ("CSL-JSON", "csl", "json", "application/vnd.citationstyles.csl+json"),
-        ("CSV", "csv", "csv", "text/csv"),
-    ):
-        row.download_button(
-            label,
-            functools.partial(index.collections.export_text, name, fmt),
-            f"{stem}.{suffix}",
-            mime,
-            key=f"collection_{suffix}",
-            on_click="ignore",  # a download changes nothing: no rerun
-            type="tertiary",
-            icon=":material/download:",
-        )
+    _exports_popover(index, shown["name"], row)
     _dismissed_popover(index, shown, row)
     row.button("Close", key="collection_close", type="tertiary", icon=":material/close:", on_click=_close,
                help="Stop showing this collection")  # fmt: skip
     _dismissed_line(index, shown)
+
+
+def _exports_popover(index, name: str, row) -> None:
+    """The members of the collection ``name`` as a file (in ``row``): its download buttons drawn only
+    while open (five elements fewer for the browser to draw on every rerun while a collection is shown)."""
+    popover = row.popover("Export members", icon=":material/download:", type="tertiary", key="collection_export",
+                          help="Its members as BibTeX, RIS, CSL-JSON or CSV", on_change="rerun")  # fmt: skip
+    with popover:
+        if not popover.open:
+            return
+        stem = _file_stem(name)
+        for label, fmt, suffix, mime in (
+            ("BibTeX", "bib", "bib", "application/x-bibtex"),
+            ("RIS", "ris", "ris", "application/x-research-info-systems"),
+            ("CSL-JSON", "csl", "json", "application/vnd.citationstyles.csl+json"),
+            ("CSV", "csv", "csv", "text/csv"),
+        ):
+            st.download_button(
+                label,
+                functools.partial(index.collections.export_text, name, fmt),
+                f"{stem}.{suffix}",
+                mime,
+                key=f"collection_{suffix}",
+                on_click="ignore",  # a download changes nothing: no rerun
+                type="tertiary",
+                icon=":material/download:",
+            )
 
 
 def collection_focus(index, shown: ShownCollection, results, level: str, lasso_rows=()) -> dict:

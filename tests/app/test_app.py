@@ -273,8 +273,10 @@ def test_a_result_goes_into_a_new_collection_and_showing_it_recommends_beyond_it
     bodies = "".join(_htmls(app))
     assert f"Recommended for the collection <b>{html.escape(HOSTILE_NAME)}</b>: 1 paper, 1 ◆ on the map" in bodies
     assert "<script>" not in bodies and "<b>bold" not in bodies
-    assert {button.label for button in app.get("download_button")} >= {"CSV", "BibTeX", "RIS"}
     assert {e.label for e in app.expander} >= {"Abstract"}  # why-similar is off for a collection
+    assert not {"BibTeX", "RIS"} & {button.label for button in app.get("download_button")}  # drawn once opened
+    _open_popover(app, "collection_export")
+    assert {button.label for button in app.get("download_button")} >= {"CSV", "BibTeX", "RIS", "CSL-JSON"}
 
     app.text_input(key="query").input("diffusion transformers").run()  # a query replaces the collection
     assert app.selectbox(key="collection").value is None and "collection" not in app.query_params

@@ -402,8 +402,9 @@ def test_two_sessions_add_to_one_collection_at_once_and_it_recommends_beyond_its
         timeout=30_000,
     )  # members as diamonds, the star at their centre joined to the recommendations
     first.wait_for_function("() => location.search.includes('collection=')", timeout=10_000)
-    assert _download(first, "BibTeX") == sample_index.collections.export_text(name, "bib")
     _shot(first, "collections.png")
+    first.locator(".st-key-collection_export [data-testid='stPopoverButton']:visible").click()  # drawn once opened
+    assert _download(first, "BibTeX") == sample_index.collections.export_text(name, "bib")
 
     second.goto(first.url)  # the link reopens the collection
     _wait_for_results(second, 10)
