@@ -1,8 +1,10 @@
 """Papers that use every acronym of a text query ("GRPO", "DiT", "T2I"; plural "s" allowed): they
 go first in keyword and hybrid rankings.
 
-The keyword index narrows the candidates to papers with the word; the exact, case-sensitive check
-runs on those alone (on all papers only for an acronym the vocabulary lacks).
+The keyword index narrows the candidates to papers with the word (a hyphenated one, which the
+keyword index splits, "Hotelling-Downs" or "DiT-XL": with each of its words); the exact,
+case-sensitive check runs on those alone (on all papers only for an acronym none of whose words the
+vocabulary holds).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 import numpy as np
 
 from paperscope.embed.acronyms import ACRONYM_WORD
+from paperscope.embed.terms import words
 from paperscope.index.common.papers import PaperTable
 
 
@@ -26,14 +29,21 @@ def acronym_rows(text: str, papers: PaperTable, keyword) -> np.ndarray:
     for acronym in ACRONYM_WORD.findall(text):
         if acronym.endswith("s") and acronym[-2].isupper():
             acronym = acronym[:-1]  # "LLMs" also finds "LLM"
-        candidates = [keyword.rows_with_term(form.lower()) for form in (acronym, acronym + "s")]
-        if all(rows is None for rows in candidates):
-            rows = found
-        else:
-            rows = np.intersect1d(found, np.concatenate([r for r in candidates if r is not None]))
+        rows = found
+        for forms in _word_forms(acronym):  # a paper using it uses each of its words (or their plural, for the last)
+            candidates = [r for r in map(keyword.rows_with_term, forms) if r is not None]
+            if candidates:  # a word outside the vocabulary narrows nothing
+                rows = np.intersect1d(rows, np.concatenate(candidates))
         # the acronym as a whole word, matched by Arrow (RE2, no look-arounds) over the texts
         pattern = rf"(?:^|[^\w-]){re.escape(acronym)}s?(?:$|[^\w-])"
         texts = papers.take(rows, ["title", "abstract"])
         uses = pc.or_(*(pc.match_substring_regex(texts.column(name), pattern) for name in ("title", "abstract")))
         found = np.asarray(rows, dtype=np.int64)[uses.fill_null(False).to_numpy(zero_copy_only=False)]
     return found
+
+
+def _word_forms(acronym: str) -> list[tuple[str, ...]]:
+    """The keyword index's forms of each word of ``acronym`` ("DiT" -> dit or dits; "Hotelling-Downs" ->
+    hotelling, then downs or downss): the acronym may take a plural "s", so its last word too."""
+    *leading, last = words(acronym) or [acronym.lower()]
+    return [(word,) for word in leading] + [(last, last + "s")]
