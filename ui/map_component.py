@@ -2,8 +2,9 @@
 page itself, no iframe), reporting a clicked paper or a lasso selection back to Python.
 
 The map's data comes in two elements: the points (coordinates, titles, labels; megabytes at
-50,000 papers, the same on every rerun, so Streamlit sends them once and then only a reference
-to its cached copy) and the focus (selection, neighbours, star; a few bytes)."""
+50,000 papers, the same on every rerun: JSON text made once per index generation, which Streamlit
+sends once and then only as a reference to its cached copy, and the page parses once) and the
+focus (selection, neighbours, star; a few bytes)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ from functools import cache
 
 import streamlit as st
 
+from paperscope.ui.app_cache import MapPoints
 from paperscope.ui.mapplot import map_script
 
 KEEP_POINTS = """
 export default function (component) {
-  (window.__paperscopeMapPoints ||= {})[component.data.key] = component.data;
+  if (window.__paperscopeMapPointsText === component.data) return;  // the same text on every rerun: parsed once
+  const points = JSON.parse(component.data);
+  (window.__paperscopeMapPoints ||= {})[points.key] = points;
+  window.__paperscopeMapPointsText = component.data;
 }
 """
 DRAW = """
@@ -40,10 +45,10 @@ def _components():
     )
 
 
-def topic_map(points: dict, focus: dict, key: str = "map") -> None:
-    """Draw the map: ``points`` from ``mapplot.map_payload``, ``focus`` from ``mapplot.map_focus``.
+def topic_map(points: MapPoints, focus: dict, key: str = "map") -> None:
+    """Draw the map: ``points`` from ``app_cache.map_points``, ``focus`` from ``mapplot.map_focus``.
     A click on a paper or a lasso selection reruns the app with ``st.session_state[key]`` holding
     ``{"click": row}`` or ``{"lasso": [rows]}`` for that run."""
     draw, keep_points = _components()
-    draw(data=focus | {"key": points["key"]}, key=key, on_click_change=lambda: None, on_lasso_change=lambda: None)
-    keep_points(data=points, key=f"{key}_points")
+    draw(data=focus | {"key": points.key}, key=key, on_click_change=lambda: None, on_lasso_change=lambda: None)
+    keep_points(data=points.text, key=f"{key}_points")
