@@ -11,13 +11,12 @@ does not wait for it; a page of another index loads that one's once it is drawn 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -26,6 +25,7 @@ from paperscope.errors import UserError
 
 if TYPE_CHECKING:  # imported when first used: the server's start does not wait for them
     from paperscope.index.paper_index import FilterChoices, PaperIndex
+    from paperscope.ui.map_component import MapPoints
 
 MAP_TITLES_LIMIT = 200_000  # above this many papers the map's hover names the topic, not the title (1M titles: 95 MB)
 _model_warmed: set[str] = set()  # the generations whose query model is loaded or loading
@@ -48,30 +48,22 @@ def load_index(folder: str, generation: str) -> PaperIndex:
     return PaperIndex.load(folder)
 
 
-class MapPoints(NamedTuple):
-    """The map's unchanging part of one index generation: its key and its payload as JSON text."""
-
-    key: str
-    text: str
-
-
 @st.cache_resource(show_spinner=False, max_entries=8)
 def map_points(folder: str, generation: str) -> MapPoints:
-    """The map's unchanging part (coordinates, titles, topic labels) once per index generation,
-    serialised once: given as a dict, Streamlit checked each of its lists for a table and serialised
-    it on every rerun (at 50,000 papers, 4.8 MB: the points element took 64 ms a rerun, as text 42)."""
+    """The map's unchanging part (coordinates, titles, topic labels) once per index generation, as
+    the map component sends it (serialised once)."""
+    from paperscope.ui.map_component import map_points_of
     from paperscope.ui.mapplot import map_payload
 
     index = load_index(folder, generation)
-    key = f"{folder}@{generation}"
     payload = map_payload(
         index.map.table(),  # only the columns drawn: all metadata held 530 MB more at 1M papers
         index.topics.table("fine"),
         index.topics.table("coarse"),
-        key=key,
+        key=f"{folder}@{generation}",
         with_titles=len(index) <= MAP_TITLES_LIMIT,
     )
-    return MapPoints(key, json.dumps(payload, separators=(",", ":")))
+    return map_points_of(payload)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
