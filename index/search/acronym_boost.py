@@ -2,9 +2,11 @@
 go first in keyword and hybrid rankings.
 
 The keyword index narrows the candidates to papers with the word (a hyphenated one, which the
-keyword index splits, "Hotelling-Downs" or "DiT-XL": with each of its words); the exact,
-case-sensitive check runs on those alone (on all papers only for an acronym none of whose words the
-vocabulary holds).
+keyword index splits, "Hotelling-Downs" or "DiT-XL": with each of its words; a stop word, which it
+does not keep, narrows nothing); the exact, case-sensitive check runs on those alone (on all papers
+only for an acronym none of whose words the vocabulary holds). The keyword index does not read
+links: an acronym written only inside one (a repository's name in its URL) is missed when its
+words are indexed from other papers' text.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ def acronym_rows(text: str, papers: PaperTable, keyword) -> np.ndarray:
             acronym = acronym[:-1]  # "LLMs" also finds "LLM"
         rows = found
         for forms in _word_forms(acronym):  # a paper using it uses each of its words (or their plural, for the last)
+            if any(form in keyword.stop_words for form in forms):
+                continue  # not indexed: which papers use it is not known
             candidates = [r for r in map(keyword.rows_with_term, forms) if r is not None]
             if candidates:  # a word outside the vocabulary narrows nothing
                 rows = np.intersect1d(rows, np.concatenate(candidates))

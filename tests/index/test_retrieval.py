@@ -68,6 +68,29 @@ def test_acronym_queries_return_the_papers_using_them_first(sample_index):
     assert all("DiT" in abstract for abstract in dit)
 
 
+def test_a_hyphenated_acronym_is_found_by_its_indexed_words(tmp_path):
+    import pyarrow as pa
+
+    from paperscope.index.build.keyword_fit import fit_keyword_index
+    from paperscope.index.common.papers import PaperTable
+    from paperscope.index.search.acronym_boost import acronym_rows
+
+    papers = [
+        ("Check-ins", "Users visit Points-of-Interest (POIs) every day."),  # "interest" is a stop word
+        ("Drifting interests", "Their interests drift over time."),  # "interests" is not
+        ("Scaling", "We train DiT-XLs on images."),  # the acronym's plural
+        ("Other points", "Points of view on the interests of users, and XL models."),  # its words, not it
+    ]
+    texts = [f"{title}. {abstract}" for title, abstract in papers]
+    keyword = fit_keyword_index(texts)
+    assert "interest" in keyword.stop_words and keyword.rows_with_term("interests") is not None
+    titles, abstracts = zip(*papers, strict=True)
+    columns = {"id": [str(i) for i in range(len(papers))], "title": list(titles), "abstract": list(abstracts)}
+    table = PaperTable(pa.table(columns), tmp_path)
+    assert acronym_rows("Points-of-Interest", table, keyword).tolist() == [0]
+    assert acronym_rows("DiT-XL", table, keyword).tolist() == [2]
+
+
 def test_keyword_search_needs_no_model(sample_index_dir):
     index = PaperIndex.load(sample_index_dir)
     results = index.search("traveling salesman", k=3, mode="keyword").to_pandas()
