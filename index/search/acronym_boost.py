@@ -6,7 +6,9 @@ keyword index splits, "Hotelling-Downs" or "DiT-XL": with each of its words; a s
 does not keep, narrows nothing); the exact, case-sensitive check runs on those alone (on all papers
 only for an acronym none of whose words the vocabulary holds). The keyword index does not read
 links: an acronym written only inside one (a repository's name in its URL) is missed when its
-words are indexed from other papers' text.
+words are indexed from other papers' text, as a one-word acronym's always was (IJCAI: 44 of 5,718
+acronym-like words, each one paper's link). Checking every paper with a link or $math$ as well
+(16 % of them) made a search at 50,000 papers 26 -> 63 ms, 0.5 s the first: not done.
 """
 
 from __future__ import annotations
