@@ -52,9 +52,27 @@ def _embed_outside(collections, args, matched) -> None:
         collections.embed_outside(args.name)
 
 
+def _files_not_ids(args, command: str, index) -> None:
+    """Refuse a file given where paper ids go (``collection create mine refs.bib``; a paper of
+    ``index`` of that name is an id), with the command that imports it (``--from``): otherwise it
+    is looked up as an id and not found."""
+    papers = set(index.known(args.ids))
+    files = [item for item in args.ids if item not in papers and Path(item).is_file()]
+    if files:
+        ids = [shlex.quote(item) for item in args.ids if item not in files]
+        fixed = ["paperscope collection", command, shlex.quote(args.name), *ids, "--from",
+                 *map(shlex.quote, [*(args.files or []), *files])]  # fmt: skip
+        raise UserError(
+            f"{files[0]} is a file, not a paper id; library files go after --from: "
+            f"{' '.join(fixed)}{locations.index_option(args.index)}"
+        )
+
+
 def cmd_collection_create(args) -> None:
     """Create a collection from paper ids and library files."""
-    collections = load(args).collections
+    index = load(args)
+    _files_not_ids(args, "create", index)
+    collections = index.collections
     matched = collections.create(args.name, ids=args.ids, files=args.files, embed=False)
     logger.info("created '%s': %s", args.name, matched.summary())
     _embed_outside(collections, args, matched)
@@ -62,7 +80,9 @@ def cmd_collection_create(args) -> None:
 
 def cmd_collection_add(args) -> None:
     """Add paper ids and library files to a collection."""
-    collections = load(args).collections
+    index = load(args)
+    _files_not_ids(args, "add", index)
+    collections = index.collections
     matched = collections.add(args.name, ids=args.ids, files=args.files, embed=False)
     changed = matched.members or not matched.present
     logger.info("%s: %s", f"added to '{args.name}'" if changed else f"'{args.name}' unchanged", matched.summary())

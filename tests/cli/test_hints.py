@@ -170,6 +170,10 @@ def _hints(library: Path, tmp_path: Path) -> dict[str, tuple[list, Path | str]]:
         ),
         "no paper": (["similar", "zzzz-no-such-paper", "--index", collections], ""),
         "papers of no topic added": (["add", "recipes.jsonl", "--index", added], added),
+        "a library file for an id": (
+            ["collection", "create", "imported", "p3", library / "refs.bib", "--index", collections],
+            "created 'imported'",
+        ),
     }
 
 
