@@ -21,6 +21,8 @@ class Key:
     LASSO: Final = "lasso"  # ids of the map's lasso selection
     COLLECTION: Final = "collection"  # the collection shown (also the URL's parameter)
     SHOWN: Final = "shown"  # ids of the results shown, best first
+    TITLE_MATCHES: Final = "title_matches"  # ids of the papers whose titles hold the words last typed in the picker
+    PICKER_NOTE: Final = "picker_note"  # what the picker says of the words last typed there, shown once
     K: Final = "k"  # how many results
     MODE: Final = "mode"  # the ranking mode
     TOPIC_LEVEL: Final = "topic_level"  # coarse or fine topics on the cards and the map

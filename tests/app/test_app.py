@@ -72,6 +72,22 @@ def test_paper_link_selects_the_paper_and_picking_another_replaces_it(default_in
     assert app.text_input(key="query").value == ""
 
 
+def test_a_title_typed_in_the_picker_picks_its_paper_and_several_are_offered(default_index):
+    titles = default_index.papers.set_index("id")["title"]
+    app = _app(q="diffusion", k="3").run()
+    picker = app.multiselect(key="papers")  # offers the results in view, not all 38 titles
+    assert picker.options == _result_titles(app)
+    picker.set_value([titles.iloc[8].lower()]).run()  # a whole title, typed in lower case
+    assert app.multiselect(key="papers").value == [titles.index[8]] and app.text_input(key="query").value == ""
+    assert _result_titles(app) == default_index.similar(titles.index[8], k=3).to_pandas()["title"].tolist()
+    holding = [title for title in titles if "frame" in title.lower()]  # several titles: offered, none picked
+    app.multiselect(key="papers").set_value(["FRAME"]).run()
+    assert app.multiselect(key="papers").value == [] and set(holding) <= set(app.multiselect(key="papers").options)
+    assert f"{len(holding)} titles hold “FRAME”: pick one in the list" in [caption.value for caption in app.caption]
+    app.multiselect(key="papers").set_value(["zzqx"]).run()
+    assert "No title holds “zzqx”; Search by text finds papers about it" in [caption.value for caption in app.caption]
+
+
 def test_several_papers_and_a_negative_rank_more_like_these(default_index):
     ids = default_index.papers["id"].tolist()
     app = _app(paper=f"{ids[0]},{ids[19]}", k="4").run()

@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from paperscope import PaperIndex
 from tests.conftest import ARTIFACTS
@@ -123,6 +124,23 @@ def test_clicking_a_point_on_the_map_selects_that_paper(server, page, sample_ind
         "() => document.querySelector('.ps-map').parentElement.__paperscopeMap.neighbours.length === 10"
     )
     _shot(page, "map-click.png")
+
+
+def test_words_of_a_title_typed_in_the_picker_select_that_paper(server, page, sample_index):
+    page.goto(server)
+    target = sample_index.papers.iloc[7]
+    words = " ".join(target["title"].lower().split()[:3])  # the start of its title: no other title holds it
+    assert sample_index.titled(words).ids == [target["id"]]
+    picker = page.get_by_role("combobox", name="…or pick papers")
+    picker.fill(words)
+    picker.press("Enter")
+    page.wait_for_function(f"() => location.search.includes('paper={target['id']}')", timeout=30_000)
+    _wait_for_results(page, 10)
+    expected = sample_index.similar(target["id"], k=10).to_pandas()["title"].tolist()
+    assert [t.split(". ", 1)[1] for t in _result_titles(page)] == expected
+    picked = page.locator("[data-testid='stMultiSelect']", has_text="pick papers").locator("[data-tag]")
+    expect(picked).to_have_attribute("aria-label", target["title"])  # one chip: the paper's title
+    _shot(page, "picker-title.png")
 
 
 def test_a_typed_query_is_starred_on_the_map_with_lines_to_its_results(server, page, sample_index):
@@ -313,7 +331,6 @@ def test_the_app_serves_a_read_only_index(read_only_index, browser, sample_index
 def _bookmark(page, key: str, name: str):
     """Open the add-to-collection popover ``key`` (a card's, the selected paper's or the map
     selection's), type the name of a new collection, and return its Add button."""
-    from playwright.sync_api import expect
 
     opener = page.locator(f".st-key-{key} [data-testid='stPopoverButton']:visible")  # (a hidden copy measures it)
     expect(opener).to_have_count(1, timeout=60_000)
@@ -361,7 +378,6 @@ def _choose(page, label: str, option: str) -> None:
 def test_two_sessions_add_to_one_collection_at_once_and_it_recommends_beyond_its_members(
     server, browser, sample_index, sample_index_dir
 ):
-    from playwright.sync_api import expect
 
     name = "Group <b>\"reading\"</b> / 'café'"  # tags, quotes and a slash: stored and shown as typed
     selected = sample_index.papers["id"][3]
@@ -417,7 +433,6 @@ def test_two_sessions_add_to_one_collection_at_once_and_it_recommends_beyond_its
 def test_a_library_file_is_imported_into_a_collection_with_the_command_lines_summary(
     server, page, sample_index, sample_index_dir, tmp_path
 ):
-    from playwright.sync_api import expect
 
     from paperscope.index.collections_group import CollectionsGroup
 
@@ -449,7 +464,6 @@ def test_a_library_file_is_imported_into_a_collection_with_the_command_lines_sum
 
 
 def test_a_link_to_an_unknown_paper_or_an_empty_collection_says_so(server, page, sample_index):
-    from playwright.sync_api import expect
 
     page.goto(f"{server}/?paper=no-such-paper")
     expect(page.get_by_test_id("stAlertContentError")).to_contain_text(
