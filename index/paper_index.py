@@ -22,7 +22,6 @@ import pyarrow as pa
 
 from paperscope.embed.text import counted
 from paperscope.errors import Contradiction, UserError, shown
-from paperscope.index.common.papers import TitleMatches
 from paperscope.index.groups import MapGroup, TopicsGroup
 from paperscope.index.loaded import Loaded
 from paperscope.index.search import filters
@@ -169,13 +168,6 @@ class PaperIndex:
     def known(self, paper_ids: list[str]) -> list[str]:
         """Those of ``paper_ids`` that are papers of the index, in their order."""
         return self._state.papers.known(paper_ids)
-
-    def titled(self, text: str, limit: int = 10) -> TitleMatches:
-        """The papers whose titles hold each word of ``text``, in any case ("graph neur" finds "Graph
-        Neural Networks"): ``ids`` (up to ``limit``; a paper whose title is ``text`` itself first, then
-        in row order), ``count`` (how many titles hold the words) and ``equal`` (whether the first
-        one's title is ``text``)."""
-        return self._state.papers.titled(text, limit)
 
     def paper(self, paper_id: str) -> Record:
         """The metadata of one paper as a dict (a missing value as None)."""

@@ -16,7 +16,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any, NamedTuple, Unpack
 
 import numpy as np
 import pandas as pd
@@ -336,14 +336,45 @@ def _on_query_change() -> None:
         st.session_state[Key.COLLECTION] = None
 
 
+class TitleMatches(NamedTuple):
+    """The papers whose titles hold each word of a text (:func:`titled`)."""
+
+    ids: list[str]  # up to the limit asked, one whose title is the text first, then in row order
+    count: int  # how many titles hold the words
+    equal: bool  # whether the first one's title is the text itself (case and spacing aside)
+
+
+def titled(index: PaperIndex, text: str, limit: int) -> TitleMatches:
+    """The papers of ``index`` whose titles hold each word of ``text``, in any case and anywhere
+    ("graph neur" finds "Graph Neural Networks"), with Arrow over the title column (50,000 papers:
+    5–70 ms): up to ``limit`` ids, one whose title is ``text`` itself first."""
+    import pyarrow.compute as pc
+
+    words = text.split()
+    if not words:
+        return TitleMatches([], 0, False)
+    titles = index.table(columns=["title"]).column("title")
+    holds = pc.match_substring(titles, words[0], ignore_case=True)
+    for word in words[1:]:
+        holds = pc.and_(holds, pc.match_substring(titles, word, ignore_case=True))
+    holds = pc.fill_null(holds, False)
+    rows = np.flatnonzero(holds.to_numpy())
+    spaced = pc.replace_substring_regex(pc.filter(titles, holds), r"\s+", " ")
+    equal = np.flatnonzero(pc.equal(pc.utf8_lower(pc.utf8_trim_whitespace(spaced)), " ".join(words).lower()).to_numpy())
+    chosen = list(dict.fromkeys([*rows[equal[:1]].tolist(), *rows[:limit].tolist()]))[:limit]
+    ids = index.table(np.array(chosen, dtype=np.int64), ["id"]).column("id").to_pylist() if chosen else []
+    return TitleMatches(ids, len(rows), len(equal) > 0)
+
+
 def _on_paper_change(index: PaperIndex) -> None:
     """Papers picked: they replace a text query, a set liked and a collection. Words typed in the
     picker and entered pick the paper whose title they are, or the only one whose title holds them
-    all; several such titles are offered in the picker (the first :data:`PICKER_TITLES`), none is said."""
+    all (:func:`titled`); several such titles are offered in the picker (the first
+    :data:`PICKER_TITLES`), none is said."""
     state = st.session_state
     picked, state[Key.TITLE_MATCHES] = [], []
     for value in state.get(Key.PAPERS) or []:
-        found = index.titled(value, PICKER_TITLES) if not index.known([value]) else None
+        found = titled(index, value, PICKER_TITLES) if not index.known([value]) else None
         if found is None or found.equal or found.count == 1:
             picked.append(found.ids[0] if found else value)
         elif found.count:

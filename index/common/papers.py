@@ -10,7 +10,7 @@ import difflib
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -32,14 +32,6 @@ def arrow_numbers(values: np.ndarray) -> pa.Array:
     without ``pa.array``'s check for a pandas Series, which imports pandas (0.4 s of a lookup)."""
     values = np.ascontiguousarray(values)
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
-
-
-class TitleMatches(NamedTuple):
-    """The papers whose titles hold each word of a text (:meth:`PaperTable.titled`)."""
-
-    ids: list[str]  # up to the limit asked, a title equal to the text first, then in row order
-    count: int  # how many titles hold the words
-    equal: bool  # whether the first one's title is the text itself (case and spacing aside)
 
 
 class PaperTable:
@@ -86,7 +78,10 @@ class PaperTable:
         close = []
         if len(ids) <= CLOSE_IDS_UP_TO:
             close = difflib.get_close_matches(paper_id, ids.to_pylist(), n=3, cutoff=0.6)
-        by_title = self.titled(paper_id, 3).ids
+        import pyarrow.compute as pc  # here and in values(): a lookup loads none of it (0.05 s)
+
+        in_title = pc.match_substring(self.table.column("title"), paper_id, ignore_case=True)
+        by_title = pc.filter(ids, in_title).slice(0, 3).to_pylist() if paper_id else []
         suggestions = list(dict.fromkeys(close + by_title))
         if not suggestions:
             return UnknownPaper(
@@ -96,27 +91,6 @@ class PaperTable:
         named = self.take(self.rows(suggestions), ["id", "title"]).to_pylist()
         listed = ", ".join(f"{paper['id']} ({paper['title'][:50]})" for paper in named)
         return UnknownPaper(f"no paper with id '{shown(paper_id)}' in {self.folder}; did you mean {listed}?")
-
-    def titled(self, text: str, limit: int) -> TitleMatches:
-        """The papers whose titles hold each word of ``text`` (any case, anywhere in the title: "graph
-        neur" finds "Graph Neural Networks"): up to ``limit`` ids, one whose title is ``text`` itself first."""
-        import pyarrow.compute as pc  # here and in values(): a lookup loads none of it (0.05 s)
-
-        words = text.split()
-        if not words:
-            return TitleMatches([], 0, False)
-        titles = self.table.column("title")
-        holds = pc.match_substring(titles, words[0], ignore_case=True)
-        for word in words[1:]:
-            holds = pc.and_(holds, pc.match_substring(titles, word, ignore_case=True))
-        holds = pc.fill_null(holds, False)
-        rows = np.flatnonzero(holds.to_numpy())
-        spaced = pc.replace_substring_regex(pc.filter(titles, holds), r"\s+", " ")
-        normal = pc.utf8_lower(pc.utf8_trim_whitespace(spaced))
-        equal = np.flatnonzero(pc.equal(normal, " ".join(words).lower()).to_numpy())
-        chosen = list(dict.fromkeys([*rows[equal[:1]].tolist(), *rows[:limit].tolist()]))[:limit]
-        ids = self.take(np.array(chosen, dtype=np.int64), ["id"]).column("id").to_pylist() if chosen else []
-        return TitleMatches(ids, len(rows), len(equal) > 0)
 
     def take(self, rows, columns: list[str] | None = None) -> pa.Table:
         """The papers at ``rows``, in that order, as an Arrow table (all columns, or ``columns``),

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from paperscope import PaperIndex, build_index, locations
+from paperscope.ui.app import titled
 from tests.conftest import APP, copy_index
 
 LONG_ID = "3f2a9c1d" + "0" * 28 + "9c1d"  # ICLR-style: 40 hexadecimal characters
@@ -70,6 +71,18 @@ def test_paper_link_selects_the_paper_and_picking_another_replaces_it(default_in
     app.multiselect(key="papers").set_value([second]).run()
     assert _result_titles(app) == default_index.similar(second, k=5).to_pandas()["title"].tolist()
     assert app.text_input(key="query").value == ""
+
+
+def test_titled_finds_the_papers_whose_titles_hold_each_word(sample_index):
+    titles = sample_index.papers.set_index("id")["title"]
+    title = titles.iloc[7]  # typed in another case and spacing: the paper itself, said to be equal
+    found = titled(sample_index, f"  {title.upper().replace(' ', '   ')} ", 10)
+    assert found.ids[0] == titles.index[7] and found.equal and found.count == 1
+    words = ["FRAME", "a"]  # parts of words, any case, anywhere, each in the title
+    holding = [i for i, t in titles.items() if all(w.lower() in t.lower() for w in words)]
+    found = titled(sample_index, " ".join(words), 2)
+    assert len(holding) > 2 and found.count == len(holding) and found.ids == holding[:2] and not found.equal
+    assert titled(sample_index, "zzqx quux", 10) == ([], 0, False) == titled(sample_index, "  ", 10)
 
 
 def test_a_title_typed_in_the_picker_picks_its_paper_and_several_are_offered(default_index):

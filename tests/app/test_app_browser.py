@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from paperscope import PaperIndex
+from paperscope.ui.app import titled
 from tests.conftest import ARTIFACTS
 from tests.support.servers import CHROMIUM, MAP_LABEL_LAYOUT, far_labels, paperscope_server
 
@@ -130,7 +131,7 @@ def test_words_of_a_title_typed_in_the_picker_select_that_paper(server, page, sa
     page.goto(server)
     target = sample_index.papers.iloc[7]
     words = " ".join(target["title"].lower().split()[:3])  # the start of its title: no other title holds it
-    assert sample_index.titled(words).ids == [target["id"]]
+    assert titled(sample_index, words, 10).ids == [target["id"]]
     picker = page.get_by_role("combobox", name="…or pick papers")
     picker.fill(words)
     picker.press("Enter")

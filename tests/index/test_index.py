@@ -84,18 +84,6 @@ def test_unknown_id_suggests_close_ids_and_titles(sample_index):
         sample_index.similar("Jenga").to_pandas()
 
 
-def test_titled_finds_the_papers_whose_titles_hold_each_word(sample_index):
-    titles = sample_index.papers.set_index("id")["title"]
-    title = titles.iloc[7]  # typed in another case and spacing: the paper itself, said to be equal
-    found = sample_index.titled(f"  {title.upper().replace(' ', '   ')} ")
-    assert found.ids[0] == titles.index[7] and found.equal and found.count == 1
-    words = ["FRAME", "a"]  # parts of words, any case, anywhere, each in the title
-    holding = [i for i, t in titles.items() if all(w.lower() in t.lower() for w in words)]
-    found = sample_index.titled(" ".join(words), limit=2)
-    assert len(holding) > 2 and found.count == len(holding) and found.ids == holding[:2] and not found.equal
-    assert sample_index.titled("zzqx quux") == ([], 0, False) and sample_index.titled("  ") == ([], 0, False)
-
-
 @pytest.mark.parametrize("k", [0, -3, 2.5, "10", True, MAX_RESULTS + 1])
 def test_bad_k_is_a_user_error(sample_index, k):
     with pytest.raises(UserError, match="k must be a whole number from 1 to 1,000"):
