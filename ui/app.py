@@ -56,6 +56,7 @@ from paperscope.ui.loading import marked_title
 from paperscope.ui.map_component import topic_map
 from paperscope.ui.mapplot import MAX_STARRED, cluster_colours, map_focus
 from paperscope.ui.session import Key, View
+from paperscope.ui.sidebar_watch import watch_sidebar
 from paperscope.ui.sources_view import get_papers_form
 from paperscope.ui.topics_view import topics_panel
 from paperscope.ui.watches_view import save_popover, watches_panel
@@ -209,6 +210,9 @@ def _topic_path(row) -> str:
 def _sidebar(
     index: PaperIndex, source: tuple[str, str], choices: dict[str, str], current_label: str
 ) -> tuple[str, int, dict, str, bool]:
+    """The sidebar: the index shown, and once the sidebar has been opened in this session
+    (``ui/sidebar_watch``), the settings and filters. Returns the index label chosen, k, the filters
+    (``PaperIndex.where``'s arguments), the ranking mode and whether to explain."""
     sidebar, offered = st.sidebar, filter_choices(*source)
     label = sidebar.selectbox("Index", list(choices), index=list(choices).index(current_label))
     manifest = index.manifest
@@ -217,7 +221,15 @@ def _sidebar(
         f"built {manifest.created[:10]} · map trust {manifest.map.trust:.0%}"
     )
     most = max(2, min(50, len(index) - 1))  # a slider needs two values; search clamps to the corpus anyway
-    st.session_state[Key.K] = min(st.session_state.get(Key.K, 10), most)
+    state = st.session_state
+    state[Key.K] = min(state.get(Key.K, 10), most)
+    state.setdefault(Key.TOPIC_LEVEL, LEVELS[0])
+    state.setdefault(Key.EXPLAIN, True)
+    if not state.get(Key.SIDEBAR_OPENED):  # its settings as they are until then (the URL's k and ranking)
+        with sidebar:
+            watch_sidebar(on_opened=lambda: state.update({Key.SIDEBAR_OPENED: True}))
+        unfiltered = {"topics": None, "level": state[Key.TOPIC_LEVEL]}
+        return label, state[Key.K], unfiltered, state[Key.MODE], state[Key.EXPLAIN]
     k = sidebar.slider("Results (k)", 1, most, key=Key.K)
     level = sidebar.radio("Topic level", LEVELS, horizontal=True, key=Key.TOPIC_LEVEL,
                           help="coarse: merged clusters, a few per field; fine: the clusters themselves")  # fmt: skip
@@ -243,7 +255,7 @@ def _sidebar(
         help="hybrid: 70% meaning (MiniLM) + 30% exact words (TF-IDF), measured best; "
         "papers using every acronym of a query come first",
     )
-    explain = sidebar.toggle("Explain why similar", value=True)
+    explain = sidebar.toggle("Explain why similar", key=Key.EXPLAIN)
     # Their widgets drawn only while open (every rerun sends what is drawn, closed or not)
     if (corpus := sidebar.expander("Add a corpus", key="add-corpus", on_change="rerun")).open:
         with corpus:

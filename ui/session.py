@@ -26,6 +26,8 @@ class Key:
     K: Final = "k"  # how many results
     MODE: Final = "mode"  # the ranking mode
     TOPIC_LEVEL: Final = "topic_level"  # coarse or fine topics on the cards and the map
+    EXPLAIN: Final = "explain"  # whether an opened card says why it is similar
+    SIDEBAR_OPENED: Final = "sidebar_opened"  # the sidebar was opened in this session: its settings are drawn
     FILTER_COLUMN: Final = "filter_column"  # the column the sidebar filters by
     COLOUR_BY: Final = "colour_by"  # the column the map and the cards are coloured by
     INDEX_LABEL: Final = "index_label"  # the index chosen (the bundled sample or one built from an upload)

@@ -15,8 +15,9 @@ from tests.conftest import APP, copy_index
 LONG_ID = "3f2a9c1d" + "0" * 28 + "9c1d"  # ICLR-style: 40 hexadecimal characters
 
 
-def _app(**query_params) -> AppTest:
+def _app(sidebar_opened: bool = True, **query_params) -> AppTest:
     app = AppTest.from_file(APP, default_timeout=120)
+    app.session_state["sidebar_opened"] = sidebar_opened  # in a browser, once a user opens it: its settings drawn
     for key, value in query_params.items():
         app.query_params[key] = value
     return app
@@ -111,6 +112,20 @@ def test_several_papers_and_a_negative_rank_more_like_these(default_index):
     expected = default_index.similar([ids[0], ids[19]], k=4, negative=[shown[1]]).to_pandas()["title"].tolist()
     assert _result_titles(app) == expected and default_index.paper(shown[1])["title"] not in expected
     assert app.query_params["not"] in ([shown[1]], shown[1])
+
+
+def test_the_sidebars_settings_are_drawn_once_it_is_opened_and_the_links_apply_before(default_index):
+    app = _app(sidebar_opened=False, q="ATSP", k="4", mode="dense").run()  # a first page: the sidebar folded
+    expected = default_index.search("ATSP", k=4, mode="dense").to_pandas()["title"].tolist()
+    assert _result_titles(app) == expected
+    assert (
+        [box.label for box in app.sidebar.selectbox] == ["Index"] and not app.sidebar.slider and not app.sidebar.radio
+    )
+    app.session_state["sidebar_opened"] = True  # what its watcher sets once a user opens it
+    app.run()
+    assert app.sidebar.slider(key="k").value == 4 and app.sidebar.radio(key="mode").value == "dense"
+    assert app.sidebar.radio(key="topic_level").value == "coarse" and app.sidebar.toggle(key="explain").value
+    assert _result_titles(app) == expected
 
 
 def test_ranking_switch_changes_the_mode(default_index):

@@ -144,6 +144,21 @@ def test_words_of_a_title_typed_in_the_picker_select_that_paper(server, page, sa
     _shot(page, "picker-title.png")
 
 
+def test_opening_the_sidebar_draws_its_settings_as_the_link_set_them(server, page, sample_index):
+    page.goto(f"{server}/?q=graph+neural+networks&k=4&mode=keyword")
+    _wait_for_results(page, 4)
+    sidebar = page.get_by_test_id("stSidebar")
+    assert sidebar.get_by_text("Results (k)").count() == 0  # folded: none of its settings drawn yet
+    page.get_by_test_id("stExpandSidebarButton").click()
+    expect(sidebar.get_by_role("slider", name="Results (k)")).to_have_value("4")
+    expect(sidebar.get_by_role("radio", name="keyword")).to_be_checked()
+    sidebar.get_by_text("fine", exact=True).click()  # and they work
+    page.wait_for_selector(".ps-map[data-label-level='fine']", timeout=60_000)
+    expected = sample_index.search("graph neural networks", k=4, mode="keyword").to_pandas()["title"].tolist()
+    assert [t.split(". ", 1)[1] for t in _result_titles(page)] == expected
+    _shot(page, "sidebar-opened.png")
+
+
 def test_a_typed_query_is_starred_on_the_map_with_lines_to_its_results(server, page, sample_index):
     page.goto(f"{server}/?q=graph+neural+networks&k=5")
     page.wait_for_selector(".ps-title", timeout=60_000)

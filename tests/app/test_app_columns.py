@@ -132,6 +132,7 @@ def _app(index_dir: Path, monkeypatch, **query_params):
 
     monkeypatch.setattr(sys, "argv", ["app.py", "--index", str(index_dir)])
     app = AppTest.from_file(APP, default_timeout=120)
+    app.session_state["sidebar_opened"] = True  # in a browser, once a user opens it: its settings drawn
     for key, value in query_params.items():
         app.query_params[key] = value
     return app

@@ -16,6 +16,7 @@ from tests.support.openreview_service import VENUE, OpenReviewService, note
 def test_a_filter_openalex_cannot_take_is_one_line_and_nothing_is_fetched(default_index):
     app = AppTest.from_file(APP, default_timeout=120).run()
     app.session_state["get-papers-panel"] = True  # the panel opened: its widgets are drawn only then
+    app.session_state["sidebar_opened"] = True  # and the sidebar
     app.run()
     app.sidebar.radio(key="get-source").set_value("OpenAlex filter").run()
     app.sidebar.text_input(key="get-filter").input("publication_year").run()
@@ -32,6 +33,7 @@ def test_get_papers_fetches_a_venue_builds_it_and_opens_it(default_index, httpse
     monkeypatch.setenv("PAPERSCOPE_OPENREVIEW_URL", service.url)
     app = AppTest.from_file(APP, default_timeout=240).run()
     app.session_state["get-papers-panel"] = True  # the panel opened: its widgets are drawn only then
+    app.session_state["sidebar_opened"] = True  # and the sidebar
     app.run()
     app.sidebar.button(key="get-papers").click().run()  # the panel's first choice: OpenReview, NeurIPS 2025
     assert not app.exception and not app.error

@@ -358,6 +358,7 @@ def test_the_app_renames_and_merges_in_the_topics_panel(corrected):
         app = AppTest.from_file(APP, default_timeout=120)
         app.session_state["index_label"] = name
         app.session_state["topics"] = True  # the panel opened
+        app.session_state["sidebar_opened"] = True  # and the sidebar: its topics filter drawn
         app.run()
         assert not app.exception
         listed = app.dataframe[0].value["topic"]
