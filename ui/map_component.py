@@ -2,9 +2,9 @@
 page itself, no iframe), reporting a clicked paper or a lasso selection back to Python.
 
 The map's data comes in two elements: the points (coordinates, titles, labels; megabytes at
-50,000 papers, the same on every rerun: JSON text made once per index generation, which Streamlit
-sends once and then only as a reference to its cached copy, and the page parses once) and the
-focus (selection, neighbours, star; a few bytes)."""
+50,000 papers, the same on every rerun: JSON made once per index generation and sent as bytes,
+which Streamlit sends once and then only as a reference to its cached copy, and the page parses
+once) and the focus (selection, neighbours, star; a few bytes)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ from paperscope.ui.mapplot import map_script
 
 KEEP_POINTS = """
 export default function (component) {
-  if (window.__paperscopeMapPointsText === component.data) return;  // the same text on every rerun: parsed once
-  const points = JSON.parse(component.data);
+  const text = new TextDecoder().decode(component.data);
+  if (window.__paperscopeMapPointsText === text) return;  // the same points on every rerun: parsed once
+  const points = JSON.parse(text);
   (window.__paperscopeMapPoints ||= {})[points.key] = points;
-  window.__paperscopeMapPointsText = component.data;
+  window.__paperscopeMapPointsText = text;
 }
 """
 DRAW = """
@@ -38,17 +39,19 @@ export default function (component) {
 
 
 class MapPoints(NamedTuple):
-    """The map's unchanging part of one index generation: its key and its payload as JSON text."""
+    """The map's unchanging part of one index generation: its key and its payload as UTF-8 JSON."""
 
     key: str
-    text: str
+    data: bytes
 
 
 def map_points_of(payload: dict) -> MapPoints:
-    """``payload`` (``mapplot.map_payload``) as the points :func:`topic_map` sends, serialised once:
-    given as a dict, Streamlit looked for a table in each of its lists and serialised it on every
-    rerun (at 50,000 papers, 4.8 MB: the points element took 64 ms a rerun, as text 42)."""
-    return MapPoints(payload["key"], json.dumps(payload, separators=(",", ":")))
+    """``payload`` (``mapplot.map_payload``) as the points :func:`topic_map` sends, serialised once
+    and sent as bytes, which Streamlit forwards as they are and hashes once a rerun: given as a dict,
+    it looked for a table in each list and serialised it on every rerun (at 50,000 papers, 4.8 MB:
+    64 ms a rerun); as text, it wrote it as a JSON string twice (escaping each quote) and hashed it
+    three times (42 ms, and the page parsed that string again)."""
+    return MapPoints(payload["key"], json.dumps(payload, separators=(",", ":")).encode())
 
 
 @cache
@@ -66,4 +69,4 @@ def topic_map(points: MapPoints, focus: dict, key: str = "map") -> None:
     ``{"click": row}`` or ``{"lasso": [rows]}`` for that run."""
     draw, keep_points = _components()
     draw(data=focus | {"key": points.key}, key=key, on_click_change=lambda: None, on_lasso_change=lambda: None)
-    keep_points(data=points.text, key=f"{key}_points")
+    keep_points(data=points.data, key=f"{key}_points")
