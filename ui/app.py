@@ -465,7 +465,7 @@ def _lasso_panel(index: PaperIndex, column: str) -> None:
 
 
 def _picker(index: PaperIndex) -> None:
-    """ "…or pick papers": the papers in view offered (those picked and avoided, the results, the
+    """The box "…or pick papers": the papers in view offered (those picked and avoided, the results, the
     titles found for the words typed last), and any title typed and entered (:func:`_on_paper_change`).
     Every title was offered up to 5,000 papers: 2,690 titles sent on every rerun made each action of
     the app 0.05–0.1 s slower (IJCAI, side by side)."""
