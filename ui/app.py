@@ -352,7 +352,7 @@ class TitleMatches(NamedTuple):
     """The papers whose titles hold each word of a text (:func:`titled`)."""
 
     ids: list[str]  # up to the limit asked, one whose title is the text first, then in row order
-    count: int  # how many titles hold the words
+    total: int  # how many titles hold the words
     equal: bool  # whether the first one's title is the text itself (case and spacing aside)
 
 
@@ -387,13 +387,13 @@ def _on_paper_change(index: PaperIndex) -> None:
     picked, state[Key.TITLE_MATCHES] = [], []
     for value in state.get(Key.PAPERS) or []:
         found = titled(index, value, PICKER_TITLES) if not index.known([value]) else None
-        if found is None or found.equal or found.count == 1:
+        if found is None or found.equal or found.total == 1:
             picked.append(found.ids[0] if found else value)
-        elif found.count:
+        elif found.total:
             state[Key.TITLE_MATCHES] = found.ids
-            first = f"; the first {len(found.ids)} are listed" if found.count > len(found.ids) else ""
+            first = f"; the first {len(found.ids)} are listed" if found.total > len(found.ids) else ""
             state[Key.PICKER_NOTE] = (
-                f"{counted(found.count, 'title')} hold “{plain(value)}”: pick one in the list{first}"
+                f"{counted(found.total, 'title')} hold “{plain(value)}”: pick one in the list{first}"
             )
         else:
             state[Key.PICKER_NOTE] = f"No title holds “{plain(value)}”; Search by text finds papers about it"

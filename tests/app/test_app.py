@@ -78,11 +78,11 @@ def test_titled_finds_the_papers_whose_titles_hold_each_word(sample_index):
     titles = sample_index.papers.set_index("id")["title"]
     title = titles.iloc[7]  # typed in another case and spacing: the paper itself, said to be equal
     found = titled(sample_index, f"  {title.upper().replace(' ', '   ')} ", 10)
-    assert found.ids[0] == titles.index[7] and found.equal and found.count == 1
+    assert found.ids[0] == titles.index[7] and found.equal and found.total == 1
     words = ["FRAME", "a"]  # parts of words, any case, anywhere, each in the title
     holding = [i for i, t in titles.items() if all(w.lower() in t.lower() for w in words)]
     found = titled(sample_index, " ".join(words), 2)
-    assert len(holding) > 2 and found.count == len(holding) and found.ids == holding[:2] and not found.equal
+    assert len(holding) > 2 and found.total == len(holding) and found.ids == holding[:2] and not found.equal
     assert titled(sample_index, "zzqx quux", 10) == ([], 0, False) == titled(sample_index, "  ", 10)
 
 
