@@ -79,6 +79,8 @@ def test_titled_finds_the_papers_whose_titles_hold_each_word(sample_index):
     title = titles.iloc[7]  # typed in another case and spacing: the paper itself, said to be equal
     found = titled(sample_index, f"  {title.upper().replace(' ', '   ')} ", 10)
     assert found.ids[0] == titles.index[7] and found.equal and found.total == 1
+    copied = titled(sample_index, f"“{title}.”", 10)  # as a reference list quotes it, with its stop
+    assert copied == found
     words = ["FRAME", "a"]  # parts of words, any case, anywhere, each in the title
     holding = [i for i, t in titles.items() if all(w.lower() in t.lower() for w in words)]
     found = titled(sample_index, " ".join(words), 2)
