@@ -28,6 +28,8 @@ from paperscope.settings import MAP_COLUMNS
 if TYPE_CHECKING:  # the tables the verbs return; a lookup loads no pandas (nor the curation rules)
     import pandas as pd
 
+TOPIC_LABEL_COLUMNS = ("cluster", "name", "size", "x", "y")  # what a map names of a topic (TopicsGroup.labels)
+
 
 class MapGroup:
     """``ix.map``: where the papers sit on the topic map, and the map as a notebook widget."""
@@ -141,6 +143,12 @@ class TopicsGroup:
         x, y, map_trust, parent (a fine topic's coarse one)."""
         filters.check_level(level)
         return self._index.state.topics[level]
+
+    def labels(self, level: str = "fine") -> dict[str, np.ndarray]:
+        """What the map names of each topic of ``level``, as :meth:`table` has it: cluster, name,
+        size and the label's x, y, numpy arrays (an uncorrected index makes no DataFrame for them)."""
+        filters.check_level(level)
+        return self._index.state.topic_columns(level, TOPIC_LABEL_COLUMNS)
 
     def overview(self, level: str = "coarse", unclustered: bool = False) -> pd.DataFrame:
         """Every topic of ``level`` with its size, share, map trust, three most central papers and

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from paperscope.errors import UserError
-from paperscope.index.common.papers import PaperTable
+from paperscope.index.common.papers import PaperTable, as_numpy
 from paperscope.index.curation import operations
 from paperscope.index.curation.operations import Entry
 from paperscope.index.search.encoding import QueryEncoder
@@ -97,6 +97,14 @@ class Loaded:
     def topics(self) -> dict[str, pd.DataFrame]:
         """The topic tables shown, by level: the map's with the curations applied."""
         return self.built_topics if self.curated_topics is None else self.curated_topics
+
+    def topic_columns(self, level: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+        """The columns ``names`` of the topic table of ``level`` shown, as numpy arrays: read from the
+        map's Arrow table while no curation applies (no DataFrame made, nor pandas imported)."""
+        if self.curated_topics is not None:
+            return {name: self.curated_topics[level][name].to_numpy() for name in names}
+        at = np.asarray(self.clusters.column("level").to_pylist()) == level
+        return {name: as_numpy(self.clusters.column(name))[at] for name in names}
 
     @cached_property
     def frame(self) -> pd.DataFrame:

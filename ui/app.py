@@ -16,10 +16,9 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, NamedTuple, Unpack
+from typing import TYPE_CHECKING, Any, NamedTuple, Unpack
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from paperscope import locations
@@ -33,7 +32,7 @@ from paperscope.limits import MAX_UPLOAD_MB
 from paperscope.settings import LEVELS, MODES, UNCLUSTERED_NAME
 from paperscope.ui.access import upload_build
 from paperscope.ui.app_access import READ_ONLY_NOTE, audited, read_only, settings
-from paperscope.ui.app_cache import filter_choices, generation_of, load_index, map_points, warm_query_model
+from paperscope.ui.app_cache import filter_choices, generation_of, load_index, map_points, warm_after_page
 from paperscope.ui.collections_view import (
     ShownCollection,
     add_popover,
@@ -60,6 +59,9 @@ from paperscope.ui.sidebar_watch import watch_sidebar
 from paperscope.ui.sources_view import get_papers_form
 from paperscope.ui.topics_view import topics_panel
 from paperscope.ui.watches_view import save_popover, watches_panel
+
+if TYPE_CHECKING:  # the results; the first page (no results yet) imports no pandas (0.35 s of its server's work)
+    import pandas as pd
 
 PICKER_TITLES = 50  # titles offered in the picker for the words typed there
 TITLE_EDGES = ".,;:!?\"'\u201c\u201d\u2018\u2019«»()[]"  # quotes and stops a typed title's words may carry
@@ -728,7 +730,7 @@ def main() -> None:
                           columns, focus["colour"], recommended=shown)  # fmt: skip
     with map_column:
         _map_panel((folder, generation), focus, level, filters["topics"] or [])
-    warm_query_model(folder, generation)  # once the page is drawn: the first search need not load it
+    warm_after_page(folder, generation)  # once the page is drawn: the first search need not load pandas or the model
 
 
 if __name__ == "__main__":

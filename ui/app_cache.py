@@ -1,8 +1,8 @@
 """The app's work done once per index generation and shared by every session (Streamlit's cached
 resources): the loaded index, its map's points, its filters' choices. A module of its own, not the
 script's: the server process fills these caches ahead (:func:`serve`), while Streamlit starts, so
-that the first page finds the index loaded, and loads its query model too, so that the first search
-does not wait for it; a page of another index loads that one's once it is drawn (:func:`warm_query_model`).
+that the first page finds the index loaded; once a page is drawn, what the first results need is
+loaded in the background: pandas and its index's query model (:func:`warm_after_page`).
 
 ``paperscope app`` runs ``python -m paperscope.ui.launch APP STREAMLIT_OPTIONS -- APP_ARGUMENTS``, that is
 :func:`serve`: ``streamlit run`` with the index of ``--index`` (or the bundled sample, when built) loaded ahead.
@@ -22,14 +22,15 @@ import streamlit as st
 
 from paperscope import locations
 from paperscope.errors import UserError
+from paperscope.settings import MAP_COLUMNS
 
 if TYPE_CHECKING:  # imported when first used: the server's start does not wait for them
     from paperscope.index.paper_index import FilterChoices, PaperIndex
     from paperscope.ui.map_component import MapPoints
 
 MAP_TITLES_LIMIT = 200_000  # above this many papers the map's hover names the topic, not the title (1M titles: 95 MB)
-_model_warmed: set[str] = set()  # the generations whose query model is loaded or loading
-_model_lock = threading.Lock()
+_warmed: set[str] = set()  # loaded or loading: "pandas", and the generations whose query model is
+_warmed_lock = threading.Lock()
 
 
 def generation_of(folder: str) -> str:
@@ -52,14 +53,16 @@ def load_index(folder: str, generation: str) -> PaperIndex:
 def map_points(folder: str, generation: str) -> MapPoints:
     """The map's unchanging part (coordinates, titles, topic labels) once per index generation, as
     the map component sends it (serialised once)."""
+    from paperscope.index.common.papers import as_numpy
     from paperscope.ui.map_component import map_points_of
     from paperscope.ui.mapplot import map_payload
 
     index = load_index(folder, generation)
-    payload = map_payload(
-        index.map.table(),  # only the columns drawn: all metadata held 530 MB more at 1M papers
-        index.topics.table("fine"),
-        index.topics.table("coarse"),
+    papers = index.table(columns=list(MAP_COLUMNS))  # the columns drawn: all metadata held 530 MB more at 1M papers
+    payload = map_payload(  # numpy arrays, not DataFrames: the first page imports no pandas (0.35 s of its work)
+        {name: as_numpy(papers.column(name)) for name in MAP_COLUMNS},
+        index.topics.labels("fine"),
+        index.topics.labels("coarse"),
         key=f"{folder}@{generation}",
         with_titles=len(index) <= MAP_TITLES_LIMIT,
     )
@@ -72,39 +75,48 @@ def filter_choices(folder: str, generation: str) -> FilterChoices:
     return load_index(folder, generation).filter_choices()
 
 
-def warm_query_model(folder: str, generation: str) -> None:
-    """Load the query model of the index ``folder`` in a background thread, once per generation
-    (a page calls this once it is drawn: the model's load would slow the page)."""
-    if _first_to_load(generation):
-        threading.Thread(target=_embed_a_word, args=(folder, generation), daemon=True).start()
+def warm_after_page(folder: str, generation: str) -> None:
+    """Load what the first results need in a background thread, once the page is drawn (loaded
+    before, it would slow the page): pandas (their table, 0.35 s), once per process, and the query
+    model of the index ``folder``, once per generation."""
+    wanted = [what for what in ("pandas", generation) if _first_to_load(what)]
+    if wanted:
+        threading.Thread(
+            target=_load, args=(folder, generation, wanted), name="paperscope-after-page", daemon=True
+        ).start()
 
 
-def _first_to_load(generation: str) -> bool:
-    """Whether the caller is the first to load the query model of ``generation`` (then it must)."""
-    with _model_lock:
-        if generation in _model_warmed:
+def _first_to_load(what: str) -> bool:
+    """Whether the caller is the first to load ``what`` (pandas, or a generation's query model): then it must."""
+    with _warmed_lock:
+        if what in _warmed:
             return False
-        _model_warmed.add(generation)
+        _warmed.add(what)
         return True
 
 
-def _embed_a_word(folder: str, generation: str) -> None:
-    try:
-        load_index(folder, generation).embed_query("paper")
-    except UserError as exc:  # no model here: a search says so, with this message, when asked
-        logging.getLogger("paperscope").info("query model not loaded ahead: %s", exc)
+def _load(folder: str, generation: str, wanted: list[str]) -> None:
+    """Import pandas and load the query model of ``generation`` (of the index ``folder``), those ``wanted``."""
+    if "pandas" in wanted:
+        import pandas  # noqa: F401
+    if generation in wanted:
+        try:
+            load_index(folder, generation).embed_query("paper")
+        except UserError as exc:  # no model here: a search says so, with this message, when asked
+            logging.getLogger("paperscope").info("query model not loaded ahead: %s", exc)
 
 
 def _warm(folder: str) -> None:
-    """The index of ``folder``, its map's points, its filters' choices and its query model, into the
-    caches, once the server listens (done during its start, this work would delay it: both want the one interpreter)."""
+    """The index of ``folder``, its map's points and its filters' choices, into the caches, once the
+    server listens (done during its start, this work would delay it: both want the one interpreter).
+    Not its query model: loaded meanwhile, it slowed the first page (:func:`warm_after_page`)."""
     from streamlit.runtime import Runtime
     from streamlit.runtime.runtime import RuntimeState
 
     while not Runtime.exists() or Runtime.instance().state == RuntimeState.INITIAL:
         time.sleep(0.02)
     # the page's modules, imported here while the browser loads Streamlit's scripts: its first run finds them
-    # (the collections' code imports scipy.sparse, 0.3 s; Streamlit's emoji table checks the page icon, 0.2 s)
+    # (Streamlit's emoji table checks the page icon, 0.05 s); none imports pandas or scipy (the first results do)
     import streamlit.emojis  # noqa: F401
 
     from paperscope.index import collections_group  # noqa: F401
@@ -117,10 +129,18 @@ def _warm(folder: str) -> None:
         generation = generation_of(folder)
         map_points(folder, generation)
         filter_choices(folder, generation)
-        if _first_to_load(generation):  # while the browser loads Streamlit's scripts, not while it draws the page
-            _embed_a_word(folder, generation)
     except UserError as exc:  # the page shows it
         logging.getLogger("paperscope").info("index not loaded ahead: %s", exc)
+
+
+def _no_installed_components() -> None:
+    """Streamlit's start without its scan of every installed distribution for components declared in
+    a pyproject.toml: it reads each one's metadata (0.3 s of the server's start with 216 installed,
+    before it listens); the app's components are its own, declared in code (``map_component``,
+    ``sidebar_watch``)."""
+    from streamlit.components.v2.component_manager import BidiComponentManager
+
+    BidiComponentManager.discover_and_register_components = lambda manager, **options: None
 
 
 def serve(argv: list[str]) -> None:
@@ -132,6 +152,7 @@ def serve(argv: list[str]) -> None:
     app_arguments = argv[argv.index("--") + 1 :] if "--" in argv else []
     folder = parser.parse_known_args(app_arguments)[0].index or str(locations.default_index_dir())
     threading.Thread(target=_warm, args=(folder,), daemon=True).start()
+    _no_installed_components()
     from streamlit.web.cli import main as streamlit
 
     sys.argv = ["streamlit", "run", *argv]

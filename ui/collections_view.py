@@ -118,13 +118,13 @@ def _on_show() -> None:
         st.session_state.update(View(papers=[], not_papers=[], query="", like_set=[]))
 
 
-def _listing_html(listing, shown: str | None) -> str:
+def _listing_html(listing: list[dict], shown: str | None) -> str:
     header = "".join(f"<th>{html.escape(label)}</th>" for label in ("collection", *(label for _, label in COUNTS)))
     rows = "".join(
         f"<tr{' class=ps-shown' if row['name'] == shown else ''}><td>{html.escape(row['name'])}</td>"
         + "".join(f"<td>{int(row[column]):,}</td>" for column, _ in COUNTS)
         + "</tr>"
-        for row in listing.to_dict("records")
+        for row in listing
     )
     return f"{PANEL_CSS}<table class='ps-collections'><tr>{header}</tr>{rows}</table>"
 
@@ -160,11 +160,11 @@ def collections_panel(index) -> ShownCollection | None:
     {name, counts (a listing row), ids (its members in the index), members (key → title)}, or None."""
     _show_note()
     try:
-        listing = index.collections.listing()
+        listing = index.collections.listing_records()
     except UserError as exc:  # a damaged or locked collections file: one line, the rest of the app works
         st.error(plain(str(exc)))
         return None
-    names = listing["name"].tolist()
+    names = [row["name"] for row in listing]
     _check_shown(index, names)
     shown = st.session_state.get(Key.COLLECTION)
     with st.expander(f"Collections ({len(names)})", icon=":material/bookmarks:"):
@@ -190,7 +190,8 @@ def collections_panel(index) -> ShownCollection | None:
         with manage:
             if manage.open:  # its widgets drawn only while open: every rerun sends what is drawn
                 _manage(index, shown, titles)
-    counts = listing.set_index("name").loc[shown].to_dict()
+    counts = next({column: value for column, value in row.items() if column != "name"}
+                  for row in listing if row["name"] == shown)  # fmt: skip
     ids = members.loc[members["in_index"], "id"].tolist()
     return ShownCollection(name=shown, counts=counts, ids=ids, members=titles, dismissed=_dismissed(index, shown))
 

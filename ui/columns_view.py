@@ -12,9 +12,9 @@ from __future__ import annotations
 import base64
 import html
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from paperscope.embed.conditions import parse
@@ -22,6 +22,9 @@ from paperscope.errors import UserError, shown
 from paperscope.index.paper_index import PaperIndex
 from paperscope.ui.mapplot import UNCLUSTERED_COLOUR, map_colours
 from paperscope.ui.session import Key
+
+if TYPE_CHECKING:  # the results' values: pandas is imported with the first results, not on the first page
+    import pandas as pd
 
 COLUMN_CHOICES = 100  # a text column with more distinct values (a list with more members) is filtered by typing
 SIDEBAR_COLUMNS = ("year", "venue", "categories")  # the sidebar's own controls filter these
@@ -188,6 +191,8 @@ def value_text(value) -> str:
     """One value of a column as a result card shows it, escaped for HTML: a list's members joined
     by "; ", a date as YYYY-MM-DD, a whole number without ".0", "—" when missing; on one line
     (control characters written as ``\\x07``) and at most ``SHOWN_VALUE_CHARS`` characters."""
+    import pandas as pd
+
     if isinstance(value, list | tuple | np.ndarray):
         text = "; ".join(str(item) for item in value) or "—"
     elif value is None or pd.isna(value):

@@ -11,14 +11,19 @@ import html
 import json
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from paperscope.embed.library import paper_link
 from paperscope.errors import UserError, shown
 from paperscope.files import atomic_path
 from paperscope.settings import UNCLUSTERED_NAME
+
+if TYPE_CHECKING:  # imported where a column is coloured or a PNG drawn: the app's first page draws no pandas
+    import pandas as pd
+
+    Columns = pd.DataFrame | dict[str, np.ndarray]  # a table as the map reads it: each column by its name
 
 MAX_STARRED = 12  # chosen papers up to this many are starred (ringed boldly) on the map; more, ringed lightly
 
@@ -119,9 +124,9 @@ def _base64(values, dtype) -> str:
     return base64.b64encode(np.ascontiguousarray(values, dtype=dtype).tobytes()).decode("ascii")
 
 
-def _names(topics: pd.DataFrame) -> list[str]:
+def _names(topics: Columns) -> list[str]:
     """Topic names indexed by topic number (a list: JSON has no integer keys)."""
-    names = [UNCLUSTERED_NAME] * (int(topics["cluster"].max()) + 1 if len(topics) else 0)
+    names = [UNCLUSTERED_NAME] * (int(topics["cluster"].max()) + 1 if len(topics["cluster"]) else 0)
     for topic, name in zip(topics["cluster"], topics["name"], strict=True):
         names[int(topic)] = str(name)
     return names
@@ -134,14 +139,15 @@ def _anchored(points: list[tuple[float, float]]) -> dict:
 
 
 def map_payload(
-    papers: pd.DataFrame,
-    fine_topics: pd.DataFrame,
-    coarse_topics: pd.DataFrame,
+    papers: Columns,
+    fine_topics: Columns,
+    coarse_topics: Columns,
     key: str = "",
     knn: np.ndarray | None = None,
     with_titles: bool = True,
 ) -> dict:
-    """What ``map.js`` draws, as JSON, from the ``MAP_COLUMNS`` of ``papers``: coordinates and
+    """What ``map.js`` draws, as JSON, from the ``MAP_COLUMNS`` of ``papers`` and the topic tables
+    (DataFrames, or numpy arrays by column name): coordinates and
     topic numbers as base64 arrays, titles for hover (unless ``with_titles`` is False: the hover
     then names the topic only), both levels of topic labels (anchor: :func:`label_anchors`, and
     size). ``key`` changes when the points do: the browser keeps its zoom otherwise. ``knn`` (papers × k rows, nearest
@@ -164,12 +170,12 @@ def map_payload(
     return (
         {
             "key": key,
-            "count": len(papers),
+            "count": len(papers["x"]),
             "x": _base64(papers["x"], np.float32),
             "y": _base64(papers["y"], np.float32),
             "fine": _base64(papers["cluster"], np.int16),
             "coarse": _base64(papers["coarse_cluster"], np.int16),
-            "trust": _base64(np.round(papers["map_trust"].to_numpy() * 100), np.uint8),
+            "trust": _base64(np.round(np.asarray(papers["map_trust"]) * 100), np.uint8),
             "titles": titles,
             "fine_names": _names(fine_topics),
             "coarse_names": _names(coarse_topics),
@@ -219,16 +225,18 @@ def _is_list(value) -> bool:
 
 
 def _as_text(value) -> str | None:
-    """A value of a column as the legend names it: a list's items joined, None when missing."""
+    """A value of a column (not a missing one) as the legend names it: a list's items joined, None when empty."""
     if _is_list(value):
         return "; ".join(str(item) for item in value) or None
-    return None if pd.isna(value) else str(value)
+    return str(value)
 
 
 def _most_common_member(series: pd.Series) -> pd.Series:
     """Each paper's most common member of a list column (over the whole column; the first in
     alphabetical order on a tie; a value not a list is its own member), None for a paper with an
     empty list or none."""
+    import pandas as pd
+
     members = series.map(
         lambda value: [str(item) for item in value] if _is_list(value) else [] if pd.isna(value) else [str(value)]
     )
@@ -247,6 +255,8 @@ def _ramp(count: int) -> list[str]:
 
 def _kind_of(series: pd.Series) -> str:
     """A column's kind as ``map_colours`` colours it, told from its values: number, date, list or text."""
+    import pandas as pd
+
     if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
         return "number"
     if pd.api.types.is_datetime64_any_dtype(series):
@@ -261,6 +271,8 @@ def _kind_of(series: pd.Series) -> str:
 
 def _scale(series: pd.Series, title: str, kind: str) -> dict:
     """Numbers or dates as a scale: the lowest value in the first colour, the highest in the last."""
+    import pandas as pd
+
     codes = np.full(len(series), -1, dtype=np.int16)
     if kind == "date":
         days = pd.to_datetime(series, errors="coerce")
@@ -288,11 +300,13 @@ def map_colours(values, title: str, kind: str | None = None) -> dict:
     categories: the ``COLOUR_CATEGORIES`` most common values in colours, the rest "other", missing
     values grey. Values in the legend and the tooltip are on one line, unprintable characters
     escaped (``\\x07``); ``map.js`` writes them as text, never as HTML."""
+    import pandas as pd
+
     series = pd.Series(values).reset_index(drop=True)
     kind = kind or _kind_of(series)
     if kind in ("number", "date"):
         return _scale(series, title, kind)
-    text = _most_common_member(series) if kind == "list" else series.map(_as_text)
+    text = _most_common_member(series) if kind == "list" else series.map(_as_text, na_action="ignore")
     counts = text.value_counts()
     named = sorted(counts.index, key=lambda value: (-counts[value], value))[:COLOUR_CATEGORIES]
     number = {value: i for i, value in enumerate(named)}
@@ -497,6 +511,8 @@ def _png_labels(papers: pd.DataFrame, topic_column: str, name_column: str) -> li
     """The labels of the PNG, largest topic first: text (wrapped), colour, size and weight by the
     topic's papers, anchors (:func:`label_anchors`)."""
     import textwrap
+
+    import pandas as pd
 
     topics = papers[topic_column].to_numpy(dtype=np.int64)
     kept = topics >= 0

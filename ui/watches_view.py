@@ -109,7 +109,7 @@ def watches_panel(index) -> None:
     last marked shown) only while it is open."""
     _show_note()
     try:
-        listing = index.collections.watches.listing()
+        listing = index.collections.watches.listing_records()
     except UserError as exc:  # a damaged or locked collections file: one line, the rest of the app works
         st.error(plain(str(exc)))
         return
@@ -118,11 +118,11 @@ def watches_panel(index) -> None:
     with panel:
         if not panel.open:
             return
-        if listing.empty:
+        if not listing:
             st.caption("None yet: type a query or pick papers, then Save this search.")
             return
         st.html(PANEL_CSS)
-        for watch in listing.to_dict("records"):
+        for watch in listing:
             try:
                 _watch(index, watch)
             except UserError as exc:  # its papers gone from the index, or removed by another session

@@ -22,10 +22,9 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
-import pandas as pd
 
 from paperscope.embed.cache import EmbeddingCache, encode_with_cache
 from paperscope.embed.columns import OPTIONAL_FIELDS
@@ -50,12 +49,16 @@ from paperscope.limits import MAX_NAME_CHARS
 from paperscope.locations import cache_dir, index_option
 from paperscope.progress import ProgressLines
 
+if TYPE_CHECKING:  # the tables of a collection; the app's pages list the collections without pandas (0.35 s)
+    import pandas as pd
+
 logger = logging.getLogger(__name__)
 EMBED_BATCH = 32  # outside entries embedded, their vectors committed and progress logged, this many at a time
 STORED = ("key", "paper_id", "matched_by", *MEMBER_FIELDS, "vector", "vector_key", "added", "entry")
 INSERT_MEMBER = (
     f"INSERT OR IGNORE INTO members (collection_id, {', '.join(STORED)}) VALUES ({', '.join('?' * (len(STORED) + 1))})"
 )
+LISTING_COLUMNS = ("name", "members", "in_index", "outside", "missing", "created", "shown")  # listing()'s
 EXPORTED = ["id", "title", "year", "authors", "venue", "doi", "arxiv_id", "url", "abstract"]
 MEMBER_COLUMNS = ["key", "citation_key", "id", "title", "matched_by", "in_index", "year", "authors", "venue", "doi",
                   "arxiv_id", "url"]  # fmt: skip
@@ -250,6 +253,12 @@ class Collections:
         """One row per collection: name, members, in_index (members found in the index now),
         outside (library entries not in the corpus), missing (papers gone from the index),
         created, shown (when its new papers were last marked shown)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.listing_records(), columns=list(LISTING_COLUMNS))
+
+    def listing_records(self) -> list[dict]:
+        """:meth:`listing` as one dict per row (no DataFrame: the app lists them on every page)."""
         with self.database.connect() as db:
             collections = db.execute(
                 "SELECT id, name, created, shown FROM collections WHERE index_key = ? ORDER BY name", (self.index_key,)
@@ -272,13 +281,15 @@ class Collections:
                 "name": row["name"], "members": len(ids), "in_index": in_index, "outside": len(ids) - len(papers),
                 "missing": len(papers) - in_index, "created": row["created"], "shown": row["shown"],
             })  # fmt: skip
-        return pd.DataFrame(listing, columns=["name", "members", "in_index", "outside", "missing", "created", "shown"])
+        return listing
 
     def members(self, name: str) -> pd.DataFrame:
         """The members of ``name``, in the order they were added: key, citation_key (the entry's
         own, None for a paper added by id), id (None for an outside entry), title (the index's for
         a paper in it), matched_by (id, doi, arxiv, title, outside), in_index, and what the entry
         said (year, authors, venue, doi, arxiv_id, url)."""
+        import pandas as pd
+
         members = pd.DataFrame(self._rows(name))
         if members.empty:
             return pd.DataFrame(columns=MEMBER_COLUMNS)
@@ -309,6 +320,8 @@ class Collections:
         """The members of ``name`` with what is known of each: the index's metadata for a paper in
         it, the entry's own fields for the others (id, title, year, authors, venue, doi, arxiv_id,
         url, abstract, the corpus's own columns, matched_by, in_index)."""
+        import pandas as pd
+
         rows, own = self._rows(name), self._own_columns()
         from_index = self._known(rows)
         papers = []

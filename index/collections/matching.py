@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from paperscope.embed.library import normalise_arxiv_id, normalise_doi, normalise_title
 from paperscope.embed.text import embedding_text
+
+if TYPE_CHECKING:  # the index's papers an import matches; loading the collections' code imports no pandas
+    import pandas as pd
 
 WAYS = ("id", "doi", "arxiv", "title")  # in the order they are tried
 
@@ -33,8 +37,8 @@ class Matched:
 
     def counts(self) -> dict[str, int]:
         """How many new members were matched each way, and how many are outside the index."""
-        found = pd.Series([member["matched_by"] for member in self.members], dtype=object).value_counts()
-        return {way: int(found.get(way, 0)) for way in (*WAYS, "outside")}
+        found = Counter(member["matched_by"] for member in self.members)
+        return {way: found[way] for way in (*WAYS, "outside")}
 
     def summary(self) -> str:
         """The import in one line, counted as ``collection show`` counts members: "20 entries: 15

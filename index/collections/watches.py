@@ -13,14 +13,16 @@ import difflib
 import re
 import shlex
 import unicodedata
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from paperscope.errors import Contradiction, NotFound, UserError
 from paperscope.index.collections import database
 from paperscope.index.collections.collections import check_name
 from paperscope.limits import MAX_QUERY_CHARS, WATCH_THRESHOLD
 from paperscope.locations import index_option
+
+if TYPE_CHECKING:  # the listing's; the app's pages list the saved searches by name, without pandas
+    import pandas as pd
 
 # Words that are paper ids wherever they appear, never text: arXiv ids (new and old style, with a version or
 # not), OpenAlex work ids, DOIs. A query of only such words is a list of ids even when the index lacks some.
@@ -120,11 +122,17 @@ class Watches:
 
     def listing(self) -> pd.DataFrame:
         """One row per saved search of the index, by name: the columns of :meth:`get`."""
+        import pandas as pd
+
+        return pd.DataFrame(self.listing_records(), columns=LISTED)
+
+    def listing_records(self) -> list[dict]:
+        """:meth:`listing` as one dict per row (no DataFrame: the app counts them on every page)."""
         with self._owner.database.connect() as db:
             rows = db.execute(
                 f"SELECT {', '.join(LISTED)} FROM watches WHERE index_key = ? ORDER BY name", (self._owner.index_key,)
             ).fetchall()
-        return pd.DataFrame([dict(row) for row in rows], columns=LISTED)
+        return [dict(row) for row in rows]
 
     def names(self) -> list[str]:
         """The names of the index's saved searches, in alphabetical order."""

@@ -20,15 +20,18 @@ So that it costs the same at a million papers as at a thousand (p50 ≤ 50 ms fo
 from __future__ import annotations
 
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse
 
 from paperscope.errors import UserError
 from paperscope.index.common.kmeans import kmeans
 from paperscope.index.common.smoothed import smoothed
 from paperscope.index.search.ranking import Ranking, Reason
 from paperscope.settings import QuerySettings
+
+if TYPE_CHECKING:  # imported where a classifier is fitted: loading the collections' code imports no scipy (0.2 s)
+    import scipy.sparse
 
 C = 0.1  # LinearSVC's C, as arxiv-sanity-lite sets it
 SAMPLE = 1000  # other papers the classifier learns against (fixed: rows of a seeded sample)
@@ -51,6 +54,8 @@ def fit_svm(
     ``weights``ᵢ max(0, 1 - yᵢ(xᵢ·w + b))², by finite Newton steps (Keerthi & DeCoste 2005): each
     solves the least squares of the rows inside the margin by conjugate gradients, then an exact
     line search."""
+    import scipy.sparse
+
     terms = sparse.shape[1]
     used = np.flatnonzero(np.bincount(sparse.indices, minlength=terms))  # w is 0 on terms no row uses
     sparse = scipy.sparse.csr_matrix(sparse[:, used], dtype=np.float32)
@@ -138,6 +143,8 @@ def _as_documents(ranker, vectors: np.ndarray) -> np.ndarray:
 def _classifier(ranker, positive, positive_vectors, negative, negative_vectors):
     """The collection's linear SVM (dense weights, term weights, bias): members (+1) against the
     papers to avoid, each weighing as a member, and the sample (-1), classes balanced."""
+    import scipy.sparse
+
     documents = ranker.documents
     matrix = ranker.keyword.matrix
     sample, sample_dense, sample_terms = training_sample(ranker)

@@ -275,6 +275,39 @@ def test_the_app_starts_without_umap_numba_datamapplot_or_torch():
     assert loaded.strip() == "[]"
 
 
+FIRST_PAGE = """
+import json, sys, threading, traceback
+from streamlit.testing.v1 import AppTest
+
+importers = {}  # module: the functions importing it first
+
+
+class Watch:
+    def find_spec(self, name, path, target=None):
+        if name in ("pandas", "scipy") and name not in importers:
+            importers[name] = [frame.name for frame in traceback.extract_stack()]
+
+
+sys.meta_path.insert(0, Watch())
+app_path, sys.argv = sys.argv[1], ["app.py", "--index", sys.argv[2]]
+app = AppTest.from_file(app_path, default_timeout=120).run()
+assert not app.exception, app.exception
+for thread in threading.enumerate():
+    if thread.name == "paperscope-after-page":
+        thread.join(60)
+print(json.dumps({name: "_load" in stack for name, stack in importers.items()}))
+"""
+
+
+@pytest.mark.slow
+def test_the_first_page_imports_no_pandas_nor_scipy_and_pandas_comes_once_it_is_drawn(sample_index_dir):
+    """pandas (0.35 s) and scipy (0.2 s) are not the first page's to wait for: pandas is imported in the
+    background once the page is drawn, for the first results; scipy with the first recommendations."""
+    ran = subprocess.run([sys.executable, "-c", FIRST_PAGE, str(APP), str(sample_index_dir)],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    assert json.loads(ran.stdout.strip().splitlines()[-1]) == {"pandas": True}
+
+
 def _type_new_option(selectbox, text: str) -> None:
     """What typing a new name into a selectbox that accepts new options sends (AppTest sets a
     selectbox only to one of its options)."""

@@ -39,6 +39,7 @@ def test_library_entries_are_matched_by_doi_arxiv_id_and_title_and_the_rest_kept
     assert collections.listing().to_dict("records")[0] | {"created": None, "shown": None} == {
         "name": "mine", "members": 7, "in_index": 6, "outside": 1, "missing": 0, "created": None, "shown": None,
     }  # fmt: skip
+    assert collections.listing_records() == collections.listing().to_dict("records")  # the app's, without pandas
 
 
 def test_recommendations_exclude_members_and_an_outside_entry_steers_them(collections, library_corpus):

@@ -62,6 +62,8 @@ def test_saved_searches_match_above_their_threshold_and_list_new_matches_in_the_
     listed = json.loads(run("watch", "list", "--json", folder=folder).stdout)
     by_name = [("fed-paper", "ids", spfl), ("fed-paper-wide", "ids", spfl), (TEXT, "text", TEXT)]
     assert [(w["name"], w["kind"], w["query"]) for w in listed] == by_name
+    watches = PaperIndex.load(folder).collections.watches
+    assert watches.listing_records() == watches.listing().to_dict("records")  # the app's, without pandas
 
     # every match: exactly the papers at or above the threshold (the query's papers left out)
     query = index.embed_query(TEXT)

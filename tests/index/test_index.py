@@ -8,11 +8,13 @@ import threading
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from paperscope import BuildSettings, PaperIndex, UserError, build_index, locations, settings
 from paperscope.embed.text import embedding_texts
 from paperscope.index.build import shards
+from paperscope.index.common.papers import as_numpy
 from paperscope.index.search.encoding import QueryEncoder
 from paperscope.index.store import generations
 from paperscope.index.store.generations import read_generation
@@ -261,6 +263,21 @@ def test_a_loaded_index_reads_its_arrays_memory_mapped(sample_index_dir):
     )
     assert _memory_mapped(read_generation(sample_index.folder).keyword.by_term.indices)
     assert "papers" not in sample_index.__dict__  # the DataFrame is decoded only when asked for
+
+
+def test_as_numpy_reads_a_column_as_arrow_does(sample_index):
+    """The app's map reads its columns with ``as_numpy`` (Arrow's ``to_numpy`` imports pandas): the
+    same values and types, over chunks and slices, text as objects, a null as None or NaN."""
+    numbers = pa.chunked_array([pa.array([1.5, 2.5, 3.5], pa.float32()).slice(1), pa.array([4.5], pa.float32())])
+    assert as_numpy(numbers).dtype == np.float32 and as_numpy(numbers).tolist() == [2.5, 3.5, 4.5]
+    small = pa.chunked_array([pa.array([-1, 7], pa.int16())])
+    assert as_numpy(small).dtype == np.int16 and as_numpy(small).tolist() == [-1, 7]
+    assert as_numpy(pa.chunked_array([["a", None], ["b"]])).tolist() == ["a", None, "b"]
+    assert np.isnan(as_numpy(pa.chunked_array([[1.0, None]]))).tolist() == [False, True]
+    assert len(as_numpy(pa.chunked_array([], pa.float64()))) == 0
+    table = sample_index.table(columns=["x", "cluster", "title"])
+    for name in table.column_names:
+        assert as_numpy(table.column(name)).tolist() == table.column(name).to_numpy(zero_copy_only=False).tolist()
 
 
 def test_the_vectors_outlive_the_index_they_came_from(sample_index_dir):

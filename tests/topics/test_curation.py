@@ -111,6 +111,28 @@ def test_a_rename_shows_everywhere_and_the_generation_stays_as_built(folder):
     assert "match their checksums" in verified.stdout and "leftover" not in verified.stderr
 
 
+def test_the_apps_map_draws_what_the_map_export_does_before_and_after_a_rename(folder):
+    """The app reads its map's points and topic labels from Arrow (``ix.topics.labels``), not from the
+    DataFrames the map export reads: its first page imports no pandas. Both draw the same."""
+    from paperscope.ui.app_cache import generation_of, map_points
+    from paperscope.ui.mapplot import map_payload
+
+    index = PaperIndex.load(folder)
+    coarse = int(index.topics.table("coarse")["cluster"].iloc[0])
+    for renamed in (False, True):
+        if renamed:
+            index.topics.rename(coarse, "robot grasping")
+        for level in ("fine", "coarse"):
+            labels, table = index.topics.labels(level), index.topics.table(level)
+            assert set(labels) == {"cluster", "name", "size", "x", "y"}
+            assert all(labels[column].tolist() == table[column].tolist() for column in labels)
+        drawn = json.loads(map_points(str(folder), generation_of(str(folder))).data)
+        shown = PaperIndex.load(folder)
+        tables = (shown.map.table(), shown.topics.table("fine"), shown.topics.table("coarse"))
+        assert drawn == json.loads(json.dumps(map_payload(*tables, key=drawn["key"])))
+        assert ("robot grasping" in drawn["coarse_names"]) == renamed
+
+
 def test_merges_add_up_and_the_levels_stay_nested(folder):
     index = PaperIndex.load(folder)
     fine = index.topics.table("fine")
