@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from paperscope.errors import UserError
+from paperscope.index.common.papers import as_numpy
 from paperscope.index.curation import operations
 from paperscope.index.curation.operations import Operation, Split
 from paperscope.index.loaded import Front, Loaded
@@ -41,6 +42,11 @@ class MapGroup:
     def table(self) -> pd.DataFrame:
         """What the map draws of every paper: ``MAP_COLUMNS`` (title, position, topics, map trust)."""
         return self._index.table(columns=list(MAP_COLUMNS)).to_pandas()
+
+    def points(self) -> dict[str, np.ndarray]:
+        """:meth:`table` as a numpy array per column, made without pandas (the app's first page)."""
+        papers = self._index.table(columns=list(MAP_COLUMNS))
+        return {name: as_numpy(papers.column(name)) for name in MAP_COLUMNS}
 
     @property
     def coordinates(self) -> np.ndarray:

@@ -22,7 +22,6 @@ import streamlit as st
 
 from paperscope import locations
 from paperscope.errors import UserError
-from paperscope.settings import MAP_COLUMNS
 
 if TYPE_CHECKING:  # imported when first used: the server's start does not wait for them
     from paperscope.index.paper_index import FilterChoices, PaperIndex
@@ -53,14 +52,12 @@ def load_index(folder: str, generation: str) -> PaperIndex:
 def map_points(folder: str, generation: str) -> MapPoints:
     """The map's unchanging part (coordinates, titles, topic labels) once per index generation, as
     the map component sends it (serialised once)."""
-    from paperscope.index.common.papers import as_numpy
     from paperscope.ui.map_component import map_points_of
     from paperscope.ui.mapplot import map_payload
 
     index = load_index(folder, generation)
-    papers = index.table(columns=list(MAP_COLUMNS))  # the columns drawn: all metadata held 530 MB more at 1M papers
     payload = map_payload(  # numpy arrays, not DataFrames: the first page imports no pandas (0.35 s of its work)
-        {name: as_numpy(papers.column(name)) for name in MAP_COLUMNS},
+        index.map.points(),  # the columns drawn: all metadata held 530 MB more at 1M papers
         index.topics.labels("fine"),
         index.topics.labels("coarse"),
         key=f"{folder}@{generation}",
@@ -140,7 +137,8 @@ def _no_installed_components() -> None:
     ``sidebar_watch``)."""
     from streamlit.components.v2.component_manager import BidiComponentManager
 
-    BidiComponentManager.discover_and_register_components = lambda manager, **options: None
+    # replaced in this server process alone, which runs nothing but the app (streamlit==1.67.0, pinned)
+    BidiComponentManager.discover_and_register_components = lambda manager, **options: None  # type: ignore[method-assign]
 
 
 def serve(argv: list[str]) -> None:
