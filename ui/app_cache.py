@@ -2,7 +2,7 @@
 resources): the loaded index, its map's points, its filters' choices. A module of its own, not the
 script's: the server process fills these caches ahead (:func:`serve`), while Streamlit starts, so
 that the first page finds the index loaded; once a page is drawn, what the first results need is
-loaded in the background: pandas and its index's query model (:func:`warm_after_page`).
+loaded in the background: pandas, its index's query model and scipy (:func:`warm_after_page`).
 
 ``paperscope app`` runs ``python -m paperscope.ui.launch APP STREAMLIT_OPTIONS -- APP_ARGUMENTS``, that is
 :func:`serve`: ``streamlit run`` with the index of ``--index`` (or the bundled sample, when built) loaded ahead.
@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # imported when first used: the server's start does not wait 
     from paperscope.ui.map_component import MapPoints
 
 MAP_TITLES_LIMIT = 200_000  # above this many papers the map's hover names the topic, not the title (1M titles: 95 MB)
-_warmed: set[str] = set()  # loaded or loading: "pandas", and the generations whose query model is
+MODULES = "modules"  # what _warmed names pandas and scipy by (a generation's name has a "+")
+_warmed: set[str] = set()  # loaded or loading: the modules, and the generations whose query model is
 _warmed_lock = threading.Lock()
 
 
@@ -74,9 +75,10 @@ def filter_choices(folder: str, generation: str) -> FilterChoices:
 
 def warm_after_page(folder: str, generation: str) -> None:
     """Load what the first results need in a background thread, once the page is drawn (loaded
-    before, it would slow the page): pandas (their table, 0.35 s), once per process, and the query
-    model of the index ``folder``, once per generation."""
-    wanted = [what for what in ("pandas", generation) if _first_to_load(what)]
+    before, it would slow the page): pandas (their table, 0.35 s) and scipy (a collection's
+    recommendations, 0.2 s), once per process, and the query model of the index ``folder``, once per
+    generation."""
+    wanted = [what for what in (MODULES, generation) if _first_to_load(what)]
     if wanted:
         threading.Thread(
             target=_load, args=(folder, generation, wanted), name="paperscope-after-page", daemon=True
@@ -84,7 +86,7 @@ def warm_after_page(folder: str, generation: str) -> None:
 
 
 def _first_to_load(what: str) -> bool:
-    """Whether the caller is the first to load ``what`` (pandas, or a generation's query model): then it must."""
+    """Whether the caller is the first to load ``what`` (the modules, or a generation's query model): then it must."""
     with _warmed_lock:
         if what in _warmed:
             return False
@@ -93,14 +95,17 @@ def _first_to_load(what: str) -> bool:
 
 
 def _load(folder: str, generation: str, wanted: list[str]) -> None:
-    """Import pandas and load the query model of ``generation`` (of the index ``folder``), those ``wanted``."""
-    if "pandas" in wanted:
+    """pandas, the query model of ``generation`` (of the index ``folder``) and scipy, those ``wanted``,
+    in this order: a search needs the first two."""
+    if MODULES in wanted:
         import pandas  # noqa: F401
     if generation in wanted:
         try:
             load_index(folder, generation).embed_query("paper")
         except UserError as exc:  # no model here: a search says so, with this message, when asked
             logging.getLogger("paperscope").info("query model not loaded ahead: %s", exc)
+    if MODULES in wanted:
+        import scipy.sparse  # noqa: F401
 
 
 def _warm(folder: str) -> None:
