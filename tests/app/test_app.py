@@ -295,7 +295,7 @@ assert not app.exception, app.exception
 for thread in threading.enumerate():
     if thread.name == "paperscope-after-page":
         thread.join(60)
-print(json.dumps({name: "_load" in stack for name, stack in importers.items()}))
+print(json.dumps({name: "_import_modules" in stack for name, stack in importers.items()}))
 """
 
 
