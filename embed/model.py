@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from paperscope import locations
 from paperscope.embed.text import split_sentences
 from paperscope.errors import UserError
-from paperscope.files import file_digest
+from paperscope.files import known_digest
 from paperscope.settings import LONG_TEXT_STRATEGIES, QUANTIZE_CHOICES, check_choice
 
 BUNDLED_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -135,7 +136,7 @@ class Encoder:
         weights = sorted(p for p in self.path.rglob("*") if p.name in _WEIGHT_FILES)
         if not weights:
             raise UserError(f"{self.path}: no model weights found ({', '.join(_WEIGHT_FILES)})")
-        return file_digest(*weights)[:16]
+        return known_digest(*weights, memory=locations.digests_file())[:16]
 
     @cached_property
     def model(self):

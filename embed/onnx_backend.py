@@ -2,7 +2,8 @@
 
 Export (once per model fingerprint) writes ``model.onnx`` into a cache folder, never into
 site-packages, with its SHA-256 beside it (``model.onnx.sha256``): a truncated or corrupted
-export (or int8 model) is found when it is next loaded and made again. One process exports at a
+export (or int8 model) is found when it is next loaded and made again (a file is hashed again
+once its size or times change: ``files.known_digest``). One process exports at a
 time (a file lock); a second first run waits and then uses that export. A BERT model (the
 bundled all-MiniLM-L6-v2) is written as an ONNX graph straight from its safetensors weights,
 int8 too, without torch (faster to write and to run than a traced graph, with the same vectors:
@@ -20,8 +21,9 @@ from pathlib import Path
 import numpy as np
 from filelock import FileLock
 
+from paperscope import locations
 from paperscope.errors import UserError
-from paperscope.files import atomic_path, file_digest
+from paperscope.files import atomic_path, file_digest, known_digest
 
 logger = logging.getLogger(__name__)
 # Names the export recipe in export folders and int8 vector keys. 2: BERT written from its
@@ -34,7 +36,7 @@ def _intact(path: Path) -> bool:
     """Whether an exported model file matches the SHA-256 written beside it."""
     seal = path.with_name(path.name + ".sha256")
     try:
-        return seal.read_text().strip() == file_digest(path)
+        return seal.read_text().strip() == known_digest(path, memory=locations.digests_file())
     except OSError:
         return False
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
+import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
+DIGESTS_KEPT = 64  # files whose digests known_digest remembers: models' weights and their ONNX exports
+SETTLED_SECONDS = 2.0  # a file changed more recently than this is hashed at each known_digest
 TEMPORARY_PREFIX = ".tmp-"  # what a killed writer can leave behind; safe to delete when no writer holds the folder
 
 
@@ -20,6 +24,37 @@ def file_digest(*paths: Path) -> str:
             while chunk := handle.read(1 << 22):
                 digest.update(chunk)
     return digest.hexdigest()
+
+
+def known_digest(*paths: Path, memory: Path) -> str:
+    """:func:`file_digest` of files that seldom change (a model's weights, its ONNX export), kept in
+    the JSON file ``memory`` by each file's path, size, modification and change times: hashed once
+    rather than at every load (a model's 90 MB: 0.1 s each). A file changed in the last
+    ``SETTLED_SECONDS`` is hashed every time (a rewrite in the same clock tick keeps its times); a
+    change that keeps a file's size and times, as a disk's bit rot would, is not seen."""
+    stats = [os.stat(path) for path in paths]
+    key = json.dumps(
+        [
+            [str(Path(path).resolve()), s.st_size, s.st_mtime_ns, s.st_ctime_ns]
+            for path, s in zip(paths, stats, strict=True)
+        ]
+    )
+    try:
+        known = json.loads(memory.read_text())
+    except (OSError, ValueError):  # none yet, or not JSON: hashed, and written anew
+        known = {}
+    known = known if isinstance(known, dict) else {}
+    if isinstance(known.get(key), str):
+        return known[key]
+    digest = file_digest(*paths)
+    if time.time() - max(max(s.st_mtime, s.st_ctime) for s in stats) > SETTLED_SECONDS:
+        kept = dict(list(known.items())[-(DIGESTS_KEPT - 1) :]) | {key: digest}
+        try:
+            with atomic_path(memory) as temporary:
+                temporary.write_text(json.dumps(kept, indent=0))
+        except OSError:  # a read-only data folder: hashed again next time
+            pass
+    return digest
 
 
 def _fsync(path: Path) -> None:

@@ -50,6 +50,11 @@ def cache_dir() -> Path:
     return data_home() / "embedding-cache"
 
 
+def digests_file() -> Path:
+    """Where the digests of model files are remembered (``files.known_digest``)."""
+    return data_home() / "digests.json"
+
+
 def onnx_dir() -> Path:
     """Where models exported to ONNX are kept, one folder per model fingerprint and export recipe."""
     return data_home() / "onnx"

@@ -1,10 +1,13 @@
 """The embedding model: model-card similarities, vector form, long texts."""
 
+import json
+
 import numpy as np
 import pytest
 
-from paperscope import UserError
+from paperscope import UserError, files
 from paperscope.embed.model import Encoder
+from paperscope.files import file_digest, known_digest
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +137,21 @@ def test_release_frees_the_model_and_the_next_encode_loads_it_again(data_home):
     fresh.release()
     assert "onnx_encoder" not in vars(fresh)
     assert np.allclose(fresh.encode(["Graph neural networks for molecules."]), first, atol=1e-6)
+
+
+def test_a_models_digest_is_hashed_once_and_again_when_its_file_changes(tmp_path, monkeypatch):
+    """``known_digest`` (a model's fingerprint, its ONNX export's check) remembers a file's digest by its
+    path, size and times: a load need not hash 90 MB again; a file rewritten is hashed anew."""
+    weights, memory = tmp_path / "model.safetensors", tmp_path / "digests.json"
+    weights.write_bytes(b"weights " * 1000)
+    assert known_digest(weights, memory=memory) == file_digest(weights)
+    assert not memory.exists()  # changed this instant: a rewrite in the same clock tick would keep its times
+    monkeypatch.setattr(files, "SETTLED_SECONDS", -1.0)  # as a file installed long ago
+    first = known_digest(weights, memory=memory)
+    (key,) = json.loads(memory.read_text())
+    memory.write_text(json.dumps({key: "remembered"}))
+    assert known_digest(weights, memory=memory) == "remembered"  # read back, not hashed
+    weights.write_bytes(b"other weights")
+    assert known_digest(weights, memory=memory) == file_digest(weights) != first
+    memory.write_text("not json")
+    assert known_digest(weights, memory=memory) == file_digest(weights)
