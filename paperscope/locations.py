@@ -4,7 +4,8 @@ The data folder is ``$PAPERSCOPE_HOME`` if set, else the user data folder of the
 (platformdirs: ``$XDG_DATA_HOME/paperscope`` or ``~/.local/share/paperscope`` on Linux,
 ``~/Library/Application Support/paperscope`` on macOS, ``%LOCALAPPDATA%\\paperscope`` on Windows).
 Inside it: ``indexes/`` (the default index of the bundled
-sample and indexes built from uploads), ``embedding-cache/``, ``onnx/`` (exported models) and
+sample and indexes built from uploads), ``embedding-cache/``, ``onnx/`` (exported models),
+``digests.json`` (the SHA-256 of model files, by path, size and times: not hashed at every load) and
 ``audit.jsonl`` (every write through the service or the app: who, what, when, its outcome).
 """
 
