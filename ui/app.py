@@ -32,7 +32,14 @@ from paperscope.limits import MAX_UPLOAD_MB
 from paperscope.settings import LEVELS, MODES, UNCLUSTERED_NAME
 from paperscope.ui.access import upload_build
 from paperscope.ui.app_access import READ_ONLY_NOTE, audited, read_only, settings
-from paperscope.ui.app_cache import filter_choices, generation_of, load_index, map_points, warm_after_page
+from paperscope.ui.app_cache import (
+    filter_choices,
+    generation_of,
+    imports_settled,
+    load_index,
+    map_points,
+    warm_after_page,
+)
 from paperscope.ui.collections_view import (
     ShownCollection,
     add_popover,
@@ -658,6 +665,7 @@ def _topics(source: tuple[str, str], level: str, topics: list[str]) -> None:
 def main() -> None:
     """Render the dashboard: the map on the left, taking most of the page; search and results beside it."""
     st.set_page_config(page_title="paperscope", page_icon="🔭", layout="wide", initial_sidebar_state="collapsed")
+    imports_settled()
     st.session_state.update(st.session_state.pop(Key.PENDING, {}))
     st.html(PAGE_CSS)
     choices = index_choices(_cli_index())

@@ -31,6 +31,7 @@ MAP_TITLES_LIMIT = 200_000  # above this many papers the map's hover names the t
 MODULES = "modules"  # what _warmed names pandas and scipy by (a generation's name has a "+")
 _warmed: set[str] = set()  # loaded or loading: the modules, and the generations whose query model is
 _warmed_lock = threading.Lock()
+_importing = threading.Lock()  # held while pandas and scipy are imported after a page
 
 
 def generation_of(folder: str) -> str:
@@ -80,6 +81,7 @@ def warm_after_page(folder: str, generation: str) -> None:
     generation, side by side (one after the other, they held up a search made at once: 50,000 papers,
     the first search 0.42 s, 0.29 s side by side)."""
     if _first_to_load(MODULES):
+        _importing.acquire()  # released by the thread once both are imported; a run waits for it (imports_settled)
         threading.Thread(target=_import_modules, name="paperscope-after-page", daemon=True).start()
     if _first_to_load(generation):
         threading.Thread(
@@ -98,8 +100,19 @@ def _first_to_load(what: str) -> bool:
 
 def _import_modules() -> None:
     """pandas, then scipy: what results and recommendations need, and the first page does not."""
-    import pandas  # noqa: F401
-    import scipy.sparse  # noqa: F401
+    try:
+        import pandas  # noqa: F401
+        import scipy.sparse  # noqa: F401
+    finally:
+        _importing.release()
+
+
+def imports_settled() -> None:
+    """Wait while pandas and scipy are imported after a page (:func:`warm_after_page`): each run starts
+    with this, as another thread's first use of pandas meanwhile (Arrow's conversions import it
+    too) can fail or hang (pandas imported by two threads at once: ARROW-4637, ARROW-10519)."""
+    with _importing:
+        pass
 
 
 def _embed_a_word(folder: str, generation: str) -> None:
