@@ -178,6 +178,32 @@ def test_a_typed_query_is_starred_on_the_map_with_lines_to_its_results(server, p
     assert drawn == pytest.approx(expected.tolist(), abs=1e-4)
 
 
+def test_the_maps_points_come_once_a_session_and_again_when_the_page_lacks_them(server, page, sample_index):
+    map_of = "document.querySelector('.ps-map')?.parentElement.__paperscopeMap"
+    page.goto(server)
+    page.wait_for_function(f"() => {map_of}?.count === {len(sample_index)}", timeout=60_000)
+    page.evaluate("() => { for (const points of Object.values(window.__paperscopeMapPoints)) points.kept = true; }")
+    box = page.get_by_label("Search by text")
+    box.fill("graph neural networks")
+    box.press("Enter")
+    _wait_for_results(page, 10)
+    page.wait_for_function(f"() => {map_of}.neighbours.length === 10")
+    kept = page.evaluate("() => Object.values(window.__paperscopeMapPoints).map((points) => points.kept)")
+    assert kept == [True]  # the run after the first drew its focus on the points the page had: none sent again
+
+    page.evaluate("() => { window.__paperscopeMapPoints = {}; }")  # a page without them, as a reloaded one
+    box.fill("speculative decoding")
+    box.press("Enter")
+    page.wait_for_function(
+        f"""() => Object.keys(window.__paperscopeMapPoints).length === 1 && {map_of}.count === {len(sample_index)}
+              && document.querySelector('.ps-title')?.textContent.includes('1. ')""",
+        timeout=60_000,
+    )
+    assert page.evaluate("() => Object.values(window.__paperscopeMapPoints)[0].count") == len(sample_index)
+    expected = sample_index.search("speculative decoding", k=10).to_pandas()
+    assert page.evaluate(f"() => {map_of}.neighbours.length") == len(expected)
+
+
 def test_a_box_selection_lists_the_papers_and_finds_more_like_them(server, page, sample_index):
     page.goto(server)
     page.wait_for_selector(".ps-map[data-ready='1']", timeout=60_000)
