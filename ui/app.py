@@ -1,6 +1,6 @@
 """The paperscope dashboard: search, nearest papers with "why similar", the topic map, uploads.
 
-Run with ``paperscope app [--index DIR]`` (or ``streamlit run ui/app.py -- --index DIR``).
+Run with ``paperscope app [--index DIR]`` (or ``streamlit run ui/app_script.py -- --index DIR``).
 Everything shown from the corpus is HTML-escaped; the view lives in the URL
 (``?paper=ID``, ``?paper=ID1,ID2&not=ID3``, ``?q=text&k=10`` or ``?collection=NAME``;
 ``&mode=dense|keyword|hybrid``).
@@ -739,7 +739,3 @@ def main() -> None:
     with map_column:
         _map_panel((folder, generation), focus, level, filters["topics"] or [])
     warm_after_page(folder, generation)  # once the page is drawn: the first search need not load pandas or the model
-
-
-if __name__ == "__main__":
-    main()

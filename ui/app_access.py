@@ -1,6 +1,6 @@
 """What the dashboard lets its users change, and the record of what they changed.
 
-``paperscope app --read-only`` (or ``streamlit run ui/app.py -- --read-only``) hides the uploads and
+``paperscope app --read-only`` (or ``streamlit run ui/app_script.py -- --read-only``) hides the uploads and
 disables renames, merges and collection changes, saying why; every change made in the app goes to
 the audit log (``ui/audit.py``) with the browser's address; uploads are built one at a time, at
 most ``--uploads-per-hour`` an hour (``access.upload_build``).

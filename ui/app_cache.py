@@ -101,15 +101,15 @@ def _first_to_load(what: str) -> bool:
 
 def _import_modules() -> None:
     """pandas, then scipy: what results and recommendations need, and the first page does not.
-    Then every object alive is set aside from the garbage collector's passes (``gc.freeze``): Streamlit
+    Then every object there is set aside from the garbage collector's passes (``gc.freeze``): Streamlit
     collects after each run, and a full pass over the modules and the index took 0.12 s of each run at
-    50,000 papers, holding the interpreter while the run's last messages waited to be sent."""
+    50,000 papers, holding the interpreter while the run's last messages waited to be sent. (Not
+    collected first: that pass too would hold the first page; what garbage there is stays, once.)"""
     try:
         import pandas  # noqa: F401
         import scipy.sparse  # noqa: F401
     finally:
         _importing.release()
-    gc.collect()  # what is garbage now is freed, not kept for good
     gc.freeze()
 
 
@@ -144,7 +144,7 @@ def _warm(folder: str) -> None:
 
     from paperscope.index import collections_group  # noqa: F401
     from paperscope.index.paper_index import sample_is_current
-    from paperscope.ui import collections_view, columns_view, map_component, topics_view  # noqa: F401
+    from paperscope.ui import app  # noqa: F401  # the dashboard and every module it draws with
 
     if folder == str(locations.default_index_dir()) and not sample_is_current(folder):
         return  # the page builds it, with a progress bar
@@ -167,6 +167,14 @@ def _no_installed_components() -> None:
     BidiComponentManager.discover_and_register_components = lambda manager, **options: None  # type: ignore[method-assign]
 
 
+def _no_direct_run_check() -> None:
+    """Streamlit's check, at a server's first element, that it runs under ``streamlit run`` (this is its
+    server: it does), skipped: it walks the stack reading each frame's source (0.07 s of a first page)."""
+    from streamlit import delta_generator
+
+    delta_generator._use_warning_has_been_displayed = True  # what the check sets once it has warned (1.67.0, pinned)
+
+
 def serve(argv: list[str]) -> None:
     """``streamlit run`` with ``argv`` (the script, Streamlit's options, ``--`` and the app's
     arguments), loading the app's first index (``--index``, else the sample when it is built) in a
@@ -177,6 +185,7 @@ def serve(argv: list[str]) -> None:
     folder = parser.parse_known_args(app_arguments)[0].index or str(locations.default_index_dir())
     threading.Thread(target=_warm, args=(folder,), daemon=True).start()
     _no_installed_components()
+    _no_direct_run_check()
     from streamlit.web.cli import main as streamlit
 
     sys.argv = ["streamlit", "run", *argv]

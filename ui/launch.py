@@ -18,7 +18,7 @@ from paperscope.limits import MAX_UPLOAD_MB
 from paperscope.settings import AccessSettings
 from paperscope.ui.access import check_exposure, is_loopback
 
-APP = Path(__file__).with_name("app.py")
+APP = Path(__file__).with_name("app_script.py")  # the dashboard, as Streamlit runs it
 LOCAL = "127.0.0.1"  # where servers listen unless told: this machine only
 STREAMLIT_HEALTH = "/_stcore/health"
 START_SECONDS = 20  # a server not answering by then: no browser is opened
