@@ -144,7 +144,7 @@ def _warm(folder: str) -> None:
 
     from paperscope.index import collections_group  # noqa: F401
     from paperscope.index.paper_index import sample_is_current
-    from paperscope.ui import app  # noqa: F401  # the dashboard and every module it draws with
+    from paperscope.ui import collections_view, columns_view, map_component, topics_view  # noqa: F401
 
     if folder == str(locations.default_index_dir()) and not sample_is_current(folder):
         return  # the page builds it, with a progress bar
@@ -167,14 +167,6 @@ def _no_installed_components() -> None:
     BidiComponentManager.discover_and_register_components = lambda manager, **options: None  # type: ignore[method-assign]
 
 
-def _no_direct_run_check() -> None:
-    """Streamlit's check, at a server's first element, that it runs under ``streamlit run`` (this is its
-    server: it does), skipped: it walks the stack reading each frame's source (0.07 s of a first page)."""
-    from streamlit import delta_generator
-
-    delta_generator._use_warning_has_been_displayed = True  # what the check sets once it has warned (1.67.0, pinned)
-
-
 def serve(argv: list[str]) -> None:
     """``streamlit run`` with ``argv`` (the script, Streamlit's options, ``--`` and the app's
     arguments), loading the app's first index (``--index``, else the sample when it is built) in a
@@ -185,7 +177,6 @@ def serve(argv: list[str]) -> None:
     folder = parser.parse_known_args(app_arguments)[0].index or str(locations.default_index_dir())
     threading.Thread(target=_warm, args=(folder,), daemon=True).start()
     _no_installed_components()
-    _no_direct_run_check()
     from streamlit.web.cli import main as streamlit
 
     sys.argv = ["streamlit", "run", *argv]
