@@ -323,8 +323,8 @@ def test_the_first_page_imports_no_pandas_nor_scipy_they_come_once_it_is_drawn(s
     alive is set aside from the garbage collector, which Streamlit runs after each run (0.12 s a run)."""
     ran = subprocess.run([sys.executable, "-c", FIRST_PAGE, str(APP), str(sample_index_dir)],
                          capture_output=True, text=True, check=True)  # fmt: skip
-    assert json.loads(ran.stdout.strip().splitlines()[-1]) == {
-        "pandas": True, "scipy": True, "objects set aside from the collector's passes": True}  # fmt: skip
+    expected = {"pandas": True, "scipy": True, "objects set aside from the collector's passes": True}
+    assert json.loads(ran.stdout.strip().splitlines()[-1]) == expected, ran.stderr[-3000:]
 
 
 def _type_new_option(selectbox, text: str) -> None:
