@@ -105,10 +105,16 @@ def test_two_builds_sharing_one_cache_at_once_both_succeed(fresh_home, tmp_path)
     assert shards and all(len(shard) == 38 for shard in shards)  # each build wrote every text, intact
 
 
+def _interruptible() -> None:
+    """Ctrl-C as a build started from a terminal takes it: a shell's background job (a detached test run)
+    hands its commands SIGINT ignored, and Python then leaves it ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_build(corpus: Path, output: Path) -> subprocess.Popen:
     """``paperscope build CORPUS -o OUTPUT --preset fast`` in a process of its own, its log piped."""
     command = [PAPERSCOPE, "build", str(corpus), "-o", str(output), "--preset", "fast"]
-    return subprocess.Popen(command, env=dict(os.environ), stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(command, env=dict(os.environ), stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible)
 
 
 @pytest.mark.slow
