@@ -12,12 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from paperscope.ui.launch import keep_script_folder_on_path
+
 # The paths every test uses, in one place: the repository, the files tests read, the pictures they leave.
 ROOT = Path(__file__).resolve().parent.parent
 FILES = ROOT / "tests" / "files"  # indexes of earlier releases, old collection files, library exports
 ARTIFACTS = ROOT / "tests" / "artifacts"  # screenshots and measurements for a person to look at (not committed)
 SUPPORT = ROOT / "tests" / "support"  # the tools tests run: servers, corpora, halted builds
 APP = str(ROOT / "ui" / "app_script.py")
+keep_script_folder_on_path(APP)  # as the app's server does: Streamlit's runs then leave sys.path as it is
 PAPERSCOPE = str(Path(sys.executable).parent / "paperscope")  # the command a user runs, installed with the package
 # One limit for any one command a test runs: the longest, a build on Ray, takes about a minute on CI; a command
 # that hangs fails its test with the command named instead of stopping the whole job.

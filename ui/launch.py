@@ -30,6 +30,20 @@ STOP_SECONDS = 10  # Streamlit's graceful shutdown can hang on open sessions: ki
 APP_THREADS = {"OMP_NUM_THREADS": "1"}
 
 
+def keep_script_folder_on_path(script: str | Path) -> None:
+    """Put the folder of the app's ``script`` on ``sys.path`` for good, at its end: the server does
+    it before its first run (and the tests before theirs).
+
+    Otherwise Streamlit puts the folder first on ``sys.path`` for each run and takes it out at the
+    run's end (``modified_sys_path``). Taken out while another thread imports, the import's walk
+    along ``sys.path`` shifts by one and skips the last folder, site-packages: the import fails. The
+    after-page thread's ``import pandas`` failed that way (ModuleNotFoundError) in 5 of 60 first
+    runs under AppTest, and in none of 24 with the folder kept."""
+    folder = os.path.dirname(os.path.abspath(script))  # the folder as Streamlit names it
+    if folder not in sys.path:
+        sys.path.append(folder)
+
+
 def wait_until_healthy(
     url: str, server: subprocess.Popen, timeout: float = 60.0, health: str = STREAMLIT_HEALTH
 ) -> bool:
@@ -123,4 +137,5 @@ def run_app(
 if __name__ == "__main__":  # the server process of streamlit_command (run by its module name: app_cache's caches)
     from paperscope.ui.app_cache import serve
 
+    keep_script_folder_on_path(sys.argv[1])
     serve(sys.argv[1:])
