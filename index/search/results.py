@@ -8,6 +8,8 @@ read from the memory-mapped table only when the results are turned into a table:
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import numpy as np
@@ -77,6 +79,19 @@ class Results:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    def copy(self) -> Results:
+        """An independent copy: its rows, scores and reasons copied (the index's papers shared)."""
+        ranking = self.ranking
+        return Results(
+            dataclasses.replace(
+                ranking,
+                rows=ranking.rows.copy(),
+                scores={name: values.copy() for name, values in ranking.scores.items()},
+                reasons=copy.deepcopy(ranking.reasons),
+            ),
+            self._papers,
+        )
 
     def __repr__(self) -> str:
         return f"Results({len(self)} papers{f', note={self.note!r}' if self.note else ''})"

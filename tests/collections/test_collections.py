@@ -8,6 +8,7 @@ import re
 import sqlite3
 import threading
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -57,6 +58,35 @@ def test_recommendations_exclude_members_and_an_outside_entry_steers_them(collec
     )
     nearest = index.search(text, k=5, mode="dense", settings=QuerySettings(feedback=Feedback(on=False))).to_pandas()
     assert set(steered["id"]) <= set(nearest["id"])  # the entry's neighbourhood, not the collection before
+
+
+def _because(results) -> list[dict]:
+    return results.to_arrow().column("because").to_pylist()
+
+
+def test_recommendations_asked_again_are_the_same_each_callers_own_and_follow_the_collection(
+    collections, library_corpus
+):
+    """A page's reruns ask again for what a collection recommends: served from memory then, as made."""
+    collections.create("papers", ids=["p3", "p4"])
+    first = collections.recommend("papers", k=5)
+    again = collections.recommend("papers", k=5)
+    assert again.ids == first.ids and _because(again) == _because(first)
+    again.ranking.reasons[0]["terms"].append("a caller's own change")
+    again.ranking.scores["score"][:] = 0
+    third = collections.recommend("papers", k=5)
+    because = _because(third)
+    assert because == _because(first) and "a caller's own change" not in because[0]["terms"]
+    assert third.scores["score"].tolist() == first.scores["score"].tolist() and first.scores["score"][0] > 0
+    index = PaperIndex.load(library_corpus / "index")
+    collections.add("papers", ids=[first.ids[0]])  # a member now: no longer recommended, and it steers
+    assert collections.recommend("papers", k=5).ids == index.recommend(["p3", "p4", first.ids[0]], k=5).ids
+    collections.remove("papers", [first.ids[0]])
+    assert collections.recommend("papers", k=5).ids == first.ids
+    within = np.ones(len(index), bool)
+    within[index.rows(first.ids[:2])] = False  # the first two recommended, filtered out
+    kept = collections.recommend("papers", k=5, within=within).ids
+    assert kept == index.recommend(["p3", "p4"], k=5, within=within).ids and not set(first.ids[:2]) & set(kept)
 
 
 def test_collections_survive_a_rebuild_and_an_add_and_missing_papers_stay(library_corpus, tmp_path, monkeypatch):
