@@ -23,7 +23,8 @@
    (0: skipped). numba's on-disk cache of the installation is as setup leaves it, for both:
    pynndescent compiles its functions into it on its first import, paperscope umap's on its first build.
 Run on an idle machine (the whole run: ~40 min, ~15 of them the 20,000-paper exact build). Prints
-Markdown tables and writes JSON.
+Markdown tables and writes JSON; a run of some sizes (``--sizes ""``: none) or without first builds
+keeps the others' results from the JSON, whose numbers the build's hint quotes (tests/index/test_build_progress.py).
 """
 
 from __future__ import annotations
@@ -246,8 +247,13 @@ def main() -> None:
     results = by_size(files, {record["id"] for record in records}, work, args.seeds, presets)
     builds = first_builds(sample_file, args.rounds, work)
     header = ["papers", "preset", "build s", "embed s", "P@10", "AMI coarse", "AMI fine"]
-    report([*header, "Δ P@10", "Δ AMI coarse", "Δ AMI fine", "≤ 0.01"], size_rows(results),
-           {"texts_per_second": speeds, "sizes": results, "first_builds": builds}, args.json)  # fmt: skip
+    earlier = json.loads(Path(args.json).read_text()) if Path(args.json).is_file() else {}
+    measured = {  # a run of some sizes (or no first builds) keeps the rest from the file: the build's hint quotes it
+        "texts_per_second": speeds,
+        "sizes": earlier.get("sizes", {}) | {str(size): found for size, found in results.items()},
+        "first_builds": builds if args.rounds else earlier.get("first_builds", builds),
+    }
+    report([*header, "Δ P@10", "Δ AMI coarse", "Δ AMI fine", "≤ 0.01"], size_rows(results), measured, args.json)
     faster = ", ".join(f"{name} {speeds[name] / speeds['exact']:.1f}x" for name in speeds if name != "exact")
     print(f"\ntexts/s on the 300 abstracts: {speeds}; as fast as exact: {faster}")
     if args.rounds:
