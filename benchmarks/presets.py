@@ -24,7 +24,9 @@
    pynndescent compiles its functions into it on its first import, paperscope umap's on its first build.
 Run on an idle machine (the whole run: ~40 min, ~15 of them the 20,000-paper exact build). Prints
 Markdown tables and writes JSON; a run of some sizes (``--sizes ""``: none) or without first builds
-keeps the others' results from the JSON, whose numbers the build's hint quotes (tests/index/test_build_progress.py).
+keeps the other sizes and the earlier first builds from the JSON. The throughput is measured anew
+each run: the build's hint and help quote it (``paperscope/limits.py``, checked against the JSON by
+tests/index/test_build_progress.py), so a JSON with other figures needs the constants it gives.
 """
 
 from __future__ import annotations
