@@ -73,7 +73,7 @@ class CollectionsGroup(Collections):
             )
         if avoid is not None and check_name(avoid) == check_name(name):
             raise Contradiction(f"the collection to avoid is '{check_name(name)}' itself; name another collection")
-        ids, vectors = self.steering(name)
+        rows, ids, vectors = self._steering(name)
         if not ids and not len(vectors):
             nothing = Ranking(np.zeros(0, np.int64), {"score": np.zeros(0, np.float32)}, note=empty_note(name))
             return Results(nothing, self._state.papers)
@@ -82,7 +82,7 @@ class CollectionsGroup(Collections):
         if new or since is not None:
             fresh = self._index.where(added_since=since if since is not None else self.shown(name))
             within = fresh if within is None or not fresh.any() else within & fresh  # none new: its note says so
-        made_from = self._made_from(name, k, within, avoid_ids, avoid_vectors, dated=new or since is not None)
+        made_from = self._made_from(rows, k, within, avoid_ids, avoid_vectors, dated=new or since is not None)
         with self._recommended_lock:
             kept = self._recommended.get(made_from)
         if kept is not None:
@@ -91,7 +91,7 @@ class CollectionsGroup(Collections):
             ids, negative=avoid_ids, k=k, within=within, positive_vectors=vectors, negative_vectors=avoid_vectors
         )
         if found.ranking.reasons is not None and len(vectors):
-            self._with_outside_reasons(name, ids, found)
+            self._with_outside_reasons(rows, ids, found)
         if (new or since is not None) and found.ranking.reasons is not None and self._state.papers.has("added"):
             came = self._index.table(found.rows, ["added"]).column("added").to_pylist()
             for reason, added in zip(found.ranking.reasons, came, strict=True):  # why a new paper: also when it came
@@ -102,25 +102,31 @@ class CollectionsGroup(Collections):
                 del self._recommended[next(iter(self._recommended))]
         return found
 
-    def _made_from(self, name: str, k: int, within, avoid_ids: list[str], avoid_vectors, dated: bool) -> bytes:
-        """A digest of what recommendations from ``name`` are made from, in this state of the index:
-        its stored members (papers, and entries outside the index with their vectors and texts),
-        the papers and vectors they steer away from, ``k``, the mask ``within`` and whether a new
-        paper's reason says when it came (``dated``)."""
+    @staticmethod
+    def _made_from(rows: list[dict], k: int, within, avoid_ids: list[str], avoid_vectors, dated: bool) -> bytes:
+        """A digest of what recommendations are made from, in this state of the index: the
+        collection's stored members ``rows`` (papers, and entries outside the index with their
+        vectors and texts), the papers and vectors they steer away from, ``k``, the mask ``within``
+        and whether a new paper's reason says when it came (``dated``)."""
         digest = hashlib.blake2b(digest_size=16)
-        digest.update(repr((self._rows(name), avoid_ids, k, dated)).encode())
+        for row in rows:  # a vector's bytes as they are (their repr is four times longer), each value after its length
+            for value in row.values():
+                encoded = value if isinstance(value, bytes) else repr(value).encode()
+                digest.update(len(encoded).to_bytes(8, "little") + encoded)
+        digest.update(repr((avoid_ids, k, dated)).encode())
         for array in (avoid_vectors, within):
             digest.update(b"none" if array is None else repr((np.shape(array), np.asarray(array).dtype)).encode())
             if array is not None:
                 digest.update(np.ascontiguousarray(array).tobytes())
         return digest.digest()
 
-    def _with_outside_reasons(self, name: str, ids: list[str], found: Results) -> None:
-        """``found``'s reasons made again with the members of ``name`` outside the index (those
-        :meth:`steering` gave vectors of, in its order): the closest members of either kind, and
-        the terms shared with their titles and abstracts too; an outside member named by its
-        title and its own citation key ("outside": [{key, citation_key, title, similarity}])."""
-        outside = [row for row in self._rows(name) if row["paper_id"] is None and row["vector"]]
+    def _with_outside_reasons(self, rows: list[dict], ids: list[str], found: Results) -> None:
+        """``found``'s reasons made again with the collection's members outside the index (of its
+        stored members ``rows``, those :meth:`steering` gave vectors of, in its order): the closest
+        members of either kind, and the terms shared with their titles and abstracts too; an outside
+        member named by its title and its own citation key ("outside": [{key, citation_key, title,
+        similarity}])."""
+        outside = [row for row in rows if row["paper_id"] is None and row["vector"]]
         vectors = np.stack([from_blob(row["vector"]) for row in outside])
         texts = [member_text(row) for row in outside]
         positive = self.parts.papers.rows(ids) if ids else np.zeros(0, np.int64)

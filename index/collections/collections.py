@@ -653,12 +653,17 @@ class Collections:
     def steering(self, name: str) -> tuple[list[str], np.ndarray]:
         """What steers recommendations from ``name``: its papers in the index, and the vectors of
         its outside entries (embedded first where missing, or made with another model)."""
+        _, ids, vectors = self._steering(name)
+        return ids, vectors
+
+    def _steering(self, name: str) -> tuple[list[dict], list[str], np.ndarray]:
+        """:meth:`steering`, with the stored members it was read from (:meth:`_rows`)."""
         self.embed_outside(name)
         rows = self._rows(name)
         ids = self.parts.papers.known(list(dict.fromkeys(row["paper_id"] for row in rows if row["paper_id"])))
         vectors = [from_blob(row["vector"]) for row in rows if row["paper_id"] is None and row["vector"]]
         dimension = self.parts.manifest.dimension
-        return ids, np.stack(vectors) if vectors else np.zeros((0, dimension), np.float32)
+        return rows, ids, np.stack(vectors) if vectors else np.zeros((0, dimension), np.float32)
 
     def steering_away(self, name: str) -> list[str]:
         """The papers dismissed from the recommendations of ``name`` that the index holds: they
